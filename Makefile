@@ -1,0 +1,37 @@
+# Both entry points bootstrap .venv on a fresh machine; nothing else needs installing.
+VENV   ?= .venv
+PYTHON ?= python3
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed-stamp
+
+.PHONY: demo test lint bench reproduce clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+## make demo: simulate the hand-worked backfilling scenario and print the schedule
+demo: $(STAMP)
+	$(BIN)/leasehold simulate examples/scenarios/backfilling.yaml -o table
+	$(BIN)/leasehold simulate examples/scenarios/advance-reservation.yaml -o table
+
+## make test: lint, then the whole test suite (unit, property, trace cross-check)
+test: $(STAMP)
+	$(BIN)/ruff check operator emulator tests benchmarks
+	$(BIN)/pytest
+
+lint: $(STAMP)
+	$(BIN)/ruff check operator emulator tests benchmarks
+
+## make bench: CPU-time benchmarks; record results in docs/benchmarks.md
+bench: $(STAMP)
+	$(BIN)/python benchmarks/bench_sdsc_backfilling.py
+
+## make reproduce: the full SDSC Blue cross-check against the published references
+reproduce: $(STAMP)
+	$(BIN)/leasehold reference-check
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis build *.egg-info

@@ -1,0 +1,59 @@
+"""Run metrics with the papers' definitions (000 §7.1, DESIGN §3)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from statistics import fmean
+
+from leasehold.core.model import Origin, Phase, PoolSpec
+from leasehold.core.state import LeaseState
+
+
+def _rate(part: int, whole: int) -> float:
+    return part / whole if whole else 0.0
+
+
+def run_metrics(leases: Iterable[LeaseState], pools: Iterable[PoolSpec]) -> dict[str, float | int]:
+    """Rejection rates, utilization (000 eq. 11), preemptions, overhead, best-effort
+    makespan (000 eq. 13) and mean wait, over one finished run.
+
+    Utilization is the VM run time actually executed, weighted by the share of a node
+    one VM takes (a whole node in exclusive pools, its cpu share otherwise), over the
+    pools' node-seconds from the first submission to the last end.
+    """
+    leases = list(leases)
+    pools = {p.name: p for p in pools}
+    local = [s for s in leases if s.req.origin == Origin.LOCAL]
+    external = [s for s in leases if s.req.origin == Origin.EXTERNAL]
+    rejected = [s.phase == Phase.REJECTED for s in leases]
+    span_from = min((s.req.submitted for s in leases), default=0.0)
+    span_to = max((s.end for s in leases if s.end is not None), default=span_from)
+    span = span_to - span_from
+    used = 0.0
+    for s in leases:
+        if s.pool is None or s.ran == 0:
+            continue
+        pool = pools[s.pool]
+        share = 1.0 if pool.exclusive else s.req.shape.cpu / pool.cpu
+        used += s.req.vms * share * s.ran
+    capacity = sum(p.nodes for p in pools.values()) * span
+    best_effort = [
+        s.end - s.req.earliest
+        for s in leases
+        if s.req.type.best_effort and s.phase == Phase.COMPLETED and s.end is not None
+    ]
+    waits = [s.first_start - s.req.submitted for s in leases if s.first_start is not None]
+    return {
+        "localRejectionRate": _rate(sum(s.phase == Phase.REJECTED for s in local), len(local)),
+        "externalRejectionRate": _rate(
+            sum(s.phase == Phase.REJECTED for s in external), len(external)
+        ),
+        "utilization": used / capacity if capacity else 0.0,
+        "preemptions": sum(s.preemptions for s in leases),
+        "overheadSeconds": sum(s.overhead for s in leases),
+        "makespanBestEffort": fmean(best_effort) if best_effort else 0.0,
+        "meanWaitSeconds": fmean(waits) if waits else 0.0,
+        "leases": len(leases),
+        "completed": sum(s.phase == Phase.COMPLETED for s in leases),
+        "rejected": sum(rejected),
+    }

@@ -1,0 +1,118 @@
+"""The output of `leasehold simulate`: the JSON object of DESIGN §8, and a table."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from leasehold.core.model import PoolSpec
+from leasehold.core.preemption import Decision
+from leasehold.core.state import LeaseState
+
+from .engine import SimResult
+from .metrics import run_metrics
+
+
+def _num(x: float | None) -> float | int | None:
+    """Integral seconds print as integers, others rounded to milliseconds."""
+    if x is None:
+        return None
+    r = round(x, 3)
+    return int(r) if r == int(r) else r
+
+
+def lease_record(st: LeaseState) -> dict[str, Any]:
+    return {
+        "name": st.name,
+        "origin": st.req.origin.value,
+        "type": st.req.type.value,
+        "phase": st.phase.value,
+        "submitted": _num(st.req.submitted),
+        "start": _num(st.first_start),
+        "end": _num(st.end),
+        "nodes": list(st.nodes),
+        "preemptions": st.preemptions,
+        "suspensions": st.suspensions,
+        "overheadSeconds": round(st.overhead, 3),
+        "reason": st.reason,
+    }
+
+
+def decision_record(d: Decision) -> dict[str, Any]:
+    return {
+        "time": _num(d.time),
+        "preemptor": d.preemptor,
+        "policy": d.policy,
+        "candidateSets": d.candidate_sets,
+        "exact": d.exact,
+        "chosen": list(d.chosen),
+        "overheadSeconds": round(d.overhead_seconds, 3),
+        "vacateSeconds": round(d.vacate_seconds, 3),
+    }
+
+
+def result_document(result: SimResult, pools: Sequence[PoolSpec]) -> dict[str, Any]:
+    sched = result.scheduler
+    leases = sorted(sched.leases.values(), key=lambda s: s.seq)
+    metrics = {
+        k: (round(v, 6) if isinstance(v, float) else v)
+        for k, v in run_metrics(leases, pools).items()
+    }
+    return {
+        "leases": [lease_record(s) for s in leases],
+        "decisions": [decision_record(d) for d in sched.decisions],
+        "metrics": metrics,
+    }
+
+
+def to_json(doc: dict[str, Any]) -> str:
+    return json.dumps(doc, indent=2) + "\n"
+
+
+def _fmt_time(x: float | int | None) -> str:
+    """Seconds as H:MM:SS (with milliseconds only when there are any)."""
+    if x is None:
+        return "-"
+    h, rem = divmod(float(x), 3600)
+    m, s = divmod(rem, 60)
+    sec = f"{s:06.3f}".rstrip("0") if s % 1 else f"{int(s):02d}"
+    return f"{int(h)}:{int(m):02d}:{sec}"
+
+
+def to_table(doc: dict[str, Any]) -> str:
+    """A readable schedule: one row per lease, then decisions and metrics."""
+    head = ["LEASE", "ORIGIN", "TYPE", "PHASE", "SUBMIT", "START", "END", "NODES", "NOTE"]
+    rows = []
+    for r in doc["leases"]:
+        nodes = ",".join(r["nodes"]) if r["nodes"] else "-"
+        note = r["reason"] or (f"suspended {r['suspensions']}x" if r["suspensions"] else "")
+        rows.append([
+            r["name"], r["origin"], r["type"], r["phase"], _fmt_time(r["submitted"]),
+            _fmt_time(r["start"]), _fmt_time(r["end"]), nodes, note,
+        ])
+    widths = [max(len(h), *(len(row[i]) for row in rows)) if rows else len(h)
+              for i, h in enumerate(head)]
+    widths[-1] = len(head[-1])  # the note runs free at the end of the line
+    lines = ["  ".join(h.ljust(w) for h, w in zip(head, widths, strict=True)).rstrip()]
+    lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
+              for row in rows]
+    if doc["decisions"]:
+        lines += ["", "PREEMPTION DECISIONS"]
+        for d in doc["decisions"]:
+            chosen = ", ".join(d["chosen"]) or "(none)"
+            lines.append(
+                f"  t={_fmt_time(d['time'])}  {d['preemptor']} ({d['policy']}): "
+                f"{d['candidateSets']} candidate sets, chose {chosen}, "
+                f"overhead {d['overheadSeconds']:g}s"
+            )
+    m = doc["metrics"]
+    lines += [
+        "",
+        f"leases {m['leases']}  completed {m['completed']}  rejected {m['rejected']}  "
+        f"(local {m['localRejectionRate']:.1%}, external {m['externalRejectionRate']:.1%})",
+        f"utilization {m['utilization']:.1%}  mean wait {m['meanWaitSeconds'] / 60:.2f} min  "
+        f"best-effort makespan {m['makespanBestEffort'] / 60:.2f} min  "
+        f"preemptions {m['preemptions']}  overhead {m['overheadSeconds']:g}s",
+    ]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,107 @@
+"""The `leasehold` command.
+
+The simulator lives in the emulator package; it is imported lazily so that the
+operator image never needs it (DESIGN §1 dependency rule).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+POLICIES = ("nop", "mlip", "mov", "moml", "kueue", "kube-scheduler", "haizea")
+BACKFILLING = ("conservative", "easy", "none")
+
+
+def _fail(lines: Sequence[str]) -> int:
+    for line in lines:
+        print(f"error: {line}", file=sys.stderr)
+    return 2
+
+
+def _write(text: str, out: str | None) -> None:
+    if out is None:
+        sys.stdout.write(text)
+    else:
+        Path(out).write_text(text, encoding="utf-8")
+
+
+def cmd_simulate(args: argparse.Namespace) -> int:
+    from leasehold_emulator.sim.engine import simulate
+    from leasehold_emulator.sim.report import result_document, to_json, to_table
+
+    from .api.scenario import ScenarioError, load_scenario
+
+    try:
+        scenario = load_scenario(args.scenario)
+    except ScenarioError as exc:
+        return _fail(exc.problems)
+    pools = scenario.pool_specs()
+    config = scenario.scheduler_config(policy=args.policy, backfilling=args.backfilling)
+    result = simulate(pools, config, scenario.requests())
+    doc = result_document(result, pools)
+    _write(to_json(doc) if args.output == "json" else to_table(doc), args.out)
+    return 0
+
+
+def cmd_swf(args: argparse.Namespace) -> int:
+    """Replay an SWF trace on one exclusive pool (one VM per node) and print the waits."""
+    from leasehold_emulator.sim.engine import simulate
+    from leasehold_emulator.sim.metrics import run_metrics
+    from leasehold_emulator.workloads.swf import SWFError, swf_requests
+
+    from .core.model import Backfilling, PoolSpec, SchedulerConfig
+
+    try:
+        requests = swf_requests(args.trace)
+    except (OSError, SWFError) as exc:
+        return _fail([str(exc)])
+    too_big = [r.name for r in requests if r.vms > args.nodes]
+    if too_big:
+        return _fail([f"{args.trace}: job {too_big[0]} needs more than --nodes {args.nodes} "
+                      f"nodes ({len(too_big)} such jobs)"])
+    pool = PoolSpec("trace", args.nodes, 1000, 1024, exclusive=True)
+    print(f"{'backfilling':<14}{'jobs':>6}{'mean wait (min)':>17}{'utilization':>13}")
+    for mode in args.backfilling:
+        result = simulate([pool], SchedulerConfig(backfilling=Backfilling(mode)), requests,
+                          keep_actions=False)
+        m = run_metrics(result.scheduler.leases.values(), [pool])
+        print(f"{mode:<14}{m['leases']:>6}{m['meanWaitSeconds'] / 60:>17.2f}"
+              f"{m['utilization']:>13.1%}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="leasehold",
+        description="Lease scheduling for shared Kubernetes clusters.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    sim = sub.add_parser("simulate", help="run one discrete-event simulation of a scenario file")
+    sim.add_argument("scenario", help="scenario YAML (see examples/scenarios/)")
+    sim.add_argument("--policy", choices=POLICIES, help="override config.policy")
+    sim.add_argument("--backfilling", choices=BACKFILLING, help="override config.backfilling")
+    sim.add_argument("-o", "--output", choices=("json", "table"), default="json",
+                     help="output format (default: json)")
+    sim.add_argument("--out", metavar="FILE", help="write the output to FILE instead of stdout")
+    sim.set_defaults(func=cmd_simulate)
+
+    swf = sub.add_parser("swf", help="replay a Standard Workload Format trace and print waits")
+    swf.add_argument("trace", help="SWF file (.swf or .swf.gz)")
+    swf.add_argument("--nodes", type=int, default=144, help="nodes in the pool (default: 144)")
+    swf.add_argument("--backfilling", nargs="+", choices=BACKFILLING, default=list(BACKFILLING),
+                     help="modes to compare (default: all)")
+    swf.set_defaults(func=cmd_swf)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return int(args.func(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,215 @@
+"""Plain data types of the scheduling core.
+
+The core works on these frozen dataclasses, never on pydantic models: validation
+happens once at the edge (`leasehold.api`), and the hot paths stay cheap to
+construct and compare. Times are seconds (floats) on the caller's clock; cpu is in
+millicores and memory in MiB (ints), so capacity arithmetic is exact.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+
+
+class LeaseType(str, Enum):
+    BEST_EFFORT_CANCELLABLE = "BestEffortCancellable"
+    BEST_EFFORT_SUSPENDABLE = "BestEffortSuspendable"
+    DEADLINE_MIGRATABLE = "DeadlineMigratable"
+    DEADLINE_NON_PREEMPTABLE = "DeadlineNonPreemptable"
+    ADVANCE_RESERVATION = "AdvanceReservation"
+
+    @property
+    def best_effort(self) -> bool:
+        return self in (LeaseType.BEST_EFFORT_CANCELLABLE, LeaseType.BEST_EFFORT_SUSPENDABLE)
+
+    @property
+    def guaranteed(self) -> bool:
+        """Admitted only with a slot that ends by the deadline (it holds a reservation)."""
+        return not self.best_effort
+
+
+class Origin(str, Enum):
+    LOCAL = "local"
+    EXTERNAL = "external"
+
+
+class Phase(str, Enum):
+    PENDING = "Pending"
+    QUEUED = "Queued"
+    SCHEDULED = "Scheduled"
+    RUNNING = "Running"
+    SUSPENDING = "Suspending"
+    SUSPENDED = "Suspended"
+    RESUMING = "Resuming"
+    MIGRATING = "Migrating"
+    COMPLETED = "Completed"
+    CANCELLED = "Cancelled"
+    REJECTED = "Rejected"
+    FAILED = "Failed"
+
+    @property
+    def terminal(self) -> bool:
+        return self in (Phase.COMPLETED, Phase.CANCELLED, Phase.REJECTED, Phase.FAILED)
+
+
+class Backfilling(str, Enum):
+    CONSERVATIVE = "conservative"
+    EASY = "easy"
+    #: Strict first-come first-served, no backfilling: the reference baseline.
+    NONE = "none"
+
+
+@dataclass(frozen=True, slots=True)
+class Shape:
+    """Resources of one VM: cpu in millicores, memory in MiB."""
+
+    cpu: int
+    memory: int
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """A validated lease request as the core sees it.
+
+    ``ready`` is the earliest start; ``deadline`` the latest end (``None`` for
+    best-effort); ``start`` the exact start of an advance reservation. ``runtime`` is
+    how long the lease really runs (simulations only; the scheduler plans with
+    ``duration`` and never peeks at ``runtime``).
+    """
+
+    name: str
+    type: LeaseType
+    vms: int
+    shape: Shape
+    duration: float
+    submitted: float
+    origin: Origin = Origin.EXTERNAL
+    ready: float | None = None
+    deadline: float | None = None
+    start: float | None = None
+    runtime: float | None = None
+    pool: str | None = None
+
+    @property
+    def earliest(self) -> float:
+        if self.start is not None:
+            return self.start
+        return self.submitted if self.ready is None else max(self.ready, self.submitted)
+
+    @property
+    def actual_runtime(self) -> float:
+        return self.duration if self.runtime is None else min(self.runtime, self.duration)
+
+
+@dataclass(frozen=True, slots=True)
+class NodeSpec:
+    name: str
+    pool: str
+    cpu: int
+    memory: int
+
+
+@dataclass(frozen=True, slots=True)
+class OverheadParams:
+    """Per-pool cost parameters of 000 §5 (defaults of DESIGN §2.4)."""
+
+    suspend_rate: float = 6.36  # MB/s written when suspending (B)
+    resume_rate: float = 8.12  # MB/s read back when resuming (r)
+    bandwidth: float = 1024 / 160.2  # MB/s migration copy (b): 1024 MB in 160.2 s
+    pause_seconds: float = 0.005  # t_p
+    reschedule_seconds: float = 2.3  # delta
+    stop_seconds: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class PoolSpec:
+    """A pool of identical nodes.
+
+    ``exclusive`` pools give every VM a whole node (the papers' one-VM-per-node
+    model); the slot table then plans with a node-count profile, which is exact for
+    that model and much faster than per-node packing.
+    """
+
+    name: str
+    nodes: int
+    cpu: int
+    memory: int
+    exclusive: bool = False
+    overhead: OverheadParams = field(default_factory=OverheadParams)
+
+    def node_names(self) -> list[str]:
+        return [f"{self.name}-{i}" for i in range(self.nodes)]
+
+
+@dataclass(frozen=True, slots=True)
+class SchedulerConfig:
+    policy: str = "moml"
+    alpha: str | float = "median"
+    backfilling: Backfilling = Backfilling.CONSERVATIVE
+    suspend_before_blocking: bool = False
+
+
+# ---- actions: what the core asks its shell to do ---------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Action:
+    time: float
+    lease: str
+
+    @property
+    def kind(self) -> str:
+        return type(self).__name__
+
+
+@dataclass(frozen=True, slots=True)
+class Admit(Action):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Reserve(Action):
+    start: float
+    end: float
+    pool: str
+
+
+@dataclass(frozen=True, slots=True)
+class Start(Action):
+    nodes: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Suspend(Action):
+    """VMs are being suspended; they vacate at ``vacated``."""
+
+    vacated: float
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Resume(Action):
+    nodes: tuple[str, ...]
+    running: float  # when the resumed VMs run again
+
+
+@dataclass(frozen=True, slots=True)
+class Migrate(Action):
+    nodes: tuple[str, ...]
+    running: float
+
+
+@dataclass(frozen=True, slots=True)
+class Cancel(Action):
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Reject(Action):
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Complete(Action):
+    pass

@@ -1,0 +1,50 @@
+"""Per-lease scheduler state and the internal event kinds."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import IntEnum
+
+from .model import Phase, Request
+
+
+class Event(IntEnum):
+    """Internal timers. The value orders events of one instant: capacity is given
+    back (vacate, done) before anything new starts on it."""
+
+    VACATE = 0  # a stop/suspend/migrate overhead ended: the nodes are free
+    DONE = 1  # the lease's work is finished
+    SUSPEND = 2  # a planned suspension (suspend-before-blocking) begins
+    RUNNING = 3  # a resume overhead ended: the VMs run again
+    START = 4  # a reservation begins
+
+
+@dataclass(slots=True)
+class LeaseState:
+    req: Request
+    seq: int  # submission order: the queue order and the last tie-breaker
+    name: str = ""
+    phase: Phase = Phase.PENDING
+    pool: str | None = None
+    #: planned run seconds still owed (plans use this, never the actual runtime)
+    remaining: float = 0.0
+    #: real run seconds still to go (simulations: ``runtime``); never planned with
+    actual_left: float = 0.0
+    #: when the current run segment began (after any resume overhead)
+    running_since: float | None = None
+    #: the next start is a resume of suspended VMs (a resume overhead comes first)
+    resuming: bool = False
+    #: run seconds actually executed so far (utilization counts these)
+    ran: float = 0.0
+    first_start: float | None = None
+    end: float | None = None
+    nodes: tuple[str, ...] = ()
+    preemptions: int = 0
+    suspensions: int = 0
+    overhead: float = 0.0
+    reason: str | None = None
+    #: bumped whenever the lease's timers change; stale heap entries are skipped
+    version: int = 0
+
+    def __post_init__(self) -> None:
+        self.name = self.req.name

@@ -1,0 +1,65 @@
+"""Small builders shared by the tests."""
+
+from __future__ import annotations
+
+from leasehold.core.model import (
+    Backfilling,
+    LeaseType,
+    Origin,
+    PoolSpec,
+    Request,
+    SchedulerConfig,
+    Shape,
+)
+from leasehold.core.scheduler import Scheduler
+from leasehold_emulator.sim.engine import simulate
+from leasehold.core.state import LeaseState
+
+BES = LeaseType.BEST_EFFORT_SUSPENDABLE
+BEC = LeaseType.BEST_EFFORT_CANCELLABLE
+DM = LeaseType.DEADLINE_MIGRATABLE
+DNP = LeaseType.DEADLINE_NON_PREEMPTABLE
+AR = LeaseType.ADVANCE_RESERVATION
+
+
+def req(
+    name: str, vms: int = 1, duration: float = 10, at: float = 0, *, type: LeaseType = BES,
+    cpu: int = 1000, memory: int = 512, runtime: float | None = None,
+    deadline: float | None = None, start: float | None = None, ready: float | None = None,
+    origin: Origin = Origin.EXTERNAL, pool: str | None = None,
+) -> Request:
+    return Request(
+        name=name, type=type, vms=vms, shape=Shape(cpu, memory), duration=duration,
+        submitted=at, origin=origin, ready=ready, deadline=deadline, start=start,
+        runtime=runtime, pool=pool,
+    )
+
+
+def exclusive(nodes: int = 4, name: str = "p") -> PoolSpec:
+    return PoolSpec(name, nodes, 1000, 1024, exclusive=True)
+
+
+def shared(nodes: int = 2, cpu: int = 4000, memory: int = 8192, name: str = "p") -> PoolSpec:
+    return PoolSpec(name, nodes, cpu, memory)
+
+
+def config(backfilling: str = "conservative", sbb: bool = False) -> SchedulerConfig:
+    return SchedulerConfig(backfilling=Backfilling(backfilling), suspend_before_blocking=sbb)
+
+
+def run(pools: list[PoolSpec], requests: list[Request], cfg: SchedulerConfig | None = None,
+        check=None) -> Scheduler:
+    """Drive a scheduler to the end; ``check(sched, now, actions)`` runs after every step."""
+    return simulate(pools, cfg or config(), requests, on_step=check).scheduler
+
+
+def spans(sched: Scheduler) -> dict[str, tuple[float | None, float | None, str]]:
+    """name -> (first start, end, phase)."""
+    out = {}
+    for name, st in sched.leases.items():
+        out[name] = (st.first_start, st.end, st.phase.value)
+    return out
+
+
+def lease(sched: Scheduler, name: str) -> LeaseState:
+    return sched.leases[name]

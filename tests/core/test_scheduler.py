@@ -1,0 +1,151 @@
+"""Lease lifecycle in the core: start, complete, suspend/resume, cancel, inputs."""
+
+from __future__ import annotations
+
+import pytest
+from builders import AR, config, exclusive, req, run, spans
+from leasehold.core import overhead
+from leasehold.core.model import (
+    Cancel,
+    Complete,
+    OverheadParams,
+    PoolSpec,
+    Resume,
+    Start,
+    Suspend,
+)
+from leasehold.core.scheduler import Scheduler
+
+
+def kinds(actions, lease):
+    return [(a.kind, a.time) for a in actions if a.lease == lease]
+
+
+def test_start_and_complete_at_runtime_else_duration():
+    sched = run([exclusive(2)], [req("A", 1, 100, runtime=30), req("B", 1, 100)])
+    assert spans(sched) == {"A": (0, 30, "Completed"), "B": (0, 100, "Completed")}
+
+
+def test_actions_carry_times_and_nodes():
+    sched = Scheduler([exclusive(2)], config())
+    sched.submit(req("A", 2, 10), 0)
+    acts = sched.advance(0)
+    assert [a.kind for a in acts] == ["Admit", "Start"]
+    assert acts[1] == Start(0, "A", ("p-0", "p-1"))
+    assert sched.next_event_time() == 10
+    assert sched.advance(10) == [Complete(10, "A")]
+    assert sched.next_event_time() is None
+
+
+def test_inputs_must_not_go_back_in_time():
+    sched = Scheduler([exclusive(1)], config())
+    sched.advance(50)
+    with pytest.raises(ValueError, match="out of order"):
+        sched.submit(req("A"), 10)
+    with pytest.raises(ValueError, match="time runs forward"):
+        sched.advance(10)
+
+
+def test_finished_report_ends_a_lease_early_and_compresses():
+    sched = Scheduler([exclusive(1)], config())
+    sched.submit(req("A", 1, 100), 0)
+    sched.submit(req("B", 1, 100), 0)
+    sched.advance(0)
+    assert sched.leases["B"].phase.value == "Scheduled"
+    sched.finished("A", 40)
+    acts = sched.advance(40)
+    assert (Complete(40, "A") in acts) and Start(40, "B", ("p-0",)) in acts
+
+
+def test_cancel_queued_lease_frees_its_reservation():
+    sched = Scheduler([exclusive(1)], config())
+    for name in "ABC":
+        sched.submit(req(name, 1, 100), 0)
+    sched.advance(0)
+    sched.cancel("B", 5)
+    acts = sched.advance(5)
+    assert Cancel(5, "B", "cancelled by its owner") in acts
+    assert sched.slots.booking("C").start == 100  # C moved up from 200
+    assert sched.leases["B"].phase.value == "Cancelled"
+
+
+def test_cancel_running_lease_stops_it_after_stop_seconds():
+    pool = PoolSpec("p", 1, 1000, 1024, exclusive=True,
+                    overhead=OverheadParams(stop_seconds=7))
+    sched = Scheduler([pool], config())
+    sched.submit(req("A", 1, 100), 0)
+    sched.submit(req("B", 1, 100), 0)
+    sched.advance(0)
+    sched.cancel("A", 20)
+    sched.advance(20)
+    assert sched.slots.booking("B").start == 27  # the node is free once A has stopped
+    assert sched.next_event_time() == 27
+    acts = sched.advance(27)
+    assert Start(27, "B", ("p-0",)) in acts
+    assert sched.leases["A"].ran == 20
+
+
+def test_late_reports_about_finished_leases_are_ignored():
+    sched = Scheduler([exclusive(1)], config())
+    sched.submit(req("A", 1, 10), 0)
+    sched.advance(10)
+    sched.finished("A", 11)
+    sched.cancel("A", 11)
+    sched.finished("ghost", 11)
+    assert sched.advance(11) == []
+
+
+def test_suspend_before_blocking_runs_in_the_hole_and_resumes_later():
+    # 2 nodes; an AR takes both at [1000, 1100). B (2 VMs, 1500 s) may run before it.
+    mem = 256
+    r = [req("R", 2, 100, type=AR, start=1000), req("B", 2, 1500, at=0, memory=mem)]
+    acts: list = []
+    sched = run([exclusive(2)], r, config(sbb=True), lambda s, t, a: acts.extend(a))
+    p = OverheadParams()
+    h_s = overhead.suspend_seconds(r[1], p)
+    h_r = overhead.resume_seconds(r[1], p)
+    b = kinds(acts, "B")
+    assert b[:2] == [("Admit", 0), ("Start", 0)]
+    suspend = next(a for a in acts if isinstance(a, Suspend))
+    assert suspend.time == pytest.approx(1000 - h_s) and suspend.vacated == pytest.approx(1000)
+    resume = next(a for a in acts if isinstance(a, Resume))
+    assert resume.time == 1100 and resume.running == pytest.approx(1100 + h_r)
+    st = sched.leases["B"]
+    ran_before = 1000 - h_s
+    assert st.end == pytest.approx(1100 + h_r + 1500 - ran_before)
+    assert st.suspensions == 1 and st.preemptions == 0
+    assert st.overhead == pytest.approx(overhead.suspend_overhead(r[1], p))
+    assert st.ran == pytest.approx(1500)
+    assert spans(sched)["R"] == (1000, 1100, "Completed")
+
+
+def test_suspend_before_blocking_skips_holes_too_short_to_pay_off():
+    # the hole is 300 s; suspending and resuming 1024 MiB costs ~287 s: not worth it
+    r = [req("R", 1, 100, type=AR, start=300), req("B", 1, 1000, memory=1024)]
+    sched = run([exclusive(1)], r, config(sbb=True))
+    assert spans(sched)["B"][:2] == (400, 1400)
+    assert sched.leases["B"].suspensions == 0
+
+
+@pytest.mark.parametrize("mode", ["conservative", "easy"])
+def test_suspend_before_blocking_is_off_by_default(mode):
+    r = [req("R", 2, 100, type=AR, start=1000), req("B", 2, 1500, memory=256)]
+    sched = run([exclusive(2)], r, config(mode))
+    assert spans(sched)["B"][:2] == (1100, 2600)
+
+
+def test_cancel_while_suspending_does_not_requeue():
+    r = [req("R", 1, 100, type=AR, start=1000), req("B", 1, 1500, memory=256)]
+    sched = Scheduler([exclusive(1)], config(sbb=True))
+    for x in r:
+        sched.submit(x, 0)
+    sched.advance(0)
+    t = sched.next_event_time()  # the planned suspension
+    sched.advance(t)
+    assert sched.leases["B"].phase.value == "Suspending"
+    sched.cancel("B", t + 1)
+    sched.advance(t + 1)
+    while (nxt := sched.next_event_time()) is not None:
+        sched.advance(nxt)
+    assert sched.leases["B"].phase.value == "Cancelled"
+    assert sched.slots.booking("B") is None

@@ -1,0 +1,180 @@
+"""Slot table: earliest fit, free windows and blockers, checked against brute force."""
+
+from __future__ import annotations
+
+from math import inf
+
+import pytest
+from builders import exclusive, shared
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from leasehold.core.model import PoolSpec, Shape
+from leasehold.core.slots import Booking, ExclusivePool, SharedPool, make_pool
+
+ONE = Shape(1000, 512)
+
+
+def book(pool, name, start, end, vms=1, shape=ONE):
+    pool.book(Booking(name, start, end, vms, shape, None, (("run", start, end),)))
+
+
+@pytest.mark.parametrize(
+    ("bookings", "vms", "duration", "earliest", "expected"),
+    [
+        ([], 4, 10, 0, 0),
+        ([], 5, 10, 0, None),  # more VMs than nodes: never
+        ([("a", 0, 10, 3)], 1, 10, 0, 0),  # one node left beside a
+        ([("a", 0, 10, 3)], 2, 10, 0, 10),
+        ([("a", 0, 10, 3), ("b", 20, 30, 4)], 2, 10, 0, 10),  # exactly fills [10, 20)
+        ([("a", 0, 10, 3), ("b", 20, 30, 4)], 2, 11, 0, 30),  # one second too long
+        ([("a", 5, 10, 4)], 1, 5, 0, 0),  # a hole before a future booking
+        ([("a", 5, 10, 4)], 1, 6, 0, 10),
+        ([("a", 5, 10, 4)], 1, 5, 3, 10),  # from 3 the hole is too short
+    ],
+)
+def test_exclusive_fit_table(bookings, vms, duration, earliest, expected):
+    pool = ExclusivePool(exclusive(4))
+    for name, s, e, n in bookings:
+        book(pool, name, s, e, n)
+    assert pool.fit(vms, ONE, duration, earliest) == expected
+
+
+def test_exclusive_fit_respects_latest_start():
+    pool = ExclusivePool(exclusive(2))
+    book(pool, "a", 0, 10, 2)
+    assert pool.fit(1, ONE, 5, 0, latest_start=9) is None
+    assert pool.fit(1, ONE, 5, 0, latest_start=10) == 10
+
+
+def test_exclusive_vm_larger_than_node_never_fits():
+    pool = ExclusivePool(exclusive(4))
+    assert pool.fit(1, Shape(2000, 512), 1, 0) is None
+    assert pool.max_vms(Shape(2000, 512)) == 0
+
+
+def test_exclusive_profile_merges_back_after_unbook():
+    pool = ExclusivePool(exclusive(4))
+    book(pool, "a", 0, 10, 2)
+    book(pool, "b", 5, 20, 1)
+    pool.unbook("a")
+    pool.unbook("b")
+    assert pool.times == [-inf] and pool.free == [4]
+
+
+def test_exclusive_occupy_gives_lowest_free_nodes_and_releases_them():
+    pool = ExclusivePool(exclusive(4))
+    book(pool, "a", 0, 10, 2)
+    book(pool, "b", 0, 10, 1)
+    assert pool.occupy("a", 0) == (0, 1)
+    assert pool.occupy("b", 0) == (2,)
+    pool.unbook("a")
+    book(pool, "c", 0, 10, 3)
+    assert pool.occupy("c", 0) == (0, 1, 3)
+    assert pool.usage_violations() == []
+
+
+def test_exclusive_truncate_frees_the_tail():
+    pool = ExclusivePool(exclusive(1))
+    book(pool, "a", 0, 100, 1)
+    assert pool.fit(1, ONE, 10, 0) == 100
+    pool.truncate("a", 40, (("run", 0, 40),))
+    assert pool.fit(1, ONE, 10, 0) == 40
+
+
+def test_shared_packs_vms_on_one_node_first():
+    pool = SharedPool(shared(2, cpu=4000, memory=8192))
+    book(pool, "a", 0, 10, 3, Shape(1000, 1024))
+    assert pool.bookings["a"].nodes == (0, 0, 0)
+    book(pool, "b", 0, 10, 2, Shape(1000, 1024))
+    assert pool.bookings["b"].nodes == (0, 1)
+    assert pool.usage_violations() == []
+
+
+def test_shared_memory_is_a_constraint_too():
+    pool = SharedPool(shared(1, cpu=4000, memory=2048))
+    book(pool, "a", 0, 10, 1, Shape(500, 1536))
+    # plenty of cpu left, but only 512 MiB of memory until t=10
+    assert pool.fit(1, Shape(500, 1024), 5, 0) == 10
+
+
+def test_free_window_ends_at_the_blocking_booking():
+    for pool in (ExclusivePool(exclusive(2)), SharedPool(shared(2, cpu=1000, memory=1024))):
+        book(pool, "a", 30, 40, 2)
+        assert pool.free_window(1, ONE, 0) == 30
+        assert pool.free_window(1, ONE, 40) == inf
+        assert pool.free_window(1, ONE, 35) == 0
+
+
+def test_overlapping_lists_exactly_the_leases_in_the_window():
+    pool = ExclusivePool(exclusive(4))
+    book(pool, "a", 0, 10)
+    book(pool, "b", 10, 20)
+    book(pool, "c", 15, 30)
+    assert pool.overlapping(5, 10) == ["a", "b"]
+    assert pool.overlapping(10, 5) == ["b"]
+
+
+# ---- brute-force oracle --------------------------------------------------------------
+
+def _brute_fit(spec: PoolSpec, bookings, vms, shape, duration, earliest, horizon=200):
+    """Earliest integer T: at every integer instant of [T, T+d) some per-node packing
+    holds ``vms`` more VMs. Bookings on concrete nodes (shared) or counted (exclusive)."""
+    for t in range(earliest, horizon):
+        ok = True
+        for x in range(t, t + duration):
+            if spec.exclusive:
+                used = sum(n for (_, s, e, n, _) in bookings if s <= x < e)
+                if spec.nodes - used < vms:
+                    ok = False
+                    break
+        if spec.exclusive:
+            if ok:
+                return t
+            continue
+        room = 0
+        for node in range(spec.nodes):
+            worst = 1 << 30
+            for x in range(t, t + duration):
+                cpu = sum(sh.cpu * nodes.count(node) for (_, s, e, _, (sh, nodes)) in bookings
+                          if s <= x < e)
+                mem = sum(sh.memory * nodes.count(node) for (_, s, e, _, (sh, nodes)) in bookings
+                          if s <= x < e)
+                fit = min((spec.cpu - cpu) // shape.cpu, (spec.memory - mem) // shape.memory)
+                worst = min(worst, fit)
+            room += max(worst, 0)
+        if room >= vms:
+            return t
+    return None
+
+
+booking_st = st.tuples(st.integers(0, 40), st.integers(1, 30), st.integers(1, 3),
+                       st.sampled_from([Shape(1000, 1024), Shape(2000, 512), Shape(500, 3072)]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    exclusive_pool=st.booleans(),
+    raw=st.lists(booking_st, max_size=6),
+    vms=st.integers(1, 4),
+    shape=st.sampled_from([Shape(1000, 1024), Shape(2000, 2048), Shape(500, 512)]),
+    duration=st.integers(1, 25),
+    earliest=st.integers(0, 30),
+)
+def test_fit_agrees_with_brute_force(exclusive_pool, raw, vms, shape, duration, earliest):
+    spec = exclusive(4) if exclusive_pool else shared(3, cpu=4000, memory=4096)
+    pool = make_pool(spec)
+    kept = []
+    for i, (s, d, n, sh) in enumerate(raw):
+        if exclusive_pool:
+            sh = Shape(1000, 512)
+        # keep only bookings that fit where the table itself would put them
+        if pool.fit(n, sh, d, s, latest_start=s) is None:
+            continue
+        b = Booking(f"b{i}", s, s + d, n, sh, None, (("run", s, s + d),))
+        pool.book(b)
+        kept.append((b.lease, s, s + d, n, (sh, list(b.nodes or ()))))
+    assert pool.usage_violations() == []
+    got = pool.fit(vms, shape if not exclusive_pool else Shape(1000, 512), duration, earliest)
+    want = _brute_fit(spec, kept, vms, shape if not exclusive_pool else Shape(1000, 512),
+                      duration, earliest)
+    assert got == want
