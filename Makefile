@@ -31,7 +31,7 @@ bench: $(STAMP)
 
 ## make reproduce: the full SDSC Blue cross-check against the published references
 reproduce: $(STAMP)
-	$(BIN)/leasehold reference-check
+	$(BIN)/leasehold swf ../shared/data/SDSC-BLUE-haizea-30days.swf.gz
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis build *.egg-info

@@ -12,8 +12,8 @@ from leasehold.core.model import (
     Shape,
 )
 from leasehold.core.scheduler import Scheduler
-from leasehold_emulator.sim.engine import simulate
 from leasehold.core.state import LeaseState
+from leasehold_emulator.sim.engine import simulate
 
 BES = LeaseType.BEST_EFFORT_SUSPENDABLE
 BEC = LeaseType.BEST_EFFORT_CANCELLABLE

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from builders import AR, BEC, DM, DNP, config, exclusive, req, run, shared, spans
 from leasehold.core.model import Origin, Reject, Reserve
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from builders import req
 from leasehold.core import overhead
 from leasehold.core.model import OverheadParams

@@ -5,9 +5,10 @@ from __future__ import annotations
 from math import inf
 
 import pytest
-from builders import exclusive, shared
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+from builders import exclusive, shared
 from leasehold.core.model import PoolSpec, Shape
 from leasehold.core.slots import Booking, ExclusivePool, SharedPool, make_pool
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
@@ -80,12 +81,20 @@ def _fmt_time(x: float | int | None) -> str:
     return f"{int(h)}:{int(m):02d}:{sec}"
 
 
+def _fmt_nodes(nodes: list[str]) -> str:
+    """``a,a,a,b`` as ``a*3,b``: several VMs share a node in shared pools."""
+    if not nodes:
+        return "-"
+    counts = Counter(nodes)
+    return ",".join(n if counts[n] == 1 else f"{n}*{counts[n]}" for n in dict.fromkeys(nodes))
+
+
 def to_table(doc: dict[str, Any]) -> str:
     """A readable schedule: one row per lease, then decisions and metrics."""
     head = ["LEASE", "ORIGIN", "TYPE", "PHASE", "SUBMIT", "START", "END", "NODES", "NOTE"]
     rows = []
     for r in doc["leases"]:
-        nodes = ",".join(r["nodes"]) if r["nodes"] else "-"
+        nodes = _fmt_nodes(r["nodes"])
         note = r["reason"] or (f"suspended {r['suspensions']}x" if r["suspensions"] else "")
         rows.append([
             r["name"], r["origin"], r["type"], r["phase"], _fmt_time(r["submitted"]),

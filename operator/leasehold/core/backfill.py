@@ -14,9 +14,9 @@ they are admitted only with a slot that ends by their deadline.
 Compression: when capacity is given back early (a lease ends before its reservation
 does, a lease is cancelled, a suspension frees the rest of a slot), every waiting
 reservation is re-planned in submission order (as InterGrid's and pyss's
-conservative backfilling do) at its earliest start no later than its current one. Each move respects every other current
-reservation, so a lease's old slot is always still free when its turn comes: nothing
-ever moves later.
+conservative backfilling do) at its earliest start no later than its current one.
+Each move respects every other current reservation, so a lease's old slot is always
+still free when its turn comes: nothing ever moves later.
 """
 
 from __future__ import annotations
@@ -36,13 +36,11 @@ from .model import (
     Request,
     Reserve,
 )
-from .slots import Booking
+from .slots import Booking, Segments
 from .state import Event, LeaseState
 
 if TYPE_CHECKING:
     from .scheduler import Scheduler
-
-Segments = tuple[tuple[str, float, float], ...]
 
 
 def _describe(req: Request) -> str:
@@ -66,6 +64,7 @@ class BackfillMixin:
         self._released = False
         #: some lease left its nodes since the last plan: the EASY queue may move
         self._freed = False
+        self._pool_list = list(self.slots.pools.values())
 
     # ---- queue bookkeeping --------------------------------------------------------
     def _accept(self: Scheduler, req: Request, now: float) -> None:
@@ -93,11 +92,11 @@ class BackfillMixin:
 
     # ---- one planning round ---------------------------------------------------------
     def _plan(self: Scheduler, now: float) -> None:
-        for pool in self.slots.pools.values():
+        for pool in self._pool_list:
             pool.prune(now)
         released, self._released = self._released, False
         freed, self._freed = self._freed or released, False
-        if released and self._waiting:
+        if released and len(self._waiting) > (self._head is not None):
             self._compress(now)
         new, self._new = self._new, []
         conservative = self.config.backfilling == Backfilling.CONSERVATIVE
@@ -117,8 +116,9 @@ class BackfillMixin:
 
     def _compress(self: Scheduler, now: float) -> None:
         slots, leases = self.slots, self.leases
+        # the EASY/FCFS head is re-planned by the queue pass itself
         order = sorted(
-            self._waiting, key=lambda n: leases[n].seq
+            (n for n in self._waiting if n != self._head), key=lambda n: leases[n].seq
         )
         for name in order:
             st = leases[name]
@@ -158,7 +158,8 @@ class BackfillMixin:
             most = max(self.slots.pools[p].max_vms(req.shape) for p in pools)
             self._reject(
                 st, now,
-                f"can never fit: needs {_describe(req)}, but the largest pool holds {most} such VMs",
+                f"can never fit: needs {_describe(req)}, "
+                f"but the largest pool holds {most} such VMs",
             )
             return False
         st.phase = Phase.QUEUED
@@ -198,7 +199,9 @@ class BackfillMixin:
             self._reject(st, now, f"pool {req.pool!r} does not exist")
             return
         if all(self.slots.pools[p].max_vms(req.shape) < req.vms for p in pools):
-            self._reject(st, now, f"can never fit: needs {_describe(req)}, more than any pool holds")
+            self._reject(
+                st, now, f"can never fit: needs {_describe(req)}, more than any pool holds"
+            )
             return
         may_preempt = req.origin == Origin.LOCAL or req.type == LeaseType.ADVANCE_RESERVATION
         if may_preempt:

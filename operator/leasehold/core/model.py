@@ -9,10 +9,10 @@ millicores and memory in MiB (ints), so capacity arithmetic is exact.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 
 
-class LeaseType(str, Enum):
+class LeaseType(StrEnum):
     BEST_EFFORT_CANCELLABLE = "BestEffortCancellable"
     BEST_EFFORT_SUSPENDABLE = "BestEffortSuspendable"
     DEADLINE_MIGRATABLE = "DeadlineMigratable"
@@ -29,12 +29,12 @@ class LeaseType(str, Enum):
         return not self.best_effort
 
 
-class Origin(str, Enum):
+class Origin(StrEnum):
     LOCAL = "local"
     EXTERNAL = "external"
 
 
-class Phase(str, Enum):
+class Phase(StrEnum):
     PENDING = "Pending"
     QUEUED = "Queued"
     SCHEDULED = "Scheduled"
@@ -53,7 +53,7 @@ class Phase(str, Enum):
         return self in (Phase.COMPLETED, Phase.CANCELLED, Phase.REJECTED, Phase.FAILED)
 
 
-class Backfilling(str, Enum):
+class Backfilling(StrEnum):
     CONSERVATIVE = "conservative"
     EASY = "easy"
     #: Strict first-come first-served, no backfilling: the reference baseline.

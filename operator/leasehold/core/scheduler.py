@@ -93,8 +93,11 @@ class Scheduler(BackfillMixin):
         while True:
             t = self.next_event_time()
             t_in = self._input_time if self._inputs else None
-            step = min((x for x in (t, t_in) if x is not None and x <= now), default=None)
-            if step is None:
+            if t is not None and t <= now:
+                step = t if t_in is None or t <= t_in else t_in
+            elif t_in is not None and t_in <= now:
+                step = t_in
+            else:
                 break
             self.now = step
             if t == step:
@@ -237,7 +240,8 @@ class Scheduler(BackfillMixin):
                 stopped = now + pool.spec.overhead.stop_seconds
                 if booking.end > stopped:
                     self._released = True
-                pool.truncate(st.name, stopped, _clip((*booking.segments, ("stop", now, stopped)), now))
+                segments = (*booking.segments, ("stop", now, stopped))
+                pool.truncate(st.name, stopped, _clip(segments, now))
                 self._push(stopped, Event.VACATE, st)
             elif phase == Phase.SUSPENDING:
                 self._push(booking.end, Event.VACATE, st)  # the suspension still has to finish

@@ -24,12 +24,15 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from bisect import bisect_left, bisect_right, insort
-from heapq import heappop, heappush
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from heapq import heappop, heappush
 from math import inf
 
 from .model import PoolSpec, Shape
+
+#: labelled parts of a booking: (kind, start, end), e.g. ("resume", 0, 126.1)
+Segments = tuple[tuple[str, float, float], ...]
 
 
 @dataclass(slots=True)
@@ -42,7 +45,7 @@ class Booking:
     #: node index per VM (repeats allowed in shared pools); ``None`` while an
     #: exclusive-pool booking has not started.
     nodes: tuple[int, ...] | None
-    segments: tuple[tuple[str, float, float], ...]
+    segments: Segments
 
 
 class PoolTable(ABC):
@@ -99,10 +102,11 @@ class PoolTable(ABC):
         """The booking's lease starts now: give it concrete nodes."""
         ...
 
+    @abstractmethod
     def prune(self, now: float) -> None:
         """Forget history before ``now`` (bookings that ended are already unbooked)."""
 
-    def truncate(self, lease: str, end: float, segments: tuple[tuple[str, float, float], ...]) -> None:
+    def truncate(self, lease: str, end: float, segments: Segments) -> None:
         """Shorten a booking (early end, suspension): capacity after ``end`` is freed."""
         b = self.unbook(lease)
         b.end = end
@@ -139,6 +143,7 @@ class ExclusivePool(PoolTable):
         self.free: list[int] = [spec.nodes]
         self.owner: list[str | None] = [None] * spec.nodes
         self._idle: list[int] = list(range(spec.nodes))  # heap of unowned nodes
+        self._horizon = -inf  # history before this was pruned
 
     def _holds(self, shape: Shape) -> bool:
         return shape.cpu <= self.spec.cpu and shape.memory <= self.spec.memory
@@ -220,7 +225,7 @@ class ExclusivePool(PoolTable):
                 heappush(idle, i)
         return b
 
-    def truncate(self, lease: str, end: float, segments: tuple[tuple[str, float, float], ...]) -> None:
+    def truncate(self, lease: str, end: float, segments: Segments) -> None:
         b = self.bookings[lease]
         if end < b.end:
             self._add(end, b.end, b.vms)
@@ -235,7 +240,9 @@ class ExclusivePool(PoolTable):
             return b.nodes
         owner, idle = self.owner, self._idle
         if len(idle) < b.vms:  # the profile guarantees room; reaching here is a bug
-            raise RuntimeError(f"slot table inconsistent: no {b.vms} free nodes for {lease} at {now}")
+            raise RuntimeError(
+                f"slot table inconsistent: no {b.vms} free nodes for {lease} at {now}"
+            )
         picked = [heappop(idle) for _ in range(b.vms)]
         for i in picked:
             owner[i] = lease
@@ -243,6 +250,7 @@ class ExclusivePool(PoolTable):
         return b.nodes
 
     def prune(self, now: float) -> None:
+        self._horizon = now
         i = bisect_right(self.times, now) - 1
         if i > 0:
             del self.times[:i]
@@ -256,15 +264,20 @@ class ExclusivePool(PoolTable):
             for t, f in zip(self.times, self.free, strict=True) if f < 0
         ]
         # the profile must equal a recount of the bookings at every boundary
+        # from the pruning horizon on (the past is forgotten on purpose)
         points = sorted({*self.times[1:], *(t for b in self.bookings.values()
                                             for t in (b.start, b.end) if t != inf)})
-        for p in points:
+        for p in [self._horizon, *points]:
+            if p < self._horizon or p == -inf:
+                continue
             have = self.free[bisect_right(self.times, p) - 1]
             want = self.spec.nodes - sum(
                 b.vms for b in self.bookings.values() if b.start <= p < b.end
             )
             if have != want:
-                out.append(f"{self.spec.name}: profile says {have} free at t={p}, bookings {want}")
+                out.append(
+                    f"{self.spec.name}: profile says {have} free at t={p}, bookings {want}"
+                )
         held = [o for o in self.owner if o is not None]
         for lease in sorted(set(held)):
             b = self.bookings.get(lease)

@@ -1,0 +1,649 @@
+"""Scenario files (DESIGN §8): cluster, scheduler configuration and leases.
+
+:func:`load_scenario` turns a YAML file into a validated :class:`Scenario` or raises
+:class:`ScenarioError` listing every problem, one line each, in the form::
+
+    <source>: <where>: <field>: <what is wrong and what to change> (line <n>)
+
+``<where>`` is the list item the field belongs to, with its name when it has one
+(``leases[2] (name "7")``, ``cluster.pools[0] (name "rp1")``) or the enclosing section
+(``config``); it is left out for top-level keys. ``(line <n>)`` is the YAML line of the
+field, or of the item when the field is missing; it is left out when unknown.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterable, Sequence
+from decimal import Decimal
+from pathlib import Path
+from typing import Annotated, Any, Literal, get_args, get_origin
+
+import yaml
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    Field,
+    PlainValidator,
+    ValidationError,
+    model_validator,
+)
+from pydantic.fields import FieldInfo
+from yaml.constructor import ConstructorError
+from yaml.error import MarkedYAMLError
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from leasehold.core.model import (
+    Backfilling,
+    OverheadParams,
+    PoolSpec,
+    Request,
+    SchedulerConfig,
+)
+
+from .durations import NegativeValueError, describe, format_cpu, format_memory, parse_duration
+from .fields import Count, Loc, MiB, Millicores, Name, Number, RuleViolations, Spec
+from .lease import LeaseSpec
+
+__all__ = [
+    "POLICIES",
+    "ClusterSpec",
+    "ConfigSpec",
+    "OverheadSpec",
+    "PoolSpecModel",
+    "Scenario",
+    "ScenarioError",
+    "load_scenario",
+    "parse_alpha",
+    "parse_scenario",
+    "validate_scenario",
+]
+
+Policy = Literal["nop", "mlip", "mov", "moml", "kueue", "kube-scheduler", "haizea"]
+POLICIES: tuple[str, ...] = get_args(Policy)
+
+_DEFAULT_OVERHEAD = OverheadParams()
+_PERCENTILE = re.compile(r"p(\d+(?:\.\d+)?)")
+_ALPHA_FORMS = '"median", a percentile like "p25", or an overhead in seconds (e.g. 120 or "2m")'
+
+
+def _none_as_empty(value: object) -> object:
+    # A section whose keys are all commented out reads as null; it means "defaults".
+    return {} if value is None else value
+
+
+def parse_alpha(value: object) -> str | float:
+    """MOML's threshold: ``"median"``, a percentile ``"pNN"`` (0..100) or seconds.
+
+    Percentiles are normalised (``"p25.0"`` -> ``"p25"``) and passed on as strings;
+    seconds become a float.
+    """
+    if isinstance(value, str):
+        text = value.strip()
+        if text == "median":
+            return text
+        match = _PERCENTILE.fullmatch(text)
+        if match:
+            percent = Decimal(match.group(1))
+            if percent > 100:
+                raise ValueError(f"percentile must be between p0 and p100, got {describe(value)}")
+            return f"p{percent.normalize():f}"
+    try:
+        return parse_duration(value)
+    except NegativeValueError:
+        raise
+    except ValueError:
+        raise ValueError(f"expected {_ALPHA_FORMS}, got {describe(value)}") from None
+
+
+Alpha = Annotated[str | float, PlainValidator(parse_alpha)]
+
+
+class OverheadSpec(Spec):
+    """Overhead parameters of a pool (DESIGN §2.4); rates in MB/s, times in seconds."""
+
+    suspend_rate: Number = Field(default=_DEFAULT_OVERHEAD.suspend_rate, gt=0, alias="suspendRate")
+    resume_rate: Number = Field(default=_DEFAULT_OVERHEAD.resume_rate, gt=0, alias="resumeRate")
+    bandwidth: Number = Field(default=_DEFAULT_OVERHEAD.bandwidth, gt=0)
+    pause_seconds: Number = Field(
+        default=_DEFAULT_OVERHEAD.pause_seconds, ge=0, alias="pauseSeconds"
+    )
+    reschedule_seconds: Number = Field(
+        default=_DEFAULT_OVERHEAD.reschedule_seconds, ge=0, alias="rescheduleSeconds"
+    )
+    stop_seconds: Number = Field(default=_DEFAULT_OVERHEAD.stop_seconds, ge=0, alias="stopSeconds")
+
+    def to_params(self) -> OverheadParams:
+        return OverheadParams(
+            suspend_rate=self.suspend_rate,
+            resume_rate=self.resume_rate,
+            bandwidth=self.bandwidth,
+            pause_seconds=self.pause_seconds,
+            reschedule_seconds=self.reschedule_seconds,
+            stop_seconds=self.stop_seconds,
+        )
+
+
+class PoolSpecModel(Spec):
+    """A pool of ``nodes`` identical nodes of ``cpu`` (cores) and ``memory`` (MiB) each.
+
+    ``exclusive``: every VM takes a whole node (the papers' one-VM-per-node model).
+    """
+
+    name: Name
+    nodes: Annotated[Count, Field(ge=1)]
+    cpu: Millicores = Field(default=1000, gt=0, description="Cpu per node.")
+    memory: MiB = Field(default=1024, gt=0, description="Memory per node.")
+    exclusive: Annotated[bool, Field(strict=True)] = False
+    overhead: Annotated[OverheadSpec, BeforeValidator(_none_as_empty)] = Field(
+        default_factory=OverheadSpec
+    )
+
+    def to_pool_spec(self) -> PoolSpec:
+        return PoolSpec(
+            name=self.name,
+            nodes=self.nodes,
+            cpu=self.cpu,
+            memory=self.memory,
+            exclusive=self.exclusive,
+            overhead=self.overhead.to_params(),
+        )
+
+
+class ClusterSpec(Spec):
+    pools: list[PoolSpecModel] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _unique_pool_names(self) -> ClusterSpec:
+        first: dict[str, int] = {}
+        violations: list[tuple[Loc, str]] = []
+        for index, pool in enumerate(self.pools):
+            if pool.name in first:
+                violations.append(
+                    (
+                        ("pools", index, "name"),
+                        f'duplicate pool name "{pool.name}" (first used by '
+                        f"cluster.pools[{first[pool.name]}]); pool names must be unique",
+                    )
+                )
+            else:
+                first[pool.name] = index
+        if violations:
+            raise RuleViolations(violations)
+        return self
+
+
+class ConfigSpec(Spec):
+    """Scheduler configuration (DESIGN §2.3, §2.4)."""
+
+    policy: Policy = "moml"
+    alpha: Alpha = "median"
+    backfilling: Backfilling = Backfilling.CONSERVATIVE
+    suspend_before_blocking: Annotated[bool, Field(strict=True)] = Field(
+        default=False, alias="suspendBeforeBlocking"
+    )
+
+
+class Scenario(Spec):
+    """A whole scenario file. Lease names are unique and every lease fits some node."""
+
+    cluster: ClusterSpec
+    config: Annotated[ConfigSpec, BeforeValidator(_none_as_empty)] = Field(
+        default_factory=ConfigSpec
+    )
+    leases: list[LeaseSpec]
+
+    @model_validator(mode="after")
+    def _check_leases(self) -> Scenario:
+        violations = _duplicate_names((i, lease.name) for i, lease in enumerate(self.leases))
+        violations += _pool_checks(self.cluster.pools, enumerate(self.leases))
+        if violations:
+            raise RuleViolations(violations)
+        return self
+
+    def pool_specs(self) -> list[PoolSpec]:
+        return [pool.to_pool_spec() for pool in self.cluster.pools]
+
+    def scheduler_config(
+        self, policy: str | None = None, backfilling: str | Backfilling | None = None
+    ) -> SchedulerConfig:
+        """The configuration of the file, with command-line overrides where given."""
+        if policy is not None and policy not in POLICIES:
+            raise ValueError(f'unknown policy "{policy}"; expected one of {", ".join(POLICIES)}')
+        if backfilling is not None:
+            try:
+                backfilling = Backfilling(backfilling)
+            except ValueError:
+                choices = ", ".join(b.value for b in Backfilling)
+                raise ValueError(
+                    f'unknown backfilling "{backfilling}"; expected one of {choices}'
+                ) from None
+        return SchedulerConfig(
+            policy=policy if policy is not None else self.config.policy,
+            alpha=self.config.alpha,
+            backfilling=backfilling if backfilling is not None else self.config.backfilling,
+            suspend_before_blocking=self.config.suspend_before_blocking,
+        )
+
+    def requests(self) -> list[Request]:
+        """Requests in submission order; leases arriving together keep their file order."""
+        # sorted() is stable, which is what makes file order the tiebreak.
+        return [lease.to_request() for lease in sorted(self.leases, key=lambda x: x.arrival)]
+
+
+# ---- cross-lease checks -----------------------------------------------------------
+
+
+def _duplicate_names(names: Iterable[tuple[int, str]]) -> list[tuple[Loc, str]]:
+    violations: list[tuple[Loc, str]] = []
+    first: dict[str, int] = {}
+    for index, name in names:
+        if name in first:
+            violations.append(
+                (
+                    ("leases", index, "name"),
+                    f'duplicate lease name "{name}" (first used by leases[{first[name]}]); '
+                    f"lease names must be unique",
+                )
+            )
+        else:
+            first[name] = index
+    return violations
+
+
+def _pool_checks(
+    pools: Sequence[PoolSpecModel], leases: Iterable[tuple[int, LeaseSpec]]
+) -> list[tuple[Loc, str]]:
+    """Every lease names an existing pool, and one of its VMs fits a node there."""
+    violations: list[tuple[Loc, str]] = []
+    by_name = {pool.name: pool for pool in pools}
+    for index, lease in leases:
+        if lease.pool is None:
+            violations.extend(_fit_anywhere(index, lease, pools))
+        elif lease.pool in by_name:
+            violations.extend(_fit_in_pool(index, lease, by_name[lease.pool]))
+        else:
+            violations.append(
+                (
+                    ("leases", index, "pool"),
+                    f'unknown pool "{lease.pool}"; expected one of '
+                    f"{', '.join(pool.name for pool in pools)}",
+                )
+            )
+    return violations
+
+
+def _fit_in_pool(index: int, lease: LeaseSpec, pool: PoolSpecModel) -> list[tuple[Loc, str]]:
+    violations: list[tuple[Loc, str]] = []
+    if lease.cpu > pool.cpu:
+        violations.append(
+            (
+                ("leases", index, "cpu"),
+                f"one VM needs {format_cpu(lease.cpu)} but a node of pool "
+                f'"{pool.name}" has {format_cpu(pool.cpu)}; lower cpu or use a pool with '
+                f"bigger nodes",
+            )
+        )
+    if lease.memory > pool.memory:
+        violations.append(
+            (
+                ("leases", index, "memory"),
+                f"one VM needs {format_memory(lease.memory)} but a node of pool "
+                f'"{pool.name}" has {format_memory(pool.memory)}; lower memory or use a pool '
+                f"with bigger nodes",
+            )
+        )
+    return violations
+
+
+def _fit_anywhere(
+    index: int, lease: LeaseSpec, pools: Sequence[PoolSpecModel]
+) -> list[tuple[Loc, str]]:
+    if any(lease.cpu <= pool.cpu and lease.memory <= pool.memory for pool in pools):
+        return []
+    violations: list[tuple[Loc, str]] = []
+    biggest_cpu = max(pools, key=lambda pool: pool.cpu)
+    biggest_memory = max(pools, key=lambda pool: pool.memory)
+    if lease.cpu > biggest_cpu.cpu:
+        violations.append(
+            (
+                ("leases", index, "cpu"),
+                f"one VM needs {format_cpu(lease.cpu)} but the largest node (pool "
+                f'"{biggest_cpu.name}") has {format_cpu(biggest_cpu.cpu)}; lower cpu or add a '
+                f"pool with bigger nodes",
+            )
+        )
+    if lease.memory > biggest_memory.memory:
+        violations.append(
+            (
+                ("leases", index, "memory"),
+                f"one VM needs {format_memory(lease.memory)} but the largest node (pool "
+                f'"{biggest_memory.name}") has {format_memory(biggest_memory.memory)}; '
+                f"lower memory or add a pool with bigger nodes",
+            )
+        )
+    if not violations:
+        # Each resource fits somewhere, but never both on the same node.
+        nodes = "; ".join(
+            f"{pool.name}: {format_cpu(pool.cpu)}, {format_memory(pool.memory)}" for pool in pools
+        )
+        violations.append(
+            (
+                ("leases", index, "cpu"),
+                f"one VM needs {format_cpu(lease.cpu)} and {format_memory(lease.memory)} "
+                f"but no pool has a node with both ({nodes}); lower cpu or memory",
+            )
+        )
+    return violations
+
+
+# ---- loading and error reporting --------------------------------------------------
+
+
+class ScenarioError(Exception):
+    """A scenario that cannot be used; ``problems`` has one line per problem."""
+
+    def __init__(self, problems: list[str]) -> None:
+        self.problems = list(problems)
+        super().__init__("\n".join(self.problems))
+
+
+class _Loader(yaml.SafeLoader):
+    """SafeLoader that refuses duplicate keys, which PyYAML would silently overwrite."""
+
+    def construct_mapping(self, node: MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: dict[Any, Node] = {}
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            try:
+                earlier = seen.get(key)
+            except TypeError:
+                continue  # unhashable; the base class reports it
+            if earlier is not None:
+                raise ConstructorError(
+                    None,
+                    None,
+                    f"duplicate key {describe(key)} (first at line {earlier.start_mark.line + 1})",
+                    key_node.start_mark,
+                )
+            seen[key] = key_node
+        return super().construct_mapping(node, deep=deep)
+
+
+def load_scenario(path: str | Path) -> Scenario:
+    """Read and validate a scenario file; raises :class:`ScenarioError`."""
+    source = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ScenarioError([f"{source}: cannot read file: {exc.strerror or exc}"]) from exc
+    except UnicodeDecodeError as exc:
+        raise ScenarioError([f"{source}: cannot read file: not UTF-8 text ({exc})"]) from exc
+    return parse_scenario(text, source)
+
+
+def parse_scenario(text: str, source: str = "<string>") -> Scenario:
+    """Validate a scenario given as YAML text; ``source`` prefixes every problem line."""
+    loader = _Loader(text)
+    try:
+        node = loader.get_single_node()
+        data = None if node is None else loader.construct_document(node)
+    except yaml.YAMLError as exc:
+        raise ScenarioError([_yaml_problem(source, exc)]) from exc
+    finally:
+        loader.dispose()
+    return _validate(data, source, node)
+
+
+def validate_scenario(data: object, source: str = "<scenario>") -> Scenario:
+    """Validate an already parsed scenario (e.g. a dict built in code or a test)."""
+    return _validate(data, source, None)
+
+
+def _yaml_problem(source: str, exc: yaml.YAMLError) -> str:
+    if not isinstance(exc, MarkedYAMLError):
+        return f"{source}: invalid YAML: {exc}"
+    problem = exc.problem or "syntax error"
+    if exc.context and problem.startswith("but "):
+        # PyYAML splits "expected X, but found Y" across context and problem.
+        problem = f"{exc.context}, {problem}"
+    elif exc.context:
+        context = exc.context
+        if exc.context_mark is not None:
+            context += f" at line {exc.context_mark.line + 1}"
+        problem = f"{problem} ({context})"
+    if "'\\t'" in problem:
+        problem += "; indent with spaces, not tabs"
+    mark = exc.problem_mark
+    where = "" if mark is None else f" (line {mark.line + 1}, column {mark.column + 1})"
+    return f"{source}: invalid YAML: {problem}{where}"
+
+
+def _validate(data: object, source: str, root: Node | None) -> Scenario:
+    if data is None:
+        raise ScenarioError(
+            [f"{source}: file is empty; expected a mapping with keys cluster, config, leases"]
+        )
+    if not isinstance(data, dict):
+        raise ScenarioError(
+            [
+                f"{source}: expected a mapping with keys cluster, config, leases at the top "
+                f"level, got {describe(data)}"
+            ]
+        )
+    try:
+        return Scenario.model_validate(data)
+    except ValidationError as exc:
+        errors = exc.errors()
+    located: list[tuple[Loc, str]] = []
+    for error in errors:
+        located.extend(_translate(error))
+    # The scenario-wide checks run only once every field is valid; run them on what
+    # did validate so that one bad lease does not hide a duplicate name or a bad pool.
+    if not any(error["loc"] == () for error in errors):
+        located.extend(_partial_cross_check(data))
+    lines = [_line(root, loc) for loc, _ in located]
+    problems = [
+        _format(source, loc, message, data, line)
+        for (loc, message), line in zip(located, lines, strict=True)
+    ]
+    if root is not None:
+        order = sorted(range(len(problems)), key=lambda i: lines[i] or 0)
+        problems = [problems[i] for i in order]
+    raise ScenarioError(problems)
+
+
+def _partial_cross_check(data: dict[Any, Any]) -> list[tuple[Loc, str]]:
+    raw_leases = data.get("leases")
+    if not isinstance(raw_leases, list):
+        return []
+    # Names are compared as written, so a duplicate is found even if either lease has
+    # another problem.
+    names = [(index, name) for index, raw in enumerate(raw_leases) if (name := _raw_name(raw, ()))]
+    violations = _duplicate_names(names)
+    try:
+        pools = ClusterSpec.model_validate(data.get("cluster")).pools
+    except ValidationError:
+        return violations
+    leases: list[tuple[int, LeaseSpec]] = []
+    for index, raw in enumerate(raw_leases):
+        try:
+            leases.append((index, LeaseSpec.model_validate(raw)))
+        except ValidationError:
+            continue
+    return violations + _pool_checks(pools, leases)
+
+
+def _translate(error: Any) -> list[tuple[Loc, str]]:
+    loc: Loc = tuple(error["loc"])
+    cause = error.get("ctx", {}).get("error")
+    if isinstance(cause, RuleViolations):
+        return [(loc + sub_loc, message) for sub_loc, message in cause.violations]
+    return [(loc, _message(error, loc))]
+
+
+def _message(error: Any, loc: Loc) -> str:
+    kind: str = error["type"]
+    ctx: dict[str, Any] = error.get("ctx", {})
+    got = f"got {describe(error.get('input'))}"
+    if kind == "missing":
+        return "required field is missing"
+    if kind == "extra_forbidden":
+        return _unknown_field(loc)
+    if kind == "value_error":
+        return str(ctx.get("error", error["msg"]))
+    if kind in ("enum", "literal_error"):
+        return _unknown_choice(loc, error.get("input"), re.findall(r"'([^']*)'", ctx["expected"]))
+    comparisons = {
+        "greater_than": (">", "gt"),
+        "greater_than_equal": (">=", "ge"),
+        "less_than": ("<", "lt"),
+        "less_than_equal": ("<=", "le"),
+    }
+    if kind in comparisons:
+        operator, key = comparisons[kind]
+        return f"must be {operator} {describe(ctx[key])}, {got}"
+    if kind in ("string_too_short", "too_short"):
+        return "must not be empty"
+    simple = {
+        "int_type": "must be a whole number",
+        "int_parsing": "must be a whole number",
+        "int_from_float": "must be a whole number",
+        "float_type": "must be a number",
+        "float_parsing": "must be a number",
+        "string_type": "must be a string",
+        "bool_type": "must be true or false",
+        "bool_parsing": "must be true or false",
+        "model_type": "must be a mapping",
+        "model_attributes_type": "must be a mapping",
+        "dict_type": "must be a mapping",
+        "list_type": "must be a list",
+    }
+    if kind in simple:
+        return f"{simple[kind]}, {got}"
+    return f"{error['msg']}, {got}"
+
+
+def _unknown_choice(loc: Loc, value: object, choices: list[str]) -> str:
+    if not isinstance(value, str):
+        return f"must be one of {', '.join(choices)}, got {describe(value)}"
+    what = "lease type" if loc[-1:] == ("type",) else str(loc[-1]) if loc else "value"
+    message = f"unknown {what} {describe(value)}; expected one of {', '.join(choices)}"
+    return message + _did_you_mean(value, choices)
+
+
+def _unknown_field(loc: Loc) -> str:
+    model = _model_at(loc[:-1])
+    if model is None:
+        return "unknown field"
+    fields = [info.alias or name for name, info in model.model_fields.items()]
+    return f"unknown field; expected one of {', '.join(fields)}" + _did_you_mean(loc[-1], fields)
+
+
+def _did_you_mean(value: object, choices: list[str]) -> str:
+    if not isinstance(value, str):
+        return ""
+    by_case = {choice.lower(): choice for choice in choices}
+    match = by_case.get(value.lower())
+    if match is None:
+        close = difflib.get_close_matches(value, choices, n=1, cutoff=0.6)
+        match = close[0] if close else None
+    return "" if match is None else f' (did you mean "{match}"?)'
+
+
+def _model_at(loc: Loc) -> type[BaseModel] | None:
+    """The model class that validates the mapping at ``loc`` (for listing its fields)."""
+    annotation: Any = Scenario
+    for segment in loc:
+        model = _as_model(annotation)
+        if isinstance(segment, int):
+            args = get_args(annotation)  # list[Item]
+            annotation = args[0] if args else None
+        elif model is not None and (field := _field(model, segment)) is not None:
+            annotation = field.annotation
+        else:
+            return None
+    return _as_model(annotation)
+
+
+def _as_model(annotation: Any) -> type[BaseModel] | None:
+    # list[X] passes isinstance(..., type) on 3.11, hence the get_origin guard.
+    is_class = get_origin(annotation) is None and isinstance(annotation, type)
+    return annotation if is_class and issubclass(annotation, BaseModel) else None
+
+
+def _field(model: type[BaseModel], key: str) -> FieldInfo | None:
+    for name, info in model.model_fields.items():
+        if key in (name, info.alias):
+            return info
+    return None
+
+
+def _line(root: Node | None, loc: Loc) -> int | None:
+    """1-based line of the deepest node on ``loc`` (of the key, for mapping entries)."""
+    node, line = root, None
+    for segment in loc:
+        if isinstance(node, MappingNode) and isinstance(segment, str):
+            for key_node, value_node in node.value:
+                if isinstance(key_node, ScalarNode) and key_node.value == segment:
+                    node, line = value_node, key_node.start_mark.line + 1
+                    break
+            else:
+                break
+        elif isinstance(node, SequenceNode) and isinstance(segment, int):
+            if not 0 <= segment < len(node.value):
+                break
+            node = node.value[segment]
+            line = node.start_mark.line + 1
+        else:
+            break
+    return line
+
+
+def _format(source: str, loc: Loc, message: str, data: object, line: int | None) -> str:
+    parts = [*_where(loc, data), message]
+    suffix = "" if line is None else f" (line {line})"
+    return f"{source}: " + ": ".join(part for part in parts if part) + suffix
+
+
+def _where(loc: Loc, data: object) -> tuple[str, str]:
+    """Split ``loc`` into the item (``leases[2] (name "7")``) and the field within it."""
+    indices = [i for i, segment in enumerate(loc) if isinstance(segment, int)]
+    if not indices:
+        if len(loc) <= 1:
+            return "", _dotted(loc)
+        return _dotted(loc[:-1]), _dotted(loc[-1:])
+    split = indices[-1] + 1
+    item = _dotted(loc[:split])
+    name = _raw_name(data, loc[:split])
+    if name is not None:
+        item += f" (name {describe(name)})"
+    return item, _dotted(loc[split:])
+
+
+def _dotted(loc: Loc) -> str:
+    text = ""
+    for segment in loc:
+        if isinstance(segment, int):
+            text += f"[{segment}]"
+        else:
+            text += f".{segment}" if text else segment
+    return text
+
+
+def _raw_name(data: object, loc: Loc) -> str | None:
+    node = data
+    for segment in loc:
+        if isinstance(segment, int) and isinstance(node, list) and 0 <= segment < len(node):
+            node = node[segment]
+        elif isinstance(segment, str) and isinstance(node, dict):
+            node = node.get(segment)
+        else:
+            return None
+    if not isinstance(node, dict):
+        return None
+    name = node.get("name")
+    if isinstance(name, int) and not isinstance(name, bool):
+        return str(name)
+    return name if isinstance(name, str) and name else None

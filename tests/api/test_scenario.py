@@ -1,0 +1,597 @@
+"""Scenario files: loading, one problem line per problem, conversion for the core."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from leasehold.api.scenario import (
+    Scenario,
+    ScenarioError,
+    load_scenario,
+    parse_alpha,
+    parse_scenario,
+    validate_scenario,
+)
+from leasehold.core.model import Backfilling, OverheadParams, PoolSpec, SchedulerConfig
+
+# The example of DESIGN §8, verbatim: it must always load.
+DESIGN_EXAMPLE = """\
+cluster:
+  pools:
+    - name: rp1
+      nodes: 3
+      cpu: 4            # cores per node
+      memory: 4096      # MiB per node
+      overhead:         # optional, defaults of §2.4
+        suspendRate: 6.36      # MB/s (B)
+        resumeRate: 8.12       # MB/s (r)
+        bandwidth: 6.39        # MB/s (b, migration copy)
+        pauseSeconds: 0.005    # t_p
+        rescheduleSeconds: 2.3 # δ
+        stopSeconds: 0
+config:
+  policy: moml          # nop | mlip | mov | moml | kueue | kube-scheduler | haizea
+  alpha: median
+  backfilling: conservative   # conservative | easy
+  suspendBeforeBlocking: false
+leases:                 # times in seconds from 0, or durations like "2h", "5m"
+  - name: "1"
+    origin: external    # local | external
+    type: BestEffortSuspendable
+    arrival: 0          # submission time
+    vms: 3
+    cpu: 1              # per VM
+    memory: 256         # MiB per VM
+    duration: 3600
+"""
+
+
+def lease(name: str = "a", **fields: Any) -> dict[str, Any]:
+    """A valid raw best-effort lease; ``None`` removes a field."""
+    data: dict[str, Any] = {
+        "name": name,
+        "type": "BestEffortCancellable",
+        "vms": 1,
+        "duration": 3600,
+    }
+    data.update(fields)
+    return {key: value for key, value in data.items() if value is not None}
+
+
+def pool(name: str = "rp1", **fields: Any) -> dict[str, Any]:
+    data: dict[str, Any] = {"name": name, "nodes": 2, "cpu": 4, "memory": 4096}
+    data.update(fields)
+    return {key: value for key, value in data.items() if value is not None}
+
+
+def scenario(
+    *leases: dict[str, Any],
+    pools: list[dict[str, Any]] | None = None,
+    config: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    data: dict[str, Any] = {"cluster": {"pools": [pool()] if pools is None else pools}}
+    if config is not None:
+        data["config"] = config
+    data["leases"] = list(leases)
+    return data
+
+
+def write(tmp_path: Path, content: dict[str, Any] | str) -> Path:
+    path = tmp_path / "scenario.yaml"
+    text = content if isinstance(content, str) else yaml.safe_dump(content, sort_keys=False)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def problems(path: Path) -> list[str]:
+    with pytest.raises(ScenarioError) as excinfo:
+        load_scenario(path)
+    return excinfo.value.problems
+
+
+# ---- one problem, one line ---------------------------------------------------------
+
+TYPES = (
+    "BestEffortCancellable, BestEffortSuspendable, DeadlineMigratable, "
+    "DeadlineNonPreemptable, AdvanceReservation"
+)
+
+
+@pytest.mark.parametrize(
+    ("data", "expected"),
+    [
+        pytest.param(
+            scenario(lease("a", duration=None)),
+            'leases[0] (name "a"): duration: required field is missing',
+            id="missing-field",
+        ),
+        pytest.param(
+            scenario(lease("a", type="Foo")),
+            f'leases[0] (name "a"): type: unknown lease type "Foo"; expected one of {TYPES}',
+            id="unknown-type",
+        ),
+        pytest.param(
+            scenario(lease("a", type="bestEffortCancellable")),
+            '(did you mean "BestEffortCancellable"?)',
+            id="type-case-typo",
+        ),
+        pytest.param(
+            scenario(lease("a", type=3)),
+            f'leases[0] (name "a"): type: must be one of {TYPES}, got 3',
+            id="type-not-a-string",
+        ),
+        pytest.param(
+            scenario(lease("")),
+            "leases[0]: name: must not be empty",
+            id="empty-name",
+        ),
+        pytest.param(
+            scenario(lease("6"), lease("7", vms=-3)),
+            'leases[1] (name "7"): vms: must be >= 1, got -3',
+            id="negative-vms",
+        ),
+        pytest.param(
+            scenario(lease("b", type="DeadlineMigratable", ready=0, deadline=3000)),
+            'leases[0] (name "b"): deadline: 3000s is before ready + duration (0s + 3600s = 3600s)',
+            id="deadline-before-ready-plus-duration",
+        ),
+        pytest.param(
+            scenario(lease("a", pool="rp9")),
+            'leases[0] (name "a"): pool: unknown pool "rp9"; expected one of rp1',
+            id="unknown-pool",
+        ),
+        pytest.param(
+            scenario(lease("a"), lease("b"), lease("a")),
+            'leases[2] (name "a"): name: duplicate lease name "a" (first used by leases[0])',
+            id="duplicate-lease-names",
+        ),
+        pytest.param(
+            scenario(lease("a"), pools=[pool("rp1"), pool("rp1")]),
+            'cluster.pools[1] (name "rp1"): name: duplicate pool name "rp1" '
+            "(first used by cluster.pools[0])",
+            id="duplicate-pool-names",
+        ),
+        pytest.param(
+            scenario(lease("a", vm=2)),
+            'leases[0] (name "a"): vm: unknown field; expected one of name, origin, type, '
+            "arrival, vms, cpu, memory, duration, ready, deadline, start, runtime, pool, "
+            'image, imageSizeMB (did you mean "vms"?)',
+            id="unknown-lease-field",
+        ),
+        pytest.param(
+            scenario(lease("a", origin="local")),
+            'leases[0] (name "a"): type: a local lease must be DeadlineNonPreemptable or '
+            "AdvanceReservation",
+            id="local-best-effort",
+        ),
+        pytest.param(
+            scenario(lease("a", duration="1x")),
+            'leases[0] (name "a"): duration: invalid duration "1x"',
+            id="malformed-duration",
+        ),
+        pytest.param(
+            scenario(lease("a", cpu=8)),
+            'leases[0] (name "a"): cpu: one VM needs 8 cores but the largest node '
+            '(pool "rp1") has 4 cores',
+            id="cpu-never-fits",
+        ),
+        pytest.param(
+            scenario(lease("a", memory="8Gi", pool="rp1")),
+            'leases[0] (name "a"): memory: one VM needs 8192Mi but a node of pool "rp1" has 4096Mi',
+            id="memory-never-fits-named-pool",
+        ),
+        pytest.param(
+            scenario(
+                lease("a", cpu=4, memory=8192),
+                pools=[pool("big-cpu", cpu=4, memory=1024), pool("big-mem", cpu=1, memory=8192)],
+            ),
+            'leases[0] (name "a"): cpu: one VM needs 4 cores and 8192Mi but no pool has a '
+            "node with both",
+            id="no-node-has-both",
+        ),
+        pytest.param(
+            scenario(lease("a", cpu=8, pool="small"), pools=[pool("small"), pool("big", cpu=8)]),
+            'leases[0] (name "a"): cpu: one VM needs 8 cores but a node of pool "small" has '
+            "4 cores",
+            id="fits-elsewhere-but-not-in-named-pool",
+        ),
+        pytest.param(
+            scenario(lease("a"), pools=[pool(nodes=0)]),
+            'cluster.pools[0] (name "rp1"): nodes: must be >= 1, got 0',
+            id="pool-without-nodes",
+        ),
+        pytest.param(
+            scenario(lease("a"), pools=[pool(overhead={"suspendRate": 0})]),
+            'cluster.pools[0] (name "rp1"): overhead.suspendRate: must be > 0, got 0',
+            id="overhead-rate-zero",
+        ),
+        pytest.param(
+            scenario(lease("a"), pools=[pool(overhead={"pauseSeconds": float("inf")})]),
+            'cluster.pools[0] (name "rp1"): overhead.pauseSeconds: must be a finite number, '
+            "got inf",
+            id="overhead-infinite",
+        ),
+        pytest.param(
+            scenario(lease("a"), pools=[]),
+            "cluster: pools: must not be empty",
+            id="no-pools",
+        ),
+        pytest.param(
+            scenario(lease("a"), config={"policy": "momll"}),
+            'config: policy: unknown policy "momll"; expected one of nop, mlip, mov, moml, '
+            'kueue, kube-scheduler, haizea (did you mean "moml"?)',
+            id="unknown-policy",
+        ),
+        pytest.param(
+            scenario(lease("a"), config={"backfilling": "aggressive"}),
+            'config: backfilling: unknown backfilling "aggressive"; expected one of '
+            "conservative, easy, none",
+            id="unknown-backfilling",
+        ),
+        pytest.param(
+            scenario(lease("a"), config={"alpha": "p101"}),
+            'config: alpha: percentile must be between p0 and p100, got "p101"',
+            id="alpha-out-of-range",
+        ),
+        pytest.param(
+            scenario(lease("a"), config={"suspendBeforeBlocking": "yes please"}),
+            'config: suspendBeforeBlocking: must be true or false, got "yes please"',
+            id="not-a-bool",
+        ),
+        pytest.param(
+            {"cluster": {"pools": [pool()]}},
+            "leases: required field is missing",
+            id="missing-section",
+        ),
+        pytest.param(
+            {**scenario(lease("a")), "lease": []},
+            "lease: unknown field; expected one of cluster, config, leases "
+            '(did you mean "leases"?)',
+            id="unknown-section",
+        ),
+        pytest.param(
+            scenario(lease("a"), "oops"),  # type: ignore[arg-type]
+            'leases[1]: must be a mapping, got "oops"',
+            id="lease-not-a-mapping",
+        ),
+    ],
+)
+def test_each_problem_is_one_line(tmp_path: Path, data: dict[str, Any], expected: str) -> None:
+    path = write(tmp_path, data)
+    found = problems(path)
+    assert len(found) == 1, found
+    assert found[0].startswith(f"{path}: "), found[0]
+    assert expected in found[0]
+
+
+def test_error_line_format_is_exact(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        """\
+cluster:
+  pools:
+    - name: rp1
+      nodes: 1
+leases:
+  - name: "6"
+    type: BestEffortCancellable
+    vms: 1
+    duration: 10
+  - name: "7"
+    type: BestEffortCancellable
+    vms: -3
+    duration: 10
+""",
+    )
+    assert problems(path) == [f'{path}: leases[1] (name "7"): vms: must be >= 1, got -3 (line 12)']
+
+
+def test_missing_field_points_at_the_lease(tmp_path: Path) -> None:
+    text = "cluster:\n  pools: [{name: rp1, nodes: 1}]\nleases:\n  - name: a\n    vms: 1\n"
+    found = problems(write(tmp_path, text))
+    assert [re.sub(r"^.*?: ", "", line, count=1) for line in found] == [
+        'leases[0] (name "a"): type: required field is missing (line 4)',
+        'leases[0] (name "a"): duration: required field is missing (line 4)',
+    ]
+
+
+def test_all_problems_are_collected_in_file_order(tmp_path: Path) -> None:
+    data = scenario(
+        lease("a", type="Foo"),
+        lease("b", vms=0),
+        lease("c", type="DeadlineMigratable", deadline=100),
+        lease("d", pool="nowhere"),
+        lease("b"),
+    )
+    found = problems(write(tmp_path, data))
+    assert len(found) == 5, found
+    for line, (index, name, field) in zip(
+        found,
+        [
+            (0, "a", "type"),
+            (1, "b", "vms"),
+            (2, "c", "deadline"),
+            (3, "d", "pool"),
+            (4, "b", "name"),
+        ],
+        strict=True,
+    ):
+        assert f'leases[{index}] (name "{name}"): {field}: ' in line
+
+
+def test_a_lease_without_a_name_is_still_located(tmp_path: Path) -> None:
+    found = problems(write(tmp_path, scenario(lease(None, vms=0))))  # type: ignore[arg-type]
+    assert len(found) == 2
+    assert any(": leases[0]: name: required field is missing" in line for line in found)
+    assert any(": leases[0]: vms: must be >= 1, got 0" in line for line in found)
+
+
+def test_numeric_names_are_shown_as_written(tmp_path: Path) -> None:
+    path = write(tmp_path, "cluster: {pools: [{name: p, nodes: 1}]}\nleases: [{name: 7, vms: 1}]")
+    assert all('leases[0] (name "7"): ' in line for line in problems(path))
+
+
+# ---- file-level problems --------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        pytest.param(
+            "cluster:\n  pools: []\nleases:\n  - name: a\n    vms: 1: 2\n",
+            r"invalid YAML: mapping values are not allowed here \(line 5, column 11\)$",
+            id="syntax",
+        ),
+        pytest.param(
+            "cluster:\n  pools: []\n\tleases: []\n",
+            r"invalid YAML: .*indent with spaces, not tabs \(line 3, column 1\)$",
+            id="tab",
+        ),
+        pytest.param(
+            "leases: []\nleases: []\n",
+            r'invalid YAML: duplicate key "leases" \(first at line 1\) \(line 2, column 1\)$',
+            id="duplicate-key",
+        ),
+        pytest.param("", r"file is empty; expected a mapping", id="empty"),
+        pytest.param("# nothing\n", r"file is empty; expected a mapping", id="only-comments"),
+        pytest.param("- a\n- b\n", r"expected a mapping .* got a list$", id="list"),
+        pytest.param("42\n", r"expected a mapping .* got 42$", id="scalar"),
+        pytest.param("a: 1\n---\nb: 2\n", r"but found another document", id="two-documents"),
+    ],
+)
+def test_file_level_problem(tmp_path: Path, text: str, expected: str) -> None:
+    path = write(tmp_path, text)
+    found = problems(path)
+    assert len(found) == 1, found
+    assert found[0].startswith(f"{path}: ")
+    assert re.search(expected, found[0]), found[0]
+
+
+def test_unreadable_file(tmp_path: Path) -> None:
+    missing = tmp_path / "missing.yaml"
+    assert problems(missing) == [f"{missing}: cannot read file: No such file or directory"]
+
+
+def test_directory_is_unreadable(tmp_path: Path) -> None:
+    found = problems(tmp_path)
+    assert len(found) == 1
+    assert found[0].startswith(f"{tmp_path}: cannot read file: ")
+
+
+def test_scenario_error_message_is_the_problem_lines() -> None:
+    with pytest.raises(ScenarioError) as excinfo:
+        validate_scenario(scenario(lease("a", vms=0), lease("b", vms=0)), "s.yaml")
+    assert str(excinfo.value).splitlines() == excinfo.value.problems
+    assert len(excinfo.value.problems) == 2
+
+
+def test_parse_scenario_names_its_source() -> None:
+    with pytest.raises(ScenarioError) as excinfo:
+        parse_scenario("cluster: {pools: []}\nleases: []\n", "inline")
+    assert excinfo.value.problems == ["inline: cluster: pools: must not be empty (line 1)"]
+
+
+# ---- valid scenarios -------------------------------------------------------------------
+
+
+def test_design_example_loads(tmp_path: Path) -> None:
+    loaded = load_scenario(write(tmp_path, DESIGN_EXAMPLE))
+    assert loaded.pool_specs() == [
+        PoolSpec(
+            name="rp1",
+            nodes=3,
+            cpu=4000,
+            memory=4096,
+            exclusive=False,
+            overhead=OverheadParams(
+                suspend_rate=6.36,
+                resume_rate=8.12,
+                bandwidth=6.39,
+                pause_seconds=0.005,
+                reschedule_seconds=2.3,
+                stop_seconds=0.0,
+            ),
+        )
+    ]
+    assert loaded.scheduler_config() == SchedulerConfig(
+        policy="moml",
+        alpha="median",
+        backfilling=Backfilling.CONSERVATIVE,
+        suspend_before_blocking=False,
+    )
+    [request] = loaded.requests()
+    assert (request.name, request.vms, request.shape.cpu, request.shape.memory) == (
+        "1",
+        3,
+        1000,
+        256,
+    )
+
+
+def test_defaults() -> None:
+    loaded = validate_scenario(
+        {"cluster": {"pools": [{"name": "p", "nodes": 1}]}, "config": None, "leases": []}
+    )
+    [spec] = loaded.pool_specs()
+    assert (spec.cpu, spec.memory, spec.exclusive) == (1000, 1024, False)
+    assert spec.overhead == OverheadParams()
+    assert loaded.scheduler_config() == SchedulerConfig()
+
+
+def test_exclusive_pool_and_quantity_strings() -> None:
+    loaded = validate_scenario(
+        scenario(
+            lease("a", cpu="500m", memory="512Mi", arrival="5m", duration="1h30m"),
+            pools=[pool(exclusive=True, cpu="2000m", memory="1Gi")],
+        )
+    )
+    [spec] = loaded.pool_specs()
+    assert (spec.exclusive, spec.cpu, spec.memory) == (True, 2000, 1024)
+    [request] = loaded.requests()
+    assert (request.submitted, request.duration) == (300.0, 5400.0)
+    assert (request.shape.cpu, request.shape.memory) == (500, 512)
+
+
+def test_requests_sorted_by_arrival_then_file_order() -> None:
+    loaded = validate_scenario(
+        scenario(
+            lease("z-late", arrival=10),
+            lease("y-first", arrival=0),
+            lease("b-late", arrival="10s"),
+            lease("m-middle", arrival=5),
+            lease("a-first", arrival=0),
+        )
+    )
+    # Not alphabetical within a tie: file order is the tiebreak, never the name.
+    assert [r.name for r in loaded.requests()] == [
+        "y-first",
+        "a-first",
+        "m-middle",
+        "z-late",
+        "b-late",
+    ]
+
+
+def test_lease_fitting_one_of_several_pools_is_accepted() -> None:
+    loaded = validate_scenario(
+        scenario(lease("a", cpu=8), pools=[pool("small"), pool("big", cpu=8)])
+    )
+    assert loaded.leases[0].pool is None
+
+
+@pytest.mark.parametrize(
+    ("policy", "backfilling", "expected_policy", "expected_backfilling"),
+    [
+        (None, None, "mlip", Backfilling.EASY),
+        ("nop", None, "nop", Backfilling.EASY),
+        (None, "none", "mlip", Backfilling.NONE),
+        ("kube-scheduler", Backfilling.CONSERVATIVE, "kube-scheduler", Backfilling.CONSERVATIVE),
+    ],
+)
+def test_scheduler_config_overrides(
+    policy: str | None,
+    backfilling: str | Backfilling | None,
+    expected_policy: str,
+    expected_backfilling: Backfilling,
+) -> None:
+    loaded = validate_scenario(
+        scenario(config={"policy": "mlip", "backfilling": "easy", "alpha": "p25"})
+    )
+    config = loaded.scheduler_config(policy=policy, backfilling=backfilling)
+    assert (config.policy, config.backfilling, config.alpha) == (
+        expected_policy,
+        expected_backfilling,
+        "p25",
+    )
+
+
+@pytest.mark.parametrize(
+    ("policy", "backfilling", "fragment"),
+    [
+        ("fifo", None, 'unknown policy "fifo"; expected one of nop, mlip'),
+        (None, "greedy", 'unknown backfilling "greedy"; expected one of conservative, easy, none'),
+    ],
+)
+def test_scheduler_config_rejects_bad_overrides(
+    policy: str | None, backfilling: str | None, fragment: str
+) -> None:
+    loaded = validate_scenario(scenario())
+    with pytest.raises(ValueError, match=re.escape(fragment)):
+        loaded.scheduler_config(policy=policy, backfilling=backfilling)
+
+
+@pytest.mark.parametrize(
+    ("value", "alpha"),
+    [
+        ("median", "median"),
+        ("p25", "p25"),
+        ("p25.0", "p25"),
+        ("p12.5", "p12.5"),
+        ("p0", "p0"),
+        ("p100", "p100"),
+        (120, 120.0),
+        (0.5, 0.5),
+        ("2m", 120.0),
+    ],
+)
+def test_parse_alpha_accepts(value: object, alpha: str | float) -> None:
+    assert parse_alpha(value) == alpha
+
+
+@pytest.mark.parametrize(
+    ("value", "fragment"),
+    [
+        ("p101", "percentile must be between p0 and p100"),
+        ("mean", 'expected "median", a percentile like "p25"'),
+        ("q0.25", 'got "q0.25"'),
+        (-1, "must not be negative"),
+        (True, "got true"),
+    ],
+)
+def test_parse_alpha_rejects(value: object, fragment: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(fragment)):
+        parse_alpha(value)
+
+
+def test_scenario_model_is_the_public_result(tmp_path: Path) -> None:
+    assert isinstance(load_scenario(write(tmp_path, DESIGN_EXAMPLE)), Scenario)
+
+
+# ---- robustness ------------------------------------------------------------------------
+
+_KEYS = st.sampled_from(
+    ["cluster", "pools", "config", "leases", "name", "type", "vms", "duration", "deadline",
+     "start", "ready", "pool", "cpu", "memory", "nodes", "overhead", "policy", "alpha", "x"]
+)  # fmt: skip
+_SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-5, 5000),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.sampled_from(["", "rp1", "1h", "-5m", "500m", "1Gi", "p25", "AdvanceReservation", "local"]),
+)
+_VALUES = st.recursive(
+    _SCALARS,
+    lambda children: (
+        st.lists(children, max_size=3)
+        | st.dictionaries(st.one_of(_KEYS, st.integers(0, 3)), children, max_size=4)
+    ),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.dictionaries(_KEYS, _VALUES, max_size=4))
+def test_any_input_gives_a_scenario_or_problem_lines(data: dict[Any, Any]) -> None:
+    try:
+        validate_scenario(data, "f.yaml")
+    except ScenarioError as exc:
+        assert exc.problems
+        assert all(line.startswith("f.yaml: ") and "\n" not in line for line in exc.problems)
