@@ -53,7 +53,7 @@ class BackfillMixin:
 
     def _init_planning(self: Scheduler) -> None:
         #: best-effort leases waiting to start, in submission order
-        self._queue: list[str] = []
+        self._queue: list[LeaseState] = []
         #: leases holding a reservation that has not started yet
         self._waiting: dict[str, None] = {}
         #: leases to admit or re-place at the next plan, in submission order
@@ -81,8 +81,12 @@ class BackfillMixin:
         insort(self._new, st.name, key=lambda n: self.leases[n].seq)
 
     def _leave_queue(self: Scheduler, st: LeaseState) -> None:
-        if self._queue and st.req.type.best_effort and st.name in self._queue:
-            self._queue.remove(st.name)
+        queue = self._queue
+        if queue and st.req.type.best_effort:
+            if queue[0] is st:  # usually the head starts
+                del queue[0]
+            elif st in queue:
+                queue.remove(st)
         if self._head == st.name:
             self._head = None
 
@@ -126,14 +130,10 @@ class BackfillMixin:
             old = pool.bookings[name]
             if old.start <= now:
                 continue
-            pool.unbook(name)
-            length = old.end - old.start
-            earliest = max(now, st.req.earliest)
-            t = pool.fit(st.req.vms, st.req.shape, length, earliest, old.start)
-            if t is None or t >= old.start:
-                pool.book(old)
-                continue
-            self._book(st, pool.spec.name, t, length, now, _shift(old.segments, t - old.start))
+            t = pool.move_earlier(name, max(now, st.req.earliest))
+            if t is not None:
+                self._book(st, pool.spec.name, t, old.end - old.start, now,
+                           _shift(old.segments, t - old.start))
 
     # ---- admission ------------------------------------------------------------------
     def _candidate_pools(self: Scheduler, st: LeaseState) -> list[str]:
@@ -147,7 +147,7 @@ class BackfillMixin:
         """Queue a best-effort lease, or reject it if it can never fit."""
         if st.phase == Phase.SUSPENDED:
             if self.config.backfilling != Backfilling.CONSERVATIVE:
-                insort(self._queue, st.name, key=lambda n: self.leases[n].seq)
+                insort(self._queue, st, key=lambda x: x.seq)
             return True
         req = st.req
         pools = self._candidate_pools(st)
@@ -165,7 +165,7 @@ class BackfillMixin:
         st.phase = Phase.QUEUED
         self._out.append(Admit(now, st.name))
         if self.config.backfilling != Backfilling.CONSERVATIVE:
-            self._queue.append(st.name)  # the newest lease has the highest sequence
+            self._queue.append(st)  # the newest lease has the highest sequence
         return True
 
     def _admit_guaranteed(self: Scheduler, st: LeaseState, now: float) -> None:
@@ -322,15 +322,22 @@ class BackfillMixin:
     def _run_queue(self: Scheduler, now: float, released: bool, fresh: list[LeaseState]) -> None:
         """EASY and FCFS: start the head while it fits, reserve for the first that does
         not, then (EASY) start any later lease that fits now without moving a reservation."""
-        queue, leases = self._queue, self.leases
-        head_changed = bool(queue) and (queue[0] != self._head or released)
+        queue = self._queue
+        head_changed = bool(queue) and (queue[0].name != self._head or released)
         if head_changed:
             while queue:
-                st = leases[queue[0]]
-                if self.slots.booking(st.name) is not None:  # re-plan the old head reservation
+                st = queue[0]
+                earliest = max(now, st.req.earliest)
+                booking = self.slots.booking(st.name)
+                if booking is not None:  # the head already holds a reservation: compress it
+                    table = self.slots.pool_of(st.name)
+                    t = table.move_earlier(st.name, earliest)
+                    if t is None:
+                        break  # it cannot start earlier: the reservation stands
                     self._waiting.pop(st.name, None)
-                    self.slots.unbook(st.name)
-                fit = self._best_fit(st, max(now, st.req.earliest))
+                    fit = (table.spec.name, t, booking.end - booking.start)
+                else:
+                    fit = self._best_fit(st, earliest)
                 assert fit is not None
                 pool, t, length = fit
                 self._book(st, pool, t, length, now)  # starting it removes it from the queue
@@ -339,19 +346,21 @@ class BackfillMixin:
                     break
         if self.config.backfilling != Backfilling.EASY or len(queue) < 2:
             return
-        candidates = queue[1:] if head_changed else [st.name for st in fresh]
-        pools = self.slots.pools.values()
+        pools = self._pool_list
         # cheap bound on what can start now: most candidates fail on size alone
-        avail = max(p.free_now(leases[queue[0]].req.shape, now) for p in pools)
-        sbb = self.config.suspend_before_blocking
-        for name in candidates:
-            st = leases[name]
+        avail = max(p.free_now(queue[0].req.shape, now) for p in pools)
+        if self.config.suspend_before_blocking:
+            candidates = queue[1:] if head_changed else fresh
+        elif head_changed:
+            head = queue[0]
+            candidates = [st for st in queue if st.vms <= avail and st is not head]
+        else:
+            candidates = [st for st in fresh if st.vms <= avail]
+        for st in candidates:
             req = st.req
-            if (req.vms > avail and not sbb) or req.earliest > now:
+            if req.earliest > now or st.phase not in (Phase.QUEUED, Phase.SUSPENDED):
                 continue
-            if st.phase not in (Phase.QUEUED, Phase.SUSPENDED):
-                continue
-            fit = self._best_fit(st, now, now)
+            fit = self._best_fit(st, now, now) if req.vms <= avail else None
             if fit is not None:
                 self._book(st, fit[0], now, fit[2], now)
                 avail = max(p.free_now(req.shape, now) for p in pools)

@@ -151,9 +151,11 @@ class SchedulerConfig:
 
 
 # ---- actions: what the core asks its shell to do ---------------------------------
+# Not frozen: a frozen dataclass pays object.__setattr__ per field on every
+# construction, and the core creates several actions per lease. Treat them as values.
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Action:
     time: float
     lease: str
@@ -163,24 +165,24 @@ class Action:
         return type(self).__name__
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Admit(Action):
     pass
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Reserve(Action):
     start: float
     end: float
     pool: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Start(Action):
     nodes: tuple[str, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Suspend(Action):
     """VMs are being suspended; they vacate at ``vacated``."""
 
@@ -188,28 +190,28 @@ class Suspend(Action):
     reason: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Resume(Action):
     nodes: tuple[str, ...]
     running: float  # when the resumed VMs run again
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Migrate(Action):
     nodes: tuple[str, ...]
     running: float
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Cancel(Action):
     reason: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Reject(Action):
     reason: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Complete(Action):
     pass

@@ -78,6 +78,18 @@ class PoolTable(ABC):
         """An upper bound on the VMs of ``shape`` that can start at ``t`` (cheap)."""
         return inf
 
+    def move_earlier(self, lease: str, earliest: float) -> float | None:
+        """Compression: the earliest start in ``[earliest, current start)`` for a
+        booking, given every other booking. If there is one, the booking is removed
+        (the caller books the lease again there) and the start returned; if not,
+        nothing changes and ``None`` is returned."""
+        old = self.unbook(lease)
+        t = self.fit(old.vms, old.shape, old.end - old.start, earliest, old.start)
+        if t is None or t >= old.start:
+            self.book(old)
+            return None
+        return t
+
     @abstractmethod
     def free_window(self, vms: int, shape: Shape, t: float) -> float:
         """How long from ``t`` the VMs fit without moving any booking (0 if not now)."""
@@ -153,6 +165,36 @@ class ExclusivePool(PoolTable):
 
     def free_now(self, shape: Shape, t: float) -> float:
         return self.free[bisect_right(self.times, t) - 1]
+
+    def move_earlier(self, lease: str, earliest: float) -> float | None:
+        # Without touching the profile: once the window reaches the booking's own
+        # start, the rest of it lies inside capacity the booking itself holds, so a
+        # start T qualifies as soon as [T, min(T + length, start)) has the nodes.
+        b = self.bookings[lease]
+        start, vms = b.start, b.vms
+        length = b.end - start
+        if earliest >= start:
+            return None
+        times, free = self.times, self.free
+        n = len(times)
+        i = bisect_right(times, earliest) - 1
+        # usual case, decided in C: no segment before the start has room at all
+        if max(free[i:bisect_left(times, start)]) < vms:
+            return None
+        cand = earliest
+        while True:
+            if free[i] < vms:
+                i += 1
+                if i == n or times[i] >= start:
+                    return None
+                cand = times[i]
+                continue
+            i += 1
+            end = cand + length
+            if i == n or times[i] >= (end if end < start else start):
+                break
+        self.unbook(lease)
+        return cand
 
     def _split(self, t: float) -> int:
         times = self.times

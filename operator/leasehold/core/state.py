@@ -19,11 +19,13 @@ class Event(IntEnum):
     START = 4  # a reservation begins
 
 
-@dataclass(slots=True)
+# eq=False: leases are compared by identity (queue membership must be cheap)
+@dataclass(slots=True, eq=False)
 class LeaseState:
     req: Request
     seq: int  # submission order: the queue order and the last tie-breaker
     name: str = ""
+    vms: int = 0  # copied from the request: the EASY scan reads it for every queued lease
     phase: Phase = Phase.PENDING
     pool: str | None = None
     #: planned run seconds still owed (plans use this, never the actual runtime)
@@ -48,3 +50,4 @@ class LeaseState:
 
     def __post_init__(self) -> None:
         self.name = self.req.name
+        self.vms = self.req.vms
