@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from builders import AR, config, exclusive, req, run, spans
+from builders import AR, DM, config, exclusive, req, run, spans
 from leasehold.core import overhead
 from leasehold.core.model import (
     Cancel,
     Complete,
+    Migrate,
     OverheadParams,
     PoolSpec,
     Resume,
@@ -150,3 +151,72 @@ def test_cancel_while_suspending_does_not_requeue():
         sched.advance(nxt)
     assert sched.leases["B"].phase.value == "Cancelled"
     assert sched.slots.booking("B") is None
+
+
+def migrate_now(sched, name, now):
+    """Drive the migration transition the preemption module will call."""
+    st = sched.leases[name]
+    target = sched.migration_target(st, now)
+    if target is None:
+        return None
+    sched._out = []
+    sched._migrate(st, now, target[0], "test")
+    return sched._out
+
+
+def test_migration_moves_a_running_lease_and_frees_its_source_nodes():
+    a, b = exclusive(2, "a"), exclusive(2, "b")
+    m = req("M", 2, 1000, memory=512, type=DM, deadline=5000, pool=None)
+    sched = Scheduler([a, b], config())
+    sched.submit(m, 0)
+    sched.advance(0)
+    assert sched.leases["M"].nodes == ("a-0", "a-1")
+    sched.advance(100)
+    [act] = migrate_now(sched, "M", 100)
+    p = OverheadParams()
+    running = 100 + overhead.migrate_seconds(m, p) + 4 * p.pause_seconds
+    left = 100 + 2 * (p.pause_seconds + 512 / p.suspend_rate)
+    assert act == Migrate(100, "M", ("b-0", "b-1"), pytest.approx(running))
+    assert sched.leases["M"].phase.value == "Migrating"
+    # a lease that needs both nodes of pool a starts the moment M has left them
+    sched.submit(req("X", 2, 10, pool="a"), 101)
+    sched.advance(101)
+    assert sched.slots.booking("X").start == pytest.approx(left)
+    while (t := sched.next_event_time()) is not None:
+        sched.advance(t)
+    st = sched.leases["M"]
+    assert st.phase.value == "Completed" and st.end == pytest.approx(running + 900)
+    assert st.end <= 5000 and st.ran == pytest.approx(1000) and st.migrations == 1
+    assert st.overhead == pytest.approx(overhead.migrate_overhead(m, p))
+    assert sched.leases["X"].first_start == pytest.approx(left)
+    assert sched.slots.usage_violations() == []
+
+
+def test_no_migration_target_when_the_deadline_would_be_missed():
+    a, b = exclusive(2, "a"), exclusive(2, "b")
+    sched = Scheduler([a, b], config())
+    sched.submit(req("M", 2, 1000, memory=512, type=DM, deadline=1100), 0)
+    sched.advance(100)
+    assert migrate_now(sched, "M", 100) is None  # the pipeline alone takes ~290 s
+
+
+def test_no_migration_target_when_no_other_capacity_is_free():
+    sched = Scheduler([exclusive(2)], config())
+    sched.submit(req("M", 2, 1000, memory=512, type=DM, deadline=9000), 0)
+    sched.advance(100)
+    assert migrate_now(sched, "M", 100) is None
+
+
+def test_cancel_during_migration_releases_both_ends():
+    a, b = exclusive(2, "a"), exclusive(2, "b")
+    sched = Scheduler([a, b], config())
+    sched.submit(req("M", 2, 1000, memory=512, type=DM, deadline=9000), 0)
+    sched.advance(100)
+    migrate_now(sched, "M", 100)
+    sched.cancel("M", 110)
+    sched.advance(110)
+    while (t := sched.next_event_time()) is not None:
+        sched.advance(t)
+    assert sched.leases["M"].phase.value == "Cancelled"
+    assert sched.slots.where == {}
+    assert all(p.bookings == {} for p in sched.slots.pools.values())

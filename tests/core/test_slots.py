@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from builders import exclusive, shared
 from leasehold.core.model import PoolSpec, Shape
-from leasehold.core.slots import Booking, ExclusivePool, SharedPool, make_pool
+from leasehold.core.slots import Booking, ExclusivePool, PoolTable, SharedPool, make_pool
 
 ONE = Shape(1000, 512)
 
@@ -179,3 +179,30 @@ def test_fit_agrees_with_brute_force(exclusive_pool, raw, vms, shape, duration, 
     want = _brute_fit(spec, kept, vms, shape if not exclusive_pool else Shape(1000, 512),
                       duration, earliest)
     assert got == want
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    raw=st.lists(st.tuples(st.integers(0, 40), st.integers(1, 30), st.integers(1, 4)),
+                 min_size=1, max_size=8),
+    pick=st.integers(0, 7),
+    earliest=st.integers(0, 40),
+)
+def test_exclusive_move_earlier_agrees_with_unbook_and_refit(raw, pick, earliest):
+    """The profile-only shortcut gives what removing the booking and fitting again gives."""
+    fast, slow = ExclusivePool(exclusive(4)), ExclusivePool(exclusive(4))
+    names = []
+    for i, (s, d, n) in enumerate(raw):
+        if fast.fit(n, ONE, d, s, latest_start=s) is None:
+            continue
+        for pool in (fast, slow):
+            book(pool, f"b{i}", s, s + d, n)
+        names.append(f"b{i}")
+    if not names:
+        return
+    name = names[pick % len(names)]
+    got = fast.move_earlier(name, earliest)
+    want = PoolTable.move_earlier(slow, name, earliest)
+    assert got == want
+    assert (fast.times, fast.free) == (slow.times, slow.free)
+    assert (name in fast.bookings) == (got is None)

@@ -35,6 +35,7 @@ def lease_record(st: LeaseState) -> dict[str, Any]:
         "nodes": list(st.nodes),
         "preemptions": st.preemptions,
         "suspensions": st.suspensions,
+        "migrations": st.migrations,
         "overheadSeconds": round(st.overhead, 3),
         "reason": st.reason,
     }

@@ -23,6 +23,7 @@ from .model import (
     Action,
     Cancel,
     Complete,
+    Migrate,
     Phase,
     PoolSpec,
     Request,
@@ -32,8 +33,11 @@ from .model import (
     Suspend,
 )
 from .preemption import Decision
-from .slots import SlotTable
+from .slots import Booking, SlotTable
 from .state import Event, LeaseState
+
+#: key of a migrating lease's booking on the nodes it is leaving
+SOURCE = "#migrating-from"
 
 
 class Scheduler(BackfillMixin):
@@ -214,7 +218,67 @@ class Scheduler(BackfillMixin):
         self._push(vacated, Event.VACATE, st)
         self._out.append(Suspend(now, st.name, vacated, reason))
 
+    def migration_target(self, st: LeaseState, now: float) -> tuple[str, float] | None:
+        """Where a running lease could be migrated to right now: (pool, run length
+        including the migration pipeline) on capacity its current booking does not
+        hold, ending by its deadline. ``None`` if there is none (then the lease is not
+        preemptable by migration at this moment, DESIGN §2.1)."""
+        req = st.req
+        if st.phase != Phase.RUNNING or st.running_since is None:
+            return None
+        params = self.slots.pool_of(st.name).spec.overhead
+        left = st.remaining - (now - st.running_since)
+        length = overhead.migrate_seconds(req, params) + 2 * req.vms * params.pause_seconds + left
+        deadline = req.deadline if req.deadline is not None else inf
+        if now + length > deadline:
+            return None
+        pools = [req.pool] if req.pool is not None else list(self.pool_specs)
+        for name in pools:
+            if self.slots.pools[name].fit(req.vms, req.shape, length, now, now) is not None:
+                return name, length
+        return None
+
+    def _migrate(self, st: LeaseState, now: float, pool: str, reason: str) -> None:
+        """Move a running lease: its VMs are suspended one after another on the source
+        nodes (which they leave once all are written out), copied, and resumed on the
+        target, pipelined as in 000 eq. 8. The target slot is held from ``now`` so the
+        migration never starts without somewhere to land."""
+        req = st.req
+        source = self.slots.pool_of(st.name)
+        params = source.spec.overhead
+        self._account(st, now)
+        vms = req.vms
+        left_source = now + vms * (params.pause_seconds + req.shape.memory / params.suspend_rate)
+        running = now + overhead.migrate_seconds(req, params) + 2 * vms * params.pause_seconds
+        booking = source.bookings[st.name]
+        if booking.end > left_source:
+            self._released = True
+        segments = _clip((*booking.segments, ("migrate-out", now, left_source)), now)
+        source.truncate(st.name, left_source, segments)
+        self.slots.rename(st.name, st.name + SOURCE)
+        end = running + st.remaining
+        target = Booking(st.name, now, end, vms, req.shape, None,
+                         (("migrate-in", now, running), ("run", running, end)))
+        self.slots.book(pool, target)
+        st.pool = pool
+        names = self._node_names[pool]
+        st.nodes = tuple([names[i] for i in self.slots.pools[pool].occupy(st.name, now)])
+        st.phase = Phase.MIGRATING
+        st.migrations += 1
+        st.overhead += overhead.migrate_overhead(req, params)
+        st.running_since = running
+        self._bump(st)
+        self._push(left_source, Event.VACATE, st)
+        self._push(running, Event.RUNNING, st)
+        self._push(running + st.actual_left, Event.DONE, st)
+        self._out.append(Migrate(now, st.name, st.nodes, running))
+
     def _vacate(self, st: LeaseState, now: float) -> None:
+        source = st.name + SOURCE
+        if source in self.slots.where:  # a migration left its old nodes
+            self.slots.unbook(source)
+            self._freed = True
+            return
         self.slots.unbook(st.name)
         self._freed = True
         self._bump(st)
@@ -245,6 +309,12 @@ class Scheduler(BackfillMixin):
                 self._push(stopped, Event.VACATE, st)
             elif phase == Phase.SUSPENDING:
                 self._push(booking.end, Event.VACATE, st)  # the suspension still has to finish
+            elif phase == Phase.MIGRATING:
+                self.slots.unbook(st.name)  # the target; the source still has to be vacated
+                self._released = True
+                source = self.slots.booking(st.name + SOURCE)
+                if source is not None:
+                    self._push(source.end, Event.VACATE, st)
             else:
                 self.slots.unbook(st.name)
                 self._released = True

@@ -109,6 +109,11 @@ class PoolTable(ABC):
     def unbook(self, lease: str) -> Booking:
         ...
 
+    def rename(self, lease: str, key: str) -> None:
+        b = self.bookings.pop(lease)
+        b.lease = key
+        self.bookings[key] = b
+
     @abstractmethod
     def occupy(self, lease: str, now: float) -> tuple[int, ...]:
         """The booking's lease starts now: give it concrete nodes."""
@@ -276,6 +281,11 @@ class ExclusivePool(PoolTable):
         b.end = end
         b.segments = segments
 
+    def rename(self, lease: str, key: str) -> None:
+        super().rename(lease, key)
+        for i in self.bookings[key].nodes or ():
+            self.owner[i] = key
+
     def occupy(self, lease: str, now: float) -> tuple[int, ...]:
         b = self.bookings[lease]
         if b.nodes is not None:
@@ -442,6 +452,13 @@ class SharedPool(PoolTable):
                 del self._ends[i]
         return b
 
+    def rename(self, lease: str, key: str) -> None:
+        super().rename(lease, key)
+        for slots in self.per_node:
+            for s in slots:
+                if s.lease == lease:
+                    s.lease = key
+
     def occupy(self, lease: str, now: float) -> tuple[int, ...]:
         nodes = self.bookings[lease].nodes
         assert nodes is not None  # shared bookings are always placed
@@ -491,8 +508,11 @@ class SlotTable:
     def unbook(self, lease: str) -> Booking:
         return self.pools[self.where.pop(lease)].unbook(lease)
 
-    def node_name(self, pool: str, index: int) -> str:
-        return f"{pool}-{index}"
+    def rename(self, lease: str, key: str) -> None:
+        """Keep a booking under another key (a migrating lease's source nodes)."""
+        pool = self.where.pop(lease)
+        self.pools[pool].rename(lease, key)
+        self.where[key] = pool
 
     def usage_violations(self) -> list[str]:
         return [v for p in self.pools.values() for v in p.usage_violations()]

@@ -43,6 +43,7 @@ class LeaseState:
     nodes: tuple[str, ...] = ()
     preemptions: int = 0
     suspensions: int = 0
+    migrations: int = 0
     overhead: float = 0.0
     reason: str | None = None
     #: bumped whenever the lease's timers change; stale heap entries are skipped
