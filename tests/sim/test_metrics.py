@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from builders import AR, DNP, config, exclusive, req, shared
 from leasehold.core.model import Origin
 from leasehold_emulator.sim.engine import simulate

@@ -220,7 +220,7 @@ class BackfillMixin:
                 f"deadline t={deadline:g}s"
             )
         if may_preempt:
-            msg += f"; preemption policy {self.config.policy!r} found no leases to preempt"
+            msg += f"; no leases were preempted for it (policy {self.config.policy!r})"
         self._reject(st, now, msg)
 
     def _reject(self: Scheduler, st: LeaseState, now: float, reason: str) -> None:

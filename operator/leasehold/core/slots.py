@@ -58,9 +58,6 @@ class PoolTable(ABC):
         self.bookings: dict[str, Booking] = {}
 
     # -- queries -------------------------------------------------------------------
-    def node_names(self) -> list[str]:
-        return self.spec.node_names()
-
     @abstractmethod
     def max_vms(self, shape: Shape) -> int:
         """How many VMs of ``shape`` the empty pool holds at once."""
