@@ -12,10 +12,11 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-## make demo: simulate the hand-worked backfilling scenario and print the schedule
+## make demo: simulate the example scenarios and print their schedules
 demo: $(STAMP)
 	$(BIN)/leasehold simulate examples/scenarios/backfilling.yaml -o table
 	$(BIN)/leasehold simulate examples/scenarios/advance-reservation.yaml -o table
+	$(BIN)/leasehold simulate examples/scenarios/suspend-before-blocking.yaml -o table
 
 ## make test: lint, then the whole test suite (unit, property, trace cross-check)
 test: $(STAMP)

@@ -44,3 +44,21 @@ def test_advance_reservation_example():
     assert leases["deadline-1"]["start"] == 30 * M
     assert "deadline t=7200s" in leases["deadline-2"]["reason"]
     assert [d["preemptor"] for d in doc["decisions"]] == ["ar-2"]
+
+
+def test_suspend_before_blocking_example():
+    leases, doc = run("suspend-before-blocking.yaml")
+    sweep = leases["sweep"]
+    suspend = 2 * (0.005 + 1024 / 6.36)
+    resume = 2 * (1024 / 8.12 + 0.005)
+    assert sweep["suspensions"] == 1
+    assert sweep["timeline"][0] == ["run", 0, round(2 * H - suspend, 3)]
+    assert sweep["timeline"][1] == ["overhead", round(2 * H - suspend, 3), 2 * H]
+    assert sweep["end"] == round(3 * H + resume + 3 * H - (2 * H - suspend), 3)
+    assert sweep["overheadSeconds"] == round(suspend + resume + 2.3, 3)
+    assert (leases["maintenance"]["start"], leases["maintenance"]["end"]) == (2 * H, 3 * H)
+    # without the option, sweep waits for the reservation to end
+    sc = load_scenario(SCENARIOS / "suspend-before-blocking.yaml")
+    cfg = sc.scheduler_config()
+    plain = simulate(sc.pool_specs(), type(cfg)(backfilling=cfg.backfilling), sc.requests())
+    assert plain.scheduler.leases["sweep"].first_start == 3 * H

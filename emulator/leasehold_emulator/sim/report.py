@@ -13,6 +13,7 @@ from leasehold.core.state import LeaseState
 
 from .engine import SimResult
 from .metrics import run_metrics
+from .timeline import lease_timelines, render_gantt
 
 
 def _num(x: float | None) -> float | int | None:
@@ -61,8 +62,14 @@ def result_document(result: SimResult, pools: Sequence[PoolSpec]) -> dict[str, A
         k: (round(v, 6) if isinstance(v, float) else v)
         for k, v in run_metrics(leases, pools).items()
     }
+    timelines = lease_timelines(result.actions)
+    records = []
+    for st in leases:
+        record = lease_record(st)
+        record["timeline"] = [[kind, _num(a), _num(b)] for kind, a, b in timelines.get(st.name, [])]
+        records.append(record)
     return {
-        "leases": [lease_record(s) for s in leases],
+        "leases": records,
         "decisions": [decision_record(d) for d in sched.decisions],
         "metrics": metrics,
     }
@@ -116,6 +123,9 @@ def to_table(doc: dict[str, Any]) -> str:
                 f"{d['candidateSets']} candidate sets, chose {chosen}, "
                 f"overhead {d['overheadSeconds']:g}s"
             )
+    lines += ["", f"TIMELINE  0 .. {_fmt_time(max((r['end'] or 0) for r in doc['leases']))}"
+              "   (. waiting  # running  ~ suspend/resume/migrate  x rejected)"]
+    lines += render_gantt(doc["leases"])
     m = doc["metrics"]
     lines += [
         "",
