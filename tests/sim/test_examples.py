@@ -47,7 +47,7 @@ def test_advance_reservation_example():
 
 
 def test_suspend_before_blocking_example():
-    leases, doc = run("suspend-before-blocking.yaml")
+    leases, _ = run("suspend-before-blocking.yaml")
     sweep = leases["sweep"]
     suspend = 2 * (0.005 + 1024 / 6.36)
     resume = 2 * (1024 / 8.12 + 0.005)
