@@ -59,7 +59,7 @@ def test_exclusive_profile_merges_back_after_unbook():
     book(pool, "b", 5, 20, 1)
     pool.unbook("a")
     pool.unbook("b")
-    assert pool.times == [-inf] and pool.free == [4]
+    assert pool.nodes_free.times == [-inf] and pool.nodes_free.free == [4]
 
 
 def test_exclusive_occupy_gives_lowest_free_nodes_and_releases_them():
@@ -204,5 +204,5 @@ def test_exclusive_move_earlier_agrees_with_unbook_and_refit(raw, pick, earliest
     got = fast.move_earlier(name, earliest)
     want = PoolTable.move_earlier(slow, name, earliest)
     assert got == want
-    assert (fast.times, fast.free) == (slow.times, slow.free)
+    assert (fast.nodes_free.times, fast.nodes_free.free) == (slow.nodes_free.times, slow.nodes_free.free)
     assert (name in fast.bookings) == (got is None)

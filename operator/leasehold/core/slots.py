@@ -24,12 +24,14 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from bisect import bisect_left, bisect_right, insort
-from collections.abc import Iterable, Iterator
+from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 from heapq import heappop, heappush
 from math import inf
 
 from .model import PoolSpec, Shape
+from .profile import Profile
 
 #: labelled parts of a booking: (kind, start, end), e.g. ("resume", 0, 126.1)
 Segments = tuple[tuple[str, float, float], ...]
@@ -152,12 +154,9 @@ class ExclusivePool(PoolTable):
 
     def __init__(self, spec: PoolSpec) -> None:
         super().__init__(spec)
-        # free[i] nodes are free during [times[i], times[i+1]); the last segment is open.
-        self.times: list[float] = [-inf]
-        self.free: list[int] = [spec.nodes]
+        self.nodes_free = Profile(spec.nodes)
         self.owner: list[str | None] = [None] * spec.nodes
         self._idle: list[int] = list(range(spec.nodes))  # heap of unowned nodes
-        self._horizon = -inf  # history before this was pruned
 
     def _holds(self, shape: Shape) -> bool:
         return shape.cpu <= self.spec.cpu and shape.memory <= self.spec.memory
@@ -166,59 +165,7 @@ class ExclusivePool(PoolTable):
         return self.spec.nodes if self._holds(shape) else 0
 
     def free_now(self, shape: Shape, t: float) -> float:
-        return self.free[bisect_right(self.times, t) - 1]
-
-    def move_earlier(self, lease: str, earliest: float) -> float | None:
-        # Without touching the profile: once the window reaches the booking's own
-        # start, the rest of it lies inside capacity the booking itself holds, so a
-        # start T qualifies as soon as [T, min(T + length, start)) has the nodes.
-        b = self.bookings[lease]
-        start, vms = b.start, b.vms
-        length = b.end - start
-        if earliest >= start:
-            return None
-        times, free = self.times, self.free
-        n = len(times)
-        i = bisect_right(times, earliest) - 1
-        # usual case, decided in C: no segment before the start has room at all
-        if max(free[i:bisect_left(times, start)]) < vms:
-            return None
-        cand = earliest
-        while True:
-            if free[i] < vms:
-                i += 1
-                if i == n or times[i] >= start:
-                    return None
-                cand = times[i]
-                continue
-            i += 1
-            end = cand + length
-            if i == n or times[i] >= (end if end < start else start):
-                break
-        self.unbook(lease)
-        return cand
-
-    def _split(self, t: float) -> int:
-        times = self.times
-        i = bisect_right(times, t) - 1
-        if times[i] == t:
-            return i
-        times.insert(i + 1, t)
-        self.free.insert(i + 1, self.free[i])
-        return i + 1
-
-    def _add(self, start: float, end: float, delta: int) -> None:
-        i = self._split(start)
-        j = self._split(end) if end != inf else len(self.times)
-        free = self.free
-        for k in range(i, j):
-            free[k] += delta
-        # merge equal neighbours at both edges so the profile stays short
-        times = self.times
-        if j < len(times) and free[j] == free[j - 1]:
-            del times[j], free[j]
-        if i > 0 and free[i] == free[i - 1]:
-            del times[i], free[i]
+        return self.nodes_free.at(t)
 
     def fit(
         self, vms: int, shape: Shape, duration: float, earliest: float,
@@ -226,42 +173,25 @@ class ExclusivePool(PoolTable):
     ) -> float | None:
         if vms > self.spec.nodes or not self._holds(shape):
             return None
-        times, free = self.times, self.free
-        n = len(times)
-        i = bisect_right(times, earliest) - 1
-        cand = earliest
-        while True:
-            if free[i] < vms:
-                i += 1
-                if i == n:
-                    return None
-                cand = times[i]
-                if cand > latest_start:
-                    return None
-                continue
-            i += 1
-            if i == n or times[i] >= cand + duration:
-                return cand
+        return self.nodes_free.fit(vms, duration, earliest, latest_start)
+
+    def move_earlier(self, lease: str, earliest: float) -> float | None:
+        b = self.bookings[lease]
+        t = self.nodes_free.earlier_start(b.vms, earliest, b.start, b.end - b.start)
+        if t is not None:
+            self.unbook(lease)
+        return t
 
     def free_window(self, vms: int, shape: Shape, t: float) -> float:
-        if not self._holds(shape):
-            return 0.0
-        times, free = self.times, self.free
-        i = bisect_right(times, t) - 1
-        if free[i] < vms:
-            return 0.0
-        for k in range(i + 1, len(times)):
-            if free[k] < vms:
-                return times[k] - t
-        return inf
+        return self.nodes_free.window(vms, t) if self._holds(shape) else 0.0
 
     def book(self, booking: Booking) -> None:
         self.bookings[booking.lease] = booking
-        self._add(booking.start, booking.end, -booking.vms)
+        self.nodes_free.add(booking.start, booking.end, -booking.vms)
 
     def unbook(self, lease: str) -> Booking:
         b = self.bookings.pop(lease)
-        self._add(b.start, b.end, b.vms)
+        self.nodes_free.add(b.start, b.end, b.vms)
         if b.nodes is not None:
             owner, idle = self.owner, self._idle
             for i in b.nodes:
@@ -272,9 +202,9 @@ class ExclusivePool(PoolTable):
     def truncate(self, lease: str, end: float, segments: Segments) -> None:
         b = self.bookings[lease]
         if end < b.end:
-            self._add(end, b.end, b.vms)
+            self.nodes_free.add(end, b.end, b.vms)
         elif end > b.end:
-            self._add(b.end, end, -b.vms)
+            self.nodes_free.add(b.end, end, -b.vms)
         b.end = end
         b.segments = segments
 
@@ -299,34 +229,12 @@ class ExclusivePool(PoolTable):
         return b.nodes
 
     def prune(self, now: float) -> None:
-        self._horizon = now
-        i = bisect_right(self.times, now) - 1
-        if i > 0:
-            del self.times[:i]
-            del self.free[:i]
-            # keep the -inf sentinel so bisect never falls off the left edge
-            self.times[0] = -inf
+        self.nodes_free.prune(now)
 
     def usage_violations(self) -> list[str]:
-        out = [
-            f"{self.spec.name}: {-f} nodes over capacity from t={t}"
-            for t, f in zip(self.times, self.free, strict=True) if f < 0
-        ]
-        # the profile must equal a recount of the bookings at every boundary
-        # from the pruning horizon on (the past is forgotten on purpose)
-        points = sorted({*self.times[1:], *(t for b in self.bookings.values()
-                                            for t in (b.start, b.end) if t != inf)})
-        for p in [self._horizon, *points]:
-            if p < self._horizon or p == -inf:
-                continue
-            have = self.free[bisect_right(self.times, p) - 1]
-            want = self.spec.nodes - sum(
-                b.vms for b in self.bookings.values() if b.start <= p < b.end
-            )
-            if have != want:
-                out.append(
-                    f"{self.spec.name}: profile says {have} free at t={p}, bookings {want}"
-                )
+        counted = [(b.start, b.end, b.vms) for b in self.bookings.values()]
+        out = [f"{self.spec.name}: {m}"
+               for m in self.nodes_free.mismatches(self.spec.nodes, counted)]
         held = [o for o in self.owner if o is not None]
         for lease in sorted(set(held)):
             b = self.bookings.get(lease)
@@ -335,82 +243,78 @@ class ExclusivePool(PoolTable):
         return out
 
 
-@dataclass(slots=True)
-class _NodeSlot:
-    start: float
-    end: float
-    cpu: int
-    memory: int
-    lease: str
-
-
 class SharedPool(PoolTable):
-    """Nodes with cpu/memory capacity holding several VMs; bookings on concrete nodes."""
+    """Nodes with cpu and memory capacity holding several VMs; bookings on concrete
+    nodes. Each node has a free-cpu and a free-memory profile: the VMs of a shape
+    that fit on a node throughout a window are ``min(min free cpu // cpu, min free
+    memory // memory)`` over the window, two C-level ``min`` calls."""
 
     def __init__(self, spec: PoolSpec) -> None:
         super().__init__(spec)
-        self.per_node: list[list[_NodeSlot]] = [[] for _ in range(spec.nodes)]
+        self.node_cpu = [Profile(spec.cpu) for _ in range(spec.nodes)]
+        self.node_mem = [Profile(spec.memory) for _ in range(spec.nodes)]
         self._ends: list[float] = []  # sorted booking ends: candidate start times
+        # pool-wide free cpu and memory: a necessary condition checked before the
+        # exact per-node packing, which costs a pass over the nodes
+        self.cpu_free = Profile(spec.nodes * spec.cpu)
+        self.mem_free = Profile(spec.nodes * spec.memory)
 
     def max_vms(self, shape: Shape) -> int:
         return self.spec.nodes * _vms_per_node(self.spec, shape)
 
     def _room(self, node: int, shape: Shape, start: float, end: float) -> int:
         """VMs of ``shape`` that fit on ``node`` throughout ``[start, end)``."""
-        slots = [s for s in self.per_node[node] if s.start < end and s.end > start]
-        cap_cpu, cap_mem = self.spec.cpu, self.spec.memory
-        if not slots:
-            return _vms_per_node(self.spec, shape)
-        # usage only rises at a slot start (or at the window start)
-        points = sorted({start, *(s.start for s in slots if s.start > start)})
-        best = 1 << 30
-        for p in points:
-            cpu = mem = 0
-            for s in slots:
-                if s.start <= p < s.end:
-                    cpu += s.cpu
-                    mem += s.memory
-            room = _fit_count(cap_cpu - cpu, cap_mem - mem, shape)
-            best = min(best, room)
-            if best == 0:
-                break
-        return best
-
-    def _candidates(self, earliest: float) -> Iterator[float]:
-        yield earliest
-        ends = self._ends
-        last = earliest
-        for t in ends[bisect_right(ends, earliest):]:
-            if t != last:
-                last = t
-                yield t
+        return _fit_count(self.node_cpu[node].min_over(start, end),
+                          self.node_mem[node].min_over(start, end), shape)
 
     def fit(
         self, vms: int, shape: Shape, duration: float, earliest: float,
         latest_start: float = inf,
     ) -> float | None:
+        # The earliest start is ``earliest`` or a booking end: between ends, usage
+        # only rises. Candidates where the pool as a whole lacks cpu or memory are
+        # skipped on the aggregate profiles; the survivors are checked node by node.
         if vms > self.max_vms(shape):
             return None
-        for t in self._candidates(earliest):
+        need_cpu, need_mem = vms * shape.cpu, vms * shape.memory
+        cpu, mem, ends = self.cpu_free, self.mem_free, self._ends
+        t = earliest
+        while True:
+            while True:
+                a = cpu.fit(need_cpu, duration, t, latest_start)
+                if a is None:
+                    return None
+                b = mem.fit(need_mem, duration, a, latest_start)
+                if b is None:
+                    return None
+                if b == a:
+                    break
+                t = b
+            if self._room_total(vms, shape, a, a + duration) >= vms:
+                return a
+            i = bisect_right(ends, a)
+            if i == len(ends):  # past the last end the pool is empty: cannot happen
+                return None
+            t = ends[i]
             if t > latest_start:
                 return None
-            total = 0
-            for node in range(self.spec.nodes):
-                total += self._room(node, shape, t, t + duration)
-                if total >= vms:
-                    return t
-        return None
+
+    def _room_total(self, vms: int, shape: Shape, start: float, end: float) -> int:
+        total = 0
+        for node in range(self.spec.nodes):
+            total += self._room(node, shape, start, end)
+            if total >= vms:
+                break
+        return total
 
     def free_window(self, vms: int, shape: Shape, t: float) -> float:
         if self.fit(vms, shape, 0.0, t, t) is None:
             return 0.0
-        # the window can only end where some booking starts; the VMs must keep
-        # their nodes, so test the whole span [t, q) up to the boundary after it
-        slots = [s for per in self.per_node for s in per]
-        bounds = sorted({x for s in slots for x in (s.start, s.end) if t < x < inf})
+        # the window can only end where some node's free capacity drops; the VMs
+        # must keep their nodes, so test the whole span [t, q) up to the next step
+        bounds = sorted({x for prof in (*self.node_cpu, *self.node_mem)
+                         for x in prof.times if x > t})
         for k, p in enumerate(bounds):
-            if not any(s.start == p for s in slots):
-                continue
             q = bounds[k + 1] if k + 1 < len(bounds) else p + 1
             if self.fit(vms, shape, q - t, t, t) is None:
                 return p - t
@@ -427,34 +331,31 @@ class SharedPool(PoolTable):
                 return tuple(picked)
         raise RuntimeError(f"slot table inconsistent: no room for {vms} VMs at {start}")
 
+    def _charge(self, b: Booking, sign: int) -> None:
+        """Add (sign -1) or give back (sign +1) a booking's capacity."""
+        cpu, mem = b.shape.cpu, b.shape.memory
+        self.cpu_free.add(b.start, b.end, sign * b.vms * cpu)
+        self.mem_free.add(b.start, b.end, sign * b.vms * mem)
+        for node, count in Counter(b.nodes or ()).items():
+            self.node_cpu[node].add(b.start, b.end, sign * count * cpu)
+            self.node_mem[node].add(b.start, b.end, sign * count * mem)
+
     def book(self, booking: Booking) -> None:
         if booking.nodes is None:
             booking.nodes = self.place(booking.vms, booking.shape, booking.start, booking.end)
         self.bookings[booking.lease] = booking
-        for node in booking.nodes:
-            self.per_node[node].append(
-                _NodeSlot(booking.start, booking.end, booking.shape.cpu, booking.shape.memory,
-                          booking.lease)
-            )
+        self._charge(booking, -1)
         if booking.end != inf:
             insort(self._ends, booking.end)
 
     def unbook(self, lease: str) -> Booking:
         b = self.bookings.pop(lease)
-        for node in set(b.nodes or ()):
-            self.per_node[node] = [s for s in self.per_node[node] if s.lease != lease]
+        self._charge(b, +1)
         if b.end != inf:
             i = bisect_left(self._ends, b.end)
             if i < len(self._ends) and self._ends[i] == b.end:  # may have been pruned
                 del self._ends[i]
         return b
-
-    def rename(self, lease: str, key: str) -> None:
-        super().rename(lease, key)
-        for slots in self.per_node:
-            for s in slots:
-                if s.lease == lease:
-                    s.lease = key
 
     def occupy(self, lease: str, now: float) -> tuple[int, ...]:
         nodes = self.bookings[lease].nodes
@@ -462,21 +363,28 @@ class SharedPool(PoolTable):
         return nodes
 
     def prune(self, now: float) -> None:
+        # Per-node profiles are not pruned: unbooking a finished lease merges its
+        # steps away, so they stay as short as the live bookings on the node.
         i = bisect_right(self._ends, now)
         if i:
             del self._ends[:i]
+        self.cpu_free.prune(now)
+        self.mem_free.prune(now)
 
     def usage_violations(self) -> list[str]:
-        out = []
-        for node, slots in enumerate(self.per_node):
-            for p in sorted({s.start for s in slots}):
-                cpu = sum(s.cpu for s in slots if s.start <= p < s.end)
-                mem = sum(s.memory for s in slots if s.start <= p < s.end)
-                if cpu > self.spec.cpu or mem > self.spec.memory:
-                    out.append(
-                        f"{self.spec.name}-{node}: cpu {cpu}/{self.spec.cpu} "
-                        f"mem {mem}/{self.spec.memory} at t={p}"
-                    )
+        spec, bookings = self.spec, list(self.bookings.values())
+        out = [f"{spec.name} cpu: {m}" for m in self.cpu_free.mismatches(
+            spec.nodes * spec.cpu, [(b.start, b.end, b.vms * b.shape.cpu) for b in bookings])]
+        out += [f"{spec.name} memory: {m}" for m in self.mem_free.mismatches(
+            spec.nodes * spec.memory, [(b.start, b.end, b.vms * b.shape.memory) for b in bookings])]
+        for node in range(spec.nodes):
+            for resource, prof, cap in (("cpu", self.node_cpu[node], spec.cpu),
+                                        ("memory", self.node_mem[node], spec.memory)):
+                per_vm = "cpu" if resource == "cpu" else "memory"
+                counted = [(b.start, b.end, (b.nodes or ()).count(node) * getattr(b.shape, per_vm))
+                           for b in bookings]
+                out += [f"{spec.name}-{node} {resource}: {m}"
+                        for m in prof.mismatches(cap, counted)]
         return out
 
 
