@@ -5,7 +5,10 @@ per CPU-second, the mean wait, and the ratio to a bare textbook EASY loop run in
 same process (a scheduler that knows nothing of leases: the floor to aim at).
 CPU time, not wall time, and a same-process baseline, because machines are shared.
 
-    python benchmarks/bench_sdsc_backfilling.py [--repeat N] [--trace PATH]
+    python benchmarks/bench_sdsc_backfilling.py [--repeat N] [--trace PATH] [--shared]
+
+``--shared`` also runs the trace once on a shared pool (per-node cpu/memory
+packing) of the same 144 one-core nodes: the general path, much slower.
 """
 
 from __future__ import annotations
@@ -81,6 +84,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--trace", type=Path, default=TRACE)
+    ap.add_argument("--shared", action="store_true", help="also time a shared pool (slow)")
     args = ap.parse_args()
     jobs = swf_requests(args.trace)
     pool = PoolSpec("blue", NODES, 1000, 1024, exclusive=True)
@@ -98,6 +102,16 @@ def main() -> None:
         wait = sum(s.first_start - s.req.submitted for s in leases) / len(jobs)
         print(f"{'leasehold ' + mode:<26}{cpu:>8.3f}{len(jobs) / cpu:>10.0f}"
               f"{wait / 60:>10.2f}m{cpu / base_cpu:>8.1f}")
+    if args.shared:
+        shared = PoolSpec("blue", NODES, 1000, 1024, exclusive=False)
+        for mode in ("easy", "conservative"):
+            cfg = SchedulerConfig(backfilling=Backfilling(mode))
+            cpu, result = best_cpu(
+                lambda cfg=cfg: simulate([shared], cfg, jobs, keep_actions=False), 1)
+            leases = result.scheduler.leases.values()  # type: ignore[attr-defined]
+            wait = sum(s.first_start - s.req.submitted for s in leases) / len(jobs)
+            print(f"{'leasehold ' + mode + ' (shared)':<26}{cpu:>8.3f}{len(jobs) / cpu:>10.0f}"
+                  f"{wait / 60:>10.2f}m{cpu / base_cpu:>8.1f}")
 
 
 if __name__ == "__main__":

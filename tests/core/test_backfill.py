@@ -168,3 +168,10 @@ def test_duplicate_name_is_rejected_once():
 def test_cancellable_best_effort_runs_like_any_best_effort():
     sched = run([exclusive(1)], [req("A", 1, 10, type=BEC), req("B", 1, 10, type=BEC)])
     assert spans(sched) == {"A": (0, 10, "Completed"), "B": (10, 20, "Completed")}
+
+
+def test_deadline_that_has_already_become_unreachable_is_rejected():
+    # submitted when even an immediate start would end after the deadline
+    sched = run([exclusive(1)], [req("D", 1, 100, at=100, type=DM, deadline=150)])
+    assert sched.leases["D"].phase.value == "Rejected"
+    assert "deadline t=150s" in sched.leases["D"].reason

@@ -204,5 +204,16 @@ def test_exclusive_move_earlier_agrees_with_unbook_and_refit(raw, pick, earliest
     got = fast.move_earlier(name, earliest)
     want = PoolTable.move_earlier(slow, name, earliest)
     assert got == want
-    assert (fast.nodes_free.times, fast.nodes_free.free) == (slow.nodes_free.times, slow.nodes_free.free)
+    f, w = fast.nodes_free, slow.nodes_free
+    assert (f.times, f.free) == (w.times, w.free)
     assert (name in fast.bookings) == (got is None)
+
+
+def test_shared_future_booking_prefers_nodes_freed_just_before_it():
+    # node 0 is idle; node 1 is busy until 50. A booking at [50, 60) goes to node 1,
+    # which leaves node 0 free for work that can start now and run 40 s.
+    pool = SharedPool(shared(2, cpu=1000, memory=1024))
+    pool.book(Booking("busy", 0, 50, 1, ONE, (1,), (("run", 0, 50),)))
+    book(pool, "x", 50, 60)
+    assert pool.bookings["x"].nodes == (1,)
+    assert pool.fit(1, ONE, 100, 0) == 0  # node 0 is still free from now on

@@ -53,11 +53,22 @@ class Profile:
         i = bisect_right(times, start) - 1
         return min(self.free[i:max(i + 1, bisect_left(times, end))])
 
+    def free_since(self, amount: int, t: float) -> float:
+        """Since when ``amount`` has been free without a break up to ``t``
+        (``-inf``: always; ``t``: not just before ``t``)."""
+        times, free = self.times, self.free
+        i = bisect_left(times, t) - 1
+        while i >= 0 and free[i] >= amount:
+            i -= 1
+        return times[i + 1] if i + 1 < len(times) and times[i + 1] < t else t
+
     def fit(
         self, amount: int, duration: float, earliest: float, latest_start: float = inf
     ) -> float | None:
         """Earliest ``T`` in ``[earliest, latest_start]`` with ``amount`` free
         throughout ``[T, T + duration)``."""
+        if earliest > latest_start:
+            return None
         times, free = self.times, self.free
         n = len(times)
         i = bisect_right(times, earliest) - 1

@@ -1,0 +1,105 @@
+"""The free-capacity step function, against a brute-force array of instants."""
+
+from __future__ import annotations
+
+from math import inf
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from leasehold.core.profile import Profile
+
+H = 60  # integer instants 0..H-1 are enough: all changes happen at integers
+
+
+def brute(capacity, changes):
+    arr = [capacity] * (H + 40)
+    for s, e, d in changes:
+        for t in range(s, e):
+            arr[t] += d
+    return arr
+
+
+def brute_fit(arr, amount, duration, earliest, latest=None):
+    for t in range(earliest, H + 1):
+        if latest is not None and t > latest:
+            return None
+        if all(arr[x] >= amount for x in range(t, t + duration)):
+            return t
+    return None
+
+
+def _feasible(raw):
+    """Keep the bookings that fit: a real profile never goes below zero."""
+    kept, arr = [], [6] * H
+    for s, d, delta in raw:
+        e = min(s + d, H)
+        if all(arr[t] + delta >= 0 for t in range(s, e)):
+            for t in range(s, e):
+                arr[t] += delta
+            kept.append((s, e, delta))
+    return kept
+
+
+changes_st = st.lists(
+    st.tuples(st.integers(0, H - 2), st.integers(1, 20), st.integers(-3, -1)), max_size=8
+).map(_feasible)
+
+
+@settings(max_examples=300, deadline=None)
+@given(changes=changes_st, amount=st.integers(1, 6), duration=st.integers(1, 25),
+       earliest=st.integers(0, H - 1), latest=st.one_of(st.none(), st.integers(0, H)))
+def test_profile_matches_brute_force(changes, amount, duration, earliest, latest):
+    prof = Profile(6)
+    for s, e, d in changes:
+        prof.add(s, e, d)
+    arr = brute(6, changes)
+    assert [prof.at(t) for t in range(H)] == arr[:H]
+    got = prof.fit(amount, duration, earliest, inf if latest is None else latest)
+    assert got == brute_fit(arr, amount, duration, earliest, latest)
+    assert prof.min_over(earliest, earliest + duration) == min(arr[earliest:earliest + duration])
+    # the steps stay merged: no two neighbours are equal
+    assert all(a != b for a, b in zip(prof.free, prof.free[1:], strict=False))
+
+
+@settings(max_examples=300, deadline=None)
+@given(changes=changes_st, pick=st.integers(0, 7), earliest=st.integers(0, H - 1))
+def test_earlier_start_equals_removing_the_booking_and_fitting_again(changes, pick, earliest):
+    if not changes:
+        return
+    s, e, d = changes[pick % len(changes)]
+    amount = -d
+    prof = Profile(6)
+    for c in changes:
+        prof.add(*c)
+    without = brute(6, [c for i, c in enumerate(changes) if i != pick % len(changes)])
+    want = brute_fit(without, amount, e - s, earliest, s - 1) if earliest < s else None
+    assert prof.earlier_start(amount, earliest, s, e - s) == want
+
+
+@pytest.mark.parametrize(
+    ("changes", "amount", "t", "window", "since"),
+    [
+        ([], 1, 10, inf, -inf),
+        ([(20, 30, -4)], 1, 10, 10, -inf),  # ends where the capacity drops
+        ([(0, 10, -4)], 1, 15, inf, 10),  # free since the booking ended
+        ([(0, 10, -4)], 1, 5, 0, 5),  # not free at all: since = t
+        ([(0, 10, -2)], 2, 5, inf, -inf),  # 2 of 4 stay free
+    ],
+)
+def test_window_and_free_since(changes, amount, t, window, since):
+    prof = Profile(4)
+    for c in changes:
+        prof.add(*c)
+    assert prof.window(amount, t) == window
+    assert prof.free_since(amount, t) == since
+
+
+def test_prune_forgets_the_past_but_not_the_present():
+    prof = Profile(4)
+    prof.add(0, 10, -1)
+    prof.add(5, 20, -2)
+    prof.prune(12)
+    assert prof.times[0] == -inf and prof.at(12) == 2 and prof.at(25) == 4
+    assert prof.mismatches(4, [(5, 20, 2)]) == []
+    assert prof.mismatches(4, [(5, 20, 1)]) != []
