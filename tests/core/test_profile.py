@@ -7,6 +7,7 @@ from math import inf
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from leasehold.core.profile import Profile
 
 H = 60  # integer instants 0..H-1 are enough: all changes happen at integers
