@@ -265,8 +265,11 @@ class SharedPool(PoolTable):
 
     def _room(self, node: int, shape: Shape, start: float, end: float) -> int:
         """VMs of ``shape`` that fit on ``node`` throughout ``[start, end)``."""
-        return _fit_count(self.node_cpu[node].min_over(start, end),
-                          self.node_mem[node].min_over(start, end), shape)
+        cpu, mem = self.node_cpu[node], self.node_mem[node]
+        # most nodes of a busy pool are full at ``start``: one bisect says so
+        if cpu.at(start) < shape.cpu or mem.at(start) < shape.memory:
+            return 0
+        return _fit_count(cpu.min_over(start, end), mem.min_over(start, end), shape)
 
     def fit(
         self, vms: int, shape: Shape, duration: float, earliest: float,
