@@ -274,27 +274,29 @@ def _pool_checks(
     return violations
 
 
-def _fit_in_pool(index: int, lease: LeaseSpec, pool: PoolSpecModel) -> list[tuple[Loc, str]]:
+def _oversized(
+    index: int, lease: LeaseSpec, cpu_pool: PoolSpecModel, mem_pool: PoolSpecModel, node: str,
+    fix: str,
+) -> list[tuple[Loc, str]]:
+    """A VM larger than the node of ``cpu_pool`` (cpu) or ``mem_pool`` (memory);
+    ``node`` names that node in the message, ``fix`` says what to do."""
     violations: list[tuple[Loc, str]] = []
-    if lease.cpu > pool.cpu:
-        violations.append(
-            (
-                ("leases", index, "cpu"),
-                f"one VM needs {format_cpu(lease.cpu)} but a node of pool "
-                f'"{pool.name}" has {format_cpu(pool.cpu)}; lower cpu or use a pool with '
-                f"bigger nodes",
-            )
-        )
-    if lease.memory > pool.memory:
-        violations.append(
-            (
-                ("leases", index, "memory"),
-                f"one VM needs {format_memory(lease.memory)} but a node of pool "
-                f'"{pool.name}" has {format_memory(pool.memory)}; lower memory or use a pool '
-                f"with bigger nodes",
-            )
-        )
+    for resource, need, pool, have, fmt in (
+        ("cpu", lease.cpu, cpu_pool, cpu_pool.cpu, format_cpu),
+        ("memory", lease.memory, mem_pool, mem_pool.memory, format_memory),
+    ):
+        if need > have:
+            violations.append((
+                ("leases", index, resource),
+                f"one VM needs {fmt(need)} but {node.format(pool=pool.name)} has {fmt(have)}; "
+                f"lower {resource} or {fix}",
+            ))
     return violations
+
+
+def _fit_in_pool(index: int, lease: LeaseSpec, pool: PoolSpecModel) -> list[tuple[Loc, str]]:
+    return _oversized(index, lease, pool, pool, 'a node of pool "{pool}"',
+                      "use a pool with bigger nodes")
 
 
 def _fit_anywhere(
@@ -302,27 +304,11 @@ def _fit_anywhere(
 ) -> list[tuple[Loc, str]]:
     if any(lease.cpu <= pool.cpu and lease.memory <= pool.memory for pool in pools):
         return []
-    violations: list[tuple[Loc, str]] = []
-    biggest_cpu = max(pools, key=lambda pool: pool.cpu)
-    biggest_memory = max(pools, key=lambda pool: pool.memory)
-    if lease.cpu > biggest_cpu.cpu:
-        violations.append(
-            (
-                ("leases", index, "cpu"),
-                f"one VM needs {format_cpu(lease.cpu)} but the largest node (pool "
-                f'"{biggest_cpu.name}") has {format_cpu(biggest_cpu.cpu)}; lower cpu or add a '
-                f"pool with bigger nodes",
-            )
-        )
-    if lease.memory > biggest_memory.memory:
-        violations.append(
-            (
-                ("leases", index, "memory"),
-                f"one VM needs {format_memory(lease.memory)} but the largest node (pool "
-                f'"{biggest_memory.name}") has {format_memory(biggest_memory.memory)}; '
-                f"lower memory or add a pool with bigger nodes",
-            )
-        )
+    violations = _oversized(
+        index, lease, max(pools, key=lambda pool: pool.cpu),
+        max(pools, key=lambda pool: pool.memory), 'the largest node (pool "{pool}")',
+        "add a pool with bigger nodes",
+    )
     if not violations:
         # Each resource fits somewhere, but never both on the same node.
         nodes = "; ".join(
