@@ -63,3 +63,30 @@ def spans(sched: Scheduler) -> dict[str, tuple[float | None, float | None, str]]
 
 def lease(sched: Scheduler, name: str) -> LeaseState:
     return sched.leases[name]
+
+
+def drive(pools: list[PoolSpec], requests: list[Request], cfg: SchedulerConfig | None = None,
+          inputs: list[tuple[float, str, str]] = (), check=None) -> Scheduler:
+    """Like :func:`run`, plus shell reports: ``(time, "cancel" | "finished", lease)``."""
+    sched = Scheduler(pools, cfg or config())
+    events = sorted([(r.submitted, 0, "submit", r) for r in requests]
+                    + [(t, 1, kind, name) for t, kind, name in inputs], key=lambda e: e[:2])
+    i = 0
+    while True:
+        t_core = sched.next_event_time()
+        t_in = events[i][0] if i < len(events) else None
+        if t_core is None and t_in is None:
+            return sched
+        t = min(x for x in (t_core, t_in) if x is not None)
+        while i < len(events) and events[i][0] == t:
+            _, _, kind, arg = events[i]
+            if kind == "submit":
+                sched.submit(arg, t)
+            elif kind == "cancel":
+                sched.cancel(arg, t)
+            else:
+                sched.finished(arg, t)
+            i += 1
+        actions = sched.advance(t)
+        if check is not None:
+            check(sched, t, actions)

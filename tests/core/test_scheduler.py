@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from builders import AR, DM, config, exclusive, req, run, spans
+from builders import AR, DM, config, drive, exclusive, req, run, spans
 from leasehold.core import overhead
 from leasehold.core.model import (
     Cancel,
@@ -220,3 +220,78 @@ def test_cancel_during_migration_releases_both_ends():
     assert sched.leases["M"].phase.value == "Cancelled"
     assert sched.slots.where == {}
     assert all(p.bookings == {} for p in sched.slots.pools.values())
+
+
+# ---- regressions found by review (each crashed or over-committed before) -------------
+
+def no_violations(sched, now, actions):
+    assert sched.slots.usage_violations() == []
+
+
+@pytest.mark.parametrize("pool", [exclusive(1), PoolSpec("p", 1, 1000, 1024)])
+def test_cancel_with_zero_stop_time_frees_the_node_at_once(pool):
+    sched = drive([pool], [req("A", 1, 100), req("B", 1, 10)], config(),
+                  [(5, "cancel", "A")], no_violations)
+    assert spans(sched)["B"][:2] == (5, 15)
+
+
+@pytest.mark.parametrize("pool", [exclusive(2), PoolSpec("p", 1, 1000, 1024)])
+def test_cancel_at_the_instant_a_lease_starts(pool):
+    sched = drive([pool], [req("A", 1, 100)], config(), [(0, "cancel", "A")], no_violations)
+    assert sched.leases["A"].phase.value == "Cancelled"
+    assert sched.slots.where == {}
+
+
+def test_stopping_never_outlasts_the_booking():
+    pool = PoolSpec("p", 1, 1000, 1024, exclusive=True, overhead=OverheadParams(stop_seconds=5))
+    sched = drive([pool], [req("A", 1, 10), req("B", 1, 10)], config(),
+                  [(8, "cancel", "A")], no_violations)
+    assert spans(sched)["B"][:2] == (10, 20)
+
+
+@pytest.mark.parametrize("pool", [exclusive(1), PoolSpec("p", 1, 1000, 1024)])
+def test_compression_does_not_let_work_outlast_its_booking_by_an_ulp(pool):
+    d = 68.047758  # 30 + ((100 + d) - 100) < 30 + d in floating point
+    sched = run([pool], [req("A", 1, 100, runtime=30), req("B", 1, d), req("C", 1, 10)],
+                config(), no_violations)
+    assert spans(sched)["C"][0] == spans(sched)["B"][1]
+
+
+@pytest.mark.parametrize("pool", [exclusive(1), PoolSpec("p", 1, 1000, 1024)])
+def test_planned_suspension_vacates_exactly_when_the_blocking_reservation_starts(pool):
+    at, start = 28.496, 325.384  # (at + (w - h)) + h > at + w in floating point
+    sched = run([pool], [req("AR", 1, 50, type=AR, start=start),
+                         req("B", 1, 1000, at=at, memory=512)], config(sbb=True), no_violations)
+    assert spans(sched)["AR"] == (start, start + 50, "Completed")
+    assert sched.leases["B"].suspensions == 1
+
+
+def test_easy_never_books_a_former_head_twice():
+    small = dict(memory=8)
+    reqs = [req("l0", 1, 1000, 67, memory=16), req("l2", 2, 24, 4, type=AR, start=179, **small),
+            req("l8", 1, 175, 150, type=AR, start=301, **small),
+            req("l11", 1, 125, 22, type=AR, start=188, **small),
+            req("l12", 1, 192, 64, type=AR, start=237, **small), req("l13", 1, 235, 162, **small),
+            req("l14", 2, 210, 35, runtime=179, **small), req("l16", 2, 1000, 65, **small)]
+    sched = drive([exclusive(4)], reqs, config("easy", sbb=True), [(93.5, "cancel", "l14")],
+                  no_violations)
+    assert all(st.phase.terminal for st in sched.leases.values())
+    assert sched.slots.where == {}
+
+
+def test_only_running_deadline_migratable_leases_have_a_migration_target():
+    a, b = exclusive(2, "a"), exclusive(2, "b")
+    sched = Scheduler([a, b], config())
+    sched.submit(req("R", 2, 1000, type=AR, start=0, memory=512), 0)
+    sched.submit(req("S", 2, 1000, memory=512), 0)
+    sched.advance(100)
+    assert sched.migration_target(sched.leases["R"], 100) is None
+    assert sched.migration_target(sched.leases["S"], 100) is None
+
+
+def test_no_migration_when_the_vms_cannot_leave_before_the_booking_ends():
+    a, b = exclusive(1, "a"), exclusive(1, "b")
+    sched = Scheduler([a, b], config())
+    sched.submit(req("M", 1, 100, type=DM, deadline=10_000, memory=1024), 0)
+    sched.advance(50)  # writing 1024 MiB out takes 161 s; the booking ends at 100
+    assert migrate_now(sched, "M", 50) is None

@@ -201,8 +201,9 @@ def test_exclusive_move_earlier_agrees_with_unbook_and_refit(raw, pick, earliest
     if not names:
         return
     name = names[pick % len(names)]
-    got = fast.move_earlier(name, earliest)
-    want = PoolTable.move_earlier(slow, name, earliest)
+    b = fast.bookings[name]
+    got = fast.move_earlier(name, earliest, b.end - b.start)
+    want = PoolTable.move_earlier(slow, name, earliest, b.end - b.start)
     assert got == want
     f, w = fast.nodes_free, slow.nodes_free
     assert (f.times, f.free) == (w.times, w.free)

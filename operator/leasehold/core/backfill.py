@@ -130,10 +130,12 @@ class BackfillMixin:
             old = pool.bookings[name]
             if old.start <= now:
                 continue
-            t = pool.move_earlier(name, max(now, st.req.earliest))
+            # the length is recomputed, not taken from the booking: start + (end -
+            # start) can miss start + remaining by an ulp and let the work outlast it
+            length = self._length(st, pool.spec.name)
+            t = pool.move_earlier(name, max(now, st.req.earliest), length)
             if t is not None:
-                self._book(st, pool.spec.name, t, old.end - old.start, now,
-                           _shift(old.segments, t - old.start))
+                self._book(st, pool.spec.name, t, length, now)
 
     # ---- admission ------------------------------------------------------------------
     def _candidate_pools(self: Scheduler, st: LeaseState) -> list[str]:
@@ -331,11 +333,12 @@ class BackfillMixin:
                 booking = self.slots.booking(st.name)
                 if booking is not None:  # the head already holds a reservation: compress it
                     table = self.slots.pool_of(st.name)
-                    t = table.move_earlier(st.name, earliest)
+                    length = self._length(st, table.spec.name)
+                    t = table.move_earlier(st.name, earliest, length)
                     if t is None:
                         break  # it cannot start earlier: the reservation stands
                     self._waiting.pop(st.name, None)
-                    fit = (table.spec.name, t, booking.end - booking.start)
+                    fit = (table.spec.name, t, length)
                 else:
                     fit = self._best_fit(st, earliest)
                 assert fit is not None
@@ -356,9 +359,12 @@ class BackfillMixin:
             candidates = [st for st in queue if st.vms <= avail and st is not head]
         else:
             candidates = [st for st in fresh if st.vms <= avail]
+        waiting = self._waiting
         for st in candidates:
             req = st.req
             if req.earliest > now or st.phase not in (Phase.QUEUED, Phase.SUSPENDED):
+                continue
+            if st.name in waiting:  # a former head keeps its reservation
                 continue
             fit = self._best_fit(st, now, now) if req.vms <= avail else None
             if fit is not None:
@@ -367,6 +373,3 @@ class BackfillMixin:
             else:
                 self._try_hole(st, now)
 
-
-def _shift(segments: Segments, delta: float) -> Segments:
-    return tuple((k, s + delta, e + delta) for k, s, e in segments)

@@ -36,6 +36,8 @@ class Profile:
 
     def add(self, start: float, end: float, delta: int) -> None:
         """Change the free capacity by ``delta`` over ``[start, end)``."""
+        if start >= end:
+            return
         i = self._split(start)
         j = self._split(end) if end != inf else len(self.times)
         free = self.free

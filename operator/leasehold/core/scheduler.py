@@ -23,6 +23,7 @@ from .model import (
     Action,
     Cancel,
     Complete,
+    LeaseType,
     Migrate,
     Phase,
     PoolSpec,
@@ -174,7 +175,8 @@ class Scheduler(BackfillMixin):
         if st.first_start is None:
             st.first_start = now
         st.running_since = run_from
-        self._push(run_from + st.actual_left, Event.DONE, st)
+        # the work never outlasts the booking, whatever the float rounding
+        self._push(min(run_from + st.actual_left, booking.end), Event.DONE, st)
         kind, at, _ = booking.segments[-1]
         if kind == "suspend":
             self._push(at, Event.SUSPEND, st)
@@ -205,8 +207,13 @@ class Scheduler(BackfillMixin):
         pool = self.slots.pool_of(st.name)
         params = pool.spec.overhead
         self._account(st, now)
-        vacated = now + overhead.suspend_seconds(st.req, params)
         booking = pool.bookings[st.name]
+        if booking.segments[-1][0] == "suspend":  # planned: it ends with the booking
+            vacated = booking.end
+        else:
+            vacated = now + overhead.suspend_seconds(st.req, params)
+            if vacated > booking.end:  # the caller must leave room for the overhead
+                raise ValueError(f"suspending {st.name} at t={now} would outlast its booking")
         if booking.end > vacated:
             self._released = True
         segments = (*(s for s in booking.segments if s[0] != "suspend"), ("suspend", now, vacated))
@@ -224,9 +231,16 @@ class Scheduler(BackfillMixin):
         hold, ending by its deadline. ``None`` if there is none (then the lease is not
         preemptable by migration at this moment, DESIGN §2.1)."""
         req = st.req
-        if st.phase != Phase.RUNNING or st.running_since is None:
+        if req.type != LeaseType.DEADLINE_MIGRATABLE or st.phase != Phase.RUNNING:
             return None
-        params = self.slots.pool_of(st.name).spec.overhead
+        if st.running_since is None:
+            return None
+        source = self.slots.pool_of(st.name)
+        params = source.spec.overhead
+        # the VMs hold their old nodes while they are written out: within the booking
+        leaving = now + req.vms * (params.pause_seconds + req.shape.memory / params.suspend_rate)
+        if leaving > source.bookings[st.name].end:
+            return None
         left = st.remaining - (now - st.running_since)
         length = overhead.migrate_seconds(req, params) + 2 * req.vms * params.pause_seconds + left
         deadline = req.deadline if req.deadline is not None else inf
@@ -301,12 +315,18 @@ class Scheduler(BackfillMixin):
             if phase in (Phase.RUNNING, Phase.RESUMING):
                 self._account(st, now)
                 pool = self.slots.pool_of(st.name)
-                stopped = now + pool.spec.overhead.stop_seconds
+                # stopping takes stopSeconds, but never past the booking: others may
+                # hold the nodes from its end on
+                stopped = min(now + pool.spec.overhead.stop_seconds, booking.end)
                 if booking.end > stopped:
                     self._released = True
-                segments = (*booking.segments, ("stop", now, stopped))
-                pool.truncate(st.name, stopped, _clip(segments, now))
-                self._push(stopped, Event.VACATE, st)
+                if stopped <= now:
+                    self.slots.unbook(st.name)
+                    self._freed = True
+                else:
+                    segments = (*booking.segments, ("stop", now, stopped))
+                    pool.truncate(st.name, stopped, _clip(segments, now))
+                    self._push(stopped, Event.VACATE, st)
             elif phase == Phase.SUSPENDING:
                 self._push(booking.end, Event.VACATE, st)  # the suspension still has to finish
             elif phase == Phase.MIGRATING:

@@ -78,13 +78,14 @@ class PoolTable(ABC):
         """An upper bound on the VMs of ``shape`` that can start at ``t`` (cheap)."""
         return inf
 
-    def move_earlier(self, lease: str, earliest: float) -> float | None:
+    def move_earlier(self, lease: str, earliest: float, length: float) -> float | None:
         """Compression: the earliest start in ``[earliest, current start)`` for a
-        booking, given every other booking. If there is one, the booking is removed
-        (the caller books the lease again there) and the start returned; if not,
-        nothing changes and ``None`` is returned."""
+        booking of ``length`` (at most its current one), given every other booking.
+        If there is one, the booking is removed (the caller books the lease again
+        there) and the start returned; if not, nothing changes and ``None`` is
+        returned."""
         old = self.unbook(lease)
-        t = self.fit(old.vms, old.shape, old.end - old.start, earliest, old.start)
+        t = self.fit(old.vms, old.shape, length, earliest, old.start)
         if t is None or t >= old.start:
             self.book(old)
             return None
@@ -124,7 +125,10 @@ class PoolTable(ABC):
         """Forget history before ``now`` (bookings that ended are already unbooked)."""
 
     def truncate(self, lease: str, end: float, segments: Segments) -> None:
-        """Shorten a booking (early end, suspension): capacity after ``end`` is freed."""
+        """Shorten a booking (early end, suspension): capacity after ``end`` is freed.
+        Never lengthens one: the capacity after its end may be reserved by others."""
+        if end > self.bookings[lease].end:
+            raise ValueError(f"cannot extend the booking of {lease} past its end")
         b = self.unbook(lease)
         b.end = end
         b.segments = segments
@@ -176,9 +180,9 @@ class ExclusivePool(PoolTable):
             return None
         return self.nodes_free.fit(vms, duration, earliest, latest_start)
 
-    def move_earlier(self, lease: str, earliest: float) -> float | None:
+    def move_earlier(self, lease: str, earliest: float, length: float) -> float | None:
         b = self.bookings[lease]
-        t = self.nodes_free.earlier_start(b.vms, earliest, b.start, b.end - b.start)
+        t = self.nodes_free.earlier_start(b.vms, earliest, b.start, length)
         if t is not None:
             self.unbook(lease)
         return t
@@ -202,10 +206,9 @@ class ExclusivePool(PoolTable):
 
     def truncate(self, lease: str, end: float, segments: Segments) -> None:
         b = self.bookings[lease]
-        if end < b.end:
-            self.nodes_free.add(end, b.end, b.vms)
-        elif end > b.end:
-            self.nodes_free.add(b.end, end, -b.vms)
+        if end > b.end:
+            raise ValueError(f"cannot extend the booking of {lease} past its end")
+        self.nodes_free.add(end, b.end, b.vms)
         b.end = end
         b.segments = segments
 
