@@ -30,7 +30,8 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_sdsc_backfilling.py
 
-## make reproduce: the full SDSC Blue cross-check against the published references
+## make reproduce: replay the SDSC Blue trace under every backfilling mode and print
+## the mean waits (tests/sim/test_sdsc_reference.py compares them with the references)
 reproduce: $(STAMP)
 	$(BIN)/leasehold swf ../shared/data/SDSC-BLUE-haizea-30days.swf.gz
 

@@ -62,3 +62,9 @@ def test_suspend_before_blocking_example():
     cfg = sc.scheduler_config()
     plain = simulate(sc.pool_specs(), type(cfg)(backfilling=cfg.backfilling), sc.requests())
     assert plain.scheduler.leases["sweep"].first_start == 3 * H
+
+
+def test_suspend_before_blocking_example_under_easy_gives_the_same_schedule():
+    conservative, _ = run("suspend-before-blocking.yaml")
+    easy, _ = run("suspend-before-blocking.yaml", backfilling="easy")
+    assert easy == conservative

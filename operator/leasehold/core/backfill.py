@@ -343,6 +343,8 @@ class BackfillMixin:
                     fit = self._best_fit(st, earliest)
                 assert fit is not None
                 pool, t, length = fit
+                if booking is None and t > now and earliest <= now and self._try_hole(st, now):
+                    continue  # it runs in the hole now; the next lease is the head
                 self._book(st, pool, t, length, now)  # starting it removes it from the queue
                 if t > now:
                     self._head = st.name

@@ -7,8 +7,8 @@ the actions the shell must carry out. All events of one instant are handled
 together before planning, so simultaneous arrivals and completions give one plan.
 
 Determinism: nothing iterates a set or a dict in hash order; the event heap orders
-by (time, event kind, submission sequence), and planning orders by (reservation
-start, submission sequence).
+by (time, event kind, submission sequence), and queues and compression go by
+submission sequence.
 """
 
 from __future__ import annotations
