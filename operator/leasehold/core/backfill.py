@@ -145,24 +145,27 @@ class BackfillMixin:
             return [st.req.pool] if st.req.pool in self.pool_specs else []
         return list(self.pool_specs)
 
+    def _never_fits(self: Scheduler, st: LeaseState) -> str | None:
+        """Why the lease could not run even on its empty pools, if it could not."""
+        req = st.req
+        pools = self._candidate_pools(st)
+        if not pools:
+            return f"pool {req.pool!r} does not exist"
+        most = max(self.slots.pools[p].max_vms(req.shape) for p in pools)
+        if most < req.vms:
+            return (f"can never fit: needs {_describe(req)}, "
+                    f"but the largest pool holds {most} such VMs")
+        return None
+
     def _admit_best_effort(self: Scheduler, st: LeaseState, now: float) -> bool:
         """Queue a best-effort lease, or reject it if it can never fit."""
         if st.phase == Phase.SUSPENDED:
             if self.config.backfilling != Backfilling.CONSERVATIVE:
                 insort(self._queue, st, key=lambda x: x.seq)
             return True
-        req = st.req
-        pools = self._candidate_pools(st)
-        if not pools:
-            self._reject(st, now, f"pool {req.pool!r} does not exist")
-            return False
-        if all(self.slots.pools[p].max_vms(req.shape) < req.vms for p in pools):
-            most = max(self.slots.pools[p].max_vms(req.shape) for p in pools)
-            self._reject(
-                st, now,
-                f"can never fit: needs {_describe(req)}, "
-                f"but the largest pool holds {most} such VMs",
-            )
+        reason = self._never_fits(st)
+        if reason is not None:
+            self._reject(st, now, reason)
             return False
         st.phase = Phase.QUEUED
         self._out.append(Admit(now, st.name))
@@ -196,15 +199,11 @@ class BackfillMixin:
         self: Scheduler, st: LeaseState, now: float, earliest: float, deadline: float
     ) -> None:
         req = st.req
+        reason = self._never_fits(st)
+        if reason is not None:
+            self._reject(st, now, reason)
+            return
         pools = self._candidate_pools(st)
-        if not pools:
-            self._reject(st, now, f"pool {req.pool!r} does not exist")
-            return
-        if all(self.slots.pools[p].max_vms(req.shape) < req.vms for p in pools):
-            self._reject(
-                st, now, f"can never fit: needs {_describe(req)}, more than any pool holds"
-            )
-            return
         may_preempt = req.origin == Origin.LOCAL or req.type == LeaseType.ADVANCE_RESERVATION
         if may_preempt:
             pool = pools[0]
