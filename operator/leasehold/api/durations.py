@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Callable
 from decimal import ROUND_CEILING, Decimal
 from typing import TypeGuard
 
@@ -130,16 +131,21 @@ def _check_sign(value: object, number: Decimal) -> None:
         raise NegativeValueError(f"must not be negative, got {describe(value)}")
 
 
-def parse_duration(value: object) -> float:
-    """Seconds from a number or a duration string; negative and malformed raise ValueError."""
+def _parse(value: object, parse_text: Callable[[str], Decimal], forms: str) -> Decimal:
+    """A non-negative number as written, or ``parse_text`` of a string."""
     if _is_number(value):
         number = _decimal(value)
     elif isinstance(value, str):
-        number = _parse_duration_text(value)
+        number = parse_text(value)
     else:
-        raise ValueError(f"expected {_DURATION_FORMS}, got {describe(value)}")
+        raise ValueError(f"expected {forms}, got {describe(value)}")
     _check_sign(value, number)
-    return float(number)
+    return number
+
+
+def parse_duration(value: object) -> float:
+    """Seconds from a number or a duration string; negative and malformed raise ValueError."""
+    return float(_parse(value, _parse_duration_text, _DURATION_FORMS))
 
 
 def _parse_duration_text(text: str) -> Decimal:
@@ -201,14 +207,7 @@ def parse_cpu(value: object) -> int:
 
 def parse_memory(value: object) -> int:
     """MiB from a number (MiB) or a quantity (``"512Mi"``, ``"1Gi"``, ``"1G"``); rounds up."""
-    if _is_number(value):
-        mib = _decimal(value)
-    elif isinstance(value, str):
-        mib = _parse_memory_text(value)
-    else:
-        raise ValueError(f"expected {_MEMORY_FORMS}, got {describe(value)}")
-    _check_sign(value, mib)
-    return _ceil(mib)
+    return _ceil(_parse(value, _parse_memory_text, _MEMORY_FORMS))
 
 
 def _parse_memory_text(text: str) -> Decimal:
