@@ -43,8 +43,12 @@ def shared(nodes: int = 2, cpu: int = 4000, memory: int = 8192, name: str = "p")
     return PoolSpec(name, nodes, cpu, memory)
 
 
-def config(backfilling: str = "conservative", sbb: bool = False) -> SchedulerConfig:
-    return SchedulerConfig(backfilling=Backfilling(backfilling), suspend_before_blocking=sbb)
+def config(
+    backfilling: str = "conservative", sbb: bool = False, policy: str = "moml",
+    alpha: str | float = "median",
+) -> SchedulerConfig:
+    return SchedulerConfig(policy=policy, alpha=alpha, backfilling=Backfilling(backfilling),
+                           suspend_before_blocking=sbb)
 
 
 def run(pools: list[PoolSpec], requests: list[Request], cfg: SchedulerConfig | None = None,

@@ -106,18 +106,26 @@ def test_advance_reservation_blocks_best_effort_that_would_overlap():
     assert spans(sched)["B"][:2] == (150, 210)
 
 
-def test_advance_reservation_without_room_is_rejected_and_the_seam_records_a_decision():
-    sched = run([exclusive(2)], [req("X", 2, 500), req("R", 1, 100, type=AR, start=100, at=1)])
+def test_advance_reservation_without_room_under_nop_is_rejected_with_a_decision():
+    sched = run([exclusive(2)], [req("X", 2, 500), req("R", 1, 100, type=AR, start=100, at=1)],
+                config(policy="nop"))
     st = sched.leases["R"]
     assert st.phase.value == "Rejected"
-    assert "no room" in st.reason and "t=100s" in st.reason
+    assert "no room" in st.reason and "t=100s" in st.reason and "'nop' never" in st.reason
     [d] = sched.decisions
-    assert (d.preemptor, d.chosen, d.time) == ("R", (), 1)
+    assert (d.preemptor, d.chosen, d.time, d.candidate_sets) == ("R", (), 1, 0)
+
+
+def test_preemptor_without_any_preemptable_lease_is_rejected_saying_so():
+    sched = run([exclusive(1)], [req("X", 1, 500, type=DNP, deadline=600),
+                                 req("R", 1, 100, type=AR, start=100, at=1)])
+    assert "would not free enough room" in sched.leases["R"].reason
+    assert sched.decisions[0].candidate_sets == 0
 
 
 def test_local_request_wants_its_resources_at_ready_time():
     local = req("L", 1, 100, at=10, type=DNP, origin=Origin.LOCAL, deadline=110)
-    sched = run([exclusive(1)], [req("X", 1, 50), local])
+    sched = run([exclusive(1)], [req("X", 1, 50), local], config(policy="nop"))
     assert sched.leases["L"].phase.value == "Rejected"
     assert len(sched.decisions) == 1
     sched = run([exclusive(2)], [req("X", 1, 50), local])

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from builders import AR, DM, config, drive, exclusive, req, run, spans
+from builders import AR, BEC, DM, DNP, config, drive, exclusive, req, run, spans
 from leasehold.core import overhead
 from leasehold.core.model import (
     Cancel,
     Complete,
     Migrate,
+    Origin,
     OverheadParams,
     PoolSpec,
     Resume,
@@ -154,13 +155,14 @@ def test_cancel_while_suspending_does_not_requeue():
 
 
 def migrate_now(sched, name, now):
-    """Drive the migration transition the preemption module will call."""
+    """Drive the migration transition a preemption enacts, to the earliest slot by
+    the lease's deadline (the preemptor's window is taken to have ended at ``now``)."""
     st = sched.leases[name]
-    target = sched.migration_target(st, now)
-    if target is None:
+    slot = sched._deadline_slot(st, now, st.pool, now)
+    if slot is None:
         return None
     sched._out = []
-    sched._migrate(st, now, target[0], "test")
+    sched._migrate(st, now, slot.pool, "test", slot.start)
     return sched._out
 
 
@@ -192,19 +194,41 @@ def test_migration_moves_a_running_lease_and_frees_its_source_nodes():
     assert sched.slots.usage_violations() == []
 
 
+def test_migration_to_a_later_slot_waits_written_out_and_lands_by_the_deadline():
+    # one pool, fully used by M until 1000 and by B after it: M's only target is
+    # after B, and its pipeline opens that booking
+    p = OverheadParams()
+    m = req("M", 2, 1000, memory=512, type=DM, deadline=9000)
+    sched = Scheduler([exclusive(2)], config())
+    sched.submit(m, 0)
+    sched.submit(req("B", 2, 2000, at=0), 0)
+    sched.advance(100)
+    acts = migrate_now(sched, "M", 100)
+    pipeline = overhead.migrate_run_seconds(m, p)
+    left = 100 + overhead.migrate_leave_seconds(m, p)
+    [reserve, migrate] = acts
+    assert (reserve.kind, reserve.start) == ("Reserve", 3000)  # after B, as things stood
+    assert migrate == Migrate(100, "M", (), pytest.approx(3000 + pipeline))
+    seen = []
+    while (t := sched.next_event_time()) is not None:
+        seen += sched.advance(t)
+    # once M has left, B moves up to that instant (compression goes in submission
+    # order in one pass, so M, submitted first, had already been tried and stays)
+    assert sched.leases["B"].first_start == pytest.approx(left)
+    [resume] = [a for a in seen if a.kind == "Resume"]
+    assert resume.time == 3000
+    st = sched.leases["M"]
+    assert st.phase.value == "Completed" and st.ran == pytest.approx(1000)
+    assert st.end == pytest.approx(3000 + pipeline + 900) and st.end <= 9000
+    assert sched.slots.usage_violations() == []
+
+
 def test_no_migration_target_when_the_deadline_would_be_missed():
     a, b = exclusive(2, "a"), exclusive(2, "b")
     sched = Scheduler([a, b], config())
     sched.submit(req("M", 2, 1000, memory=512, type=DM, deadline=1100), 0)
     sched.advance(100)
     assert migrate_now(sched, "M", 100) is None  # the pipeline alone takes ~290 s
-
-
-def test_no_migration_target_when_no_other_capacity_is_free():
-    sched = Scheduler([exclusive(2)], config())
-    sched.submit(req("M", 2, 1000, memory=512, type=DM, deadline=9000), 0)
-    sched.advance(100)
-    assert migrate_now(sched, "M", 100) is None
 
 
 def test_cancel_during_migration_releases_both_ends():
@@ -279,14 +303,30 @@ def test_easy_never_books_a_former_head_twice():
     assert sched.slots.where == {}
 
 
-def test_only_running_deadline_migratable_leases_have_a_migration_target():
-    a, b = exclusive(2, "a"), exclusive(2, "b")
-    sched = Scheduler([a, b], config())
-    sched.submit(req("R", 2, 1000, type=AR, start=0, memory=512), 0)
-    sched.submit(req("S", 2, 1000, memory=512), 0)
+def victims_for(sched, pool, now, t, duration=100):
+    local = req("L", 1, duration, type=DNP, origin=Origin.LOCAL)
+    return {v.name: v for v in sched._victims(pool, local, now, t, set())[0]}
+
+
+def test_what_preempting_each_lease_type_would_do():
+    sched = Scheduler([exclusive(6, "a"), exclusive(2, "b")], config())
+    for r in (req("R", 1, 1000, type=AR, start=0, memory=512, pool="a"),
+              req("N", 1, 1000, type=DNP, deadline=5000, pool="a"),
+              req("S", 1, 1000, memory=512, pool="a"), req("C", 1, 1000, type=BEC, pool="a"),
+              req("M", 1, 1000, type=DM, deadline=5000, memory=512, pool="a"),
+              req("Q", 1, 1000, pool="a"), req("Q2", 1, 1000, pool="a")):
+        sched.submit(r, 0)
     sched.advance(100)
-    assert sched.migration_target(sched.leases["R"], 100) is None
-    assert sched.migration_target(sched.leases["S"], 100) is None
+    got = victims_for(sched, "a", 100, 100, duration=1000)  # Q2 is reserved from 1000
+    assert {n: v.action for n, v in got.items()} == {
+        "S": "suspend", "C": "cancel", "M": "migrate", "Q": "suspend", "Q2": "replan"}
+    p = OverheadParams()
+    h_s = overhead.suspend_seconds(sched.leases["S"].req, p)
+    assert got["S"].vacate == pytest.approx(100 + h_s)
+    assert got["Q2"].vacate == 100 and got["Q2"].overhead == p.reschedule_seconds
+    # for a preemptor later on, a running victim is suspended just in time
+    late = victims_for(sched, "a", 100, 500)
+    assert late["S"].vacate == 500 and late["C"].vacate == 500
 
 
 def test_no_migration_when_the_vms_cannot_leave_before_the_booking_ends():
@@ -294,4 +334,4 @@ def test_no_migration_when_the_vms_cannot_leave_before_the_booking_ends():
     sched = Scheduler([a, b], config())
     sched.submit(req("M", 1, 100, type=DM, deadline=10_000, memory=1024), 0)
     sched.advance(50)  # writing 1024 MiB out takes 161 s; the booking ends at 100
-    assert migrate_now(sched, "M", 50) is None
+    assert victims_for(sched, "a", 50, 50) == {}

@@ -36,14 +36,23 @@ def test_backfilling_example_matches_the_hand_worked_schedule():
 def test_advance_reservation_example():
     leases, doc = run("advance-reservation.yaml")
     phases = {n: r["phase"] for n, r in leases.items()}
-    assert phases == {"batch-1": "Completed", "ar-1": "Completed", "ar-2": "Rejected",
+    assert phases == {"batch-1": "Completed", "ar-1": "Completed", "ar-2": "Completed",
                       "batch-2": "Completed", "deadline-1": "Completed",
                       "deadline-2": "Rejected"}
     assert (leases["ar-1"]["start"], leases["ar-1"]["end"]) == (H, 2 * H)
+    assert (leases["ar-2"]["start"], leases["ar-2"]["end"]) == (90 * M, 2 * H)
     assert leases["batch-2"]["start"] == 2 * H
     assert leases["deadline-1"]["start"] == 30 * M
     assert "deadline t=7200s" in leases["deadline-2"]["reason"]
-    assert [d["preemptor"] for d in doc["decisions"]] == ["ar-2"]
+    [d] = doc["decisions"]
+    assert (d["preemptor"], d["chosen"], d["candidateSets"], d["vacateSeconds"]) == (
+        "ar-2", ["batch-1"], 1, 0)
+    # batch-1 is suspended just in time for ar-2 and resumes after it (see the YAML)
+    suspend, resume = 4 * (1024 / 6.36 + 0.005), 4 * (1024 / 8.12 + 0.005)
+    batch = leases["batch-1"]
+    assert batch["suspensions"] == 1 and batch["preemptions"] == 1
+    assert batch["timeline"][0] == ["run", 0, round(90 * M - suspend, 3)]
+    assert batch["end"] == round(2 * H + resume + (2 * H - (90 * M - suspend)), 3)
 
 
 def test_suspend_before_blocking_example():

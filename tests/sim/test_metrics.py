@@ -34,7 +34,7 @@ def test_rejection_rates_are_per_origin():
         req("L1", 1, 10, at=5, type=DNP, origin=Origin.LOCAL, deadline=15),  # rejected
         req("L2", 1, 10, at=5, type=DNP, origin=Origin.LOCAL, deadline=200),  # fits at 100
         req("E", 1, 10, at=5, type=AR, start=50),  # external AR: rejected
-    ])
+    ], config(policy="nop"))
     assert m["localRejectionRate"] == pytest.approx(0.5)
     assert m["externalRejectionRate"] == pytest.approx(0.5)
     assert (m["rejected"], m["completed"]) == (2, 2)

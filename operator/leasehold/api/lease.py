@@ -92,7 +92,7 @@ class LeaseSpec(Spec):
         return self.deadline
 
     def to_request(self) -> Request:
-        """The core's view of this lease (``image`` is not part of it yet)."""
+        """The core's view of this lease (the image's name is not: only its size matters)."""
         return Request(
             name=self.name,
             type=self.type,
@@ -106,6 +106,7 @@ class LeaseSpec(Spec):
             start=self.start,
             runtime=self.runtime,
             pool=self.pool,
+            image_mb=float(self.image_size_mb or 0.0),
         )
 
     @model_validator(mode="after")

@@ -113,6 +113,11 @@ class OverheadSpec(Spec):
         default=_DEFAULT_OVERHEAD.reschedule_seconds, ge=0, alias="rescheduleSeconds"
     )
     stop_seconds: Number = Field(default=_DEFAULT_OVERHEAD.stop_seconds, ge=0, alias="stopSeconds")
+    model: Literal["intergrid", "haizea"] = Field(
+        default="intergrid",
+        description="intergrid: VMs suspend one after another (000 §5); "
+        "haizea: all VMs of a lease at once (004 §3.1)",
+    )
 
     def to_params(self) -> OverheadParams:
         return OverheadParams(
@@ -122,6 +127,7 @@ class OverheadSpec(Spec):
             pause_seconds=self.pause_seconds,
             reschedule_seconds=self.reschedule_seconds,
             stop_seconds=self.stop_seconds,
+            model=self.model,
         )
 
 

@@ -48,6 +48,14 @@ def _describe(req: Request) -> str:
     return f"{req.vms} VM(s) of {cpu} and {req.shape.memory} MiB for {req.duration:g}s"
 
 
+def _no_preemption(d: preemption.Decision) -> str:
+    if d.policy == "nop":
+        return "policy 'nop' never preempts"
+    if not d.candidate_sets:
+        return "preempting every preemptable lease would not free enough room either"
+    return f"policy {d.policy!r} chose none of {d.candidate_sets} candidate sets"
+
+
 class BackfillMixin:
     """Planning half of :class:`~leasehold.core.scheduler.Scheduler`."""
 
@@ -102,19 +110,20 @@ class BackfillMixin:
         freed, self._freed = self._freed or released, False
         if released and len(self._waiting) > (self._head is not None):
             self._compress(now)
-        new, self._new = self._new, []
         conservative = self.config.backfilling == Backfilling.CONSERVATIVE
         fresh: list[LeaseState] = []
-        for name in new:
-            st = self.leases[name]
-            if st.phase.terminal:
-                continue
-            if st.req.type.guaranteed:
-                self._admit_guaranteed(st, now)
-            elif self._admit_best_effort(st, now) and conservative:
-                self._place(st, now)
-            elif st.phase in (Phase.QUEUED, Phase.SUSPENDED):
-                fresh.append(st)
+        while self._new:  # a preemption may hand re-planned leases back
+            new, self._new = self._new, []
+            for name in new:
+                st = self.leases[name]
+                if st.phase.terminal:
+                    continue
+                if st.req.type.guaranteed:
+                    self._admit_guaranteed(st, now)
+                elif self._admit_best_effort(st, now) and conservative:
+                    self._place(st, now)
+                elif st.phase in (Phase.QUEUED, Phase.SUSPENDED):
+                    fresh.append(st)
         if not conservative and self._queue:
             self._run_queue(now, freed, fresh)
 
@@ -163,6 +172,8 @@ class BackfillMixin:
             if self.config.backfilling != Backfilling.CONSERVATIVE:
                 insort(self._queue, st, key=lambda x: x.seq)
             return True
+        if st.phase == Phase.QUEUED:  # re-planned after a preemption: admitted before
+            return True
         reason = self._never_fits(st)
         if reason is not None:
             self._reject(st, now, reason)
@@ -203,16 +214,13 @@ class BackfillMixin:
         if reason is not None:
             self._reject(st, now, reason)
             return
-        pools = self._candidate_pools(st)
         may_preempt = req.origin == Origin.LOCAL or req.type == LeaseType.ADVANCE_RESERVATION
+        decision = None
         if may_preempt:
-            pool = pools[0]
-            ctx = preemption.PreemptionContext(
-                preemptor=req, pool=pool, start=earliest, duration=req.duration,
-                overlapping=tuple(self.slots.pools[pool].overlapping(earliest, req.duration)),
-            )
-            decision = preemption.decide(ctx, self.config.policy, now)
+            decision, placed = self._preempt(st, now, earliest)
             self.decisions.append(decision)
+            if placed:
+                return
         if req.type == LeaseType.ADVANCE_RESERVATION:
             msg = f"no room for {_describe(req)} at its start t={earliest:g}s"
         else:
@@ -220,8 +228,8 @@ class BackfillMixin:
                 f"no slot for {_describe(req)} from t={earliest:g}s that ends by its "
                 f"deadline t={deadline:g}s"
             )
-        if may_preempt:
-            msg += f"; no leases were preempted for it (policy {self.config.policy!r})"
+        if decision is not None:
+            msg += "; " + _no_preemption(decision)
         self._reject(st, now, msg)
 
     def _reject(self: Scheduler, st: LeaseState, now: float, reason: str) -> None:
@@ -235,6 +243,8 @@ class BackfillMixin:
     def _length(self: Scheduler, st: LeaseState, pool: str) -> float:
         if not st.resuming:
             return st.remaining
+        if st.landing is not None:  # a migration lands: its pipeline, not a resume
+            return st.remaining + st.landing
         return st.remaining + overhead.resume_seconds(st.req, self.pool_specs[pool].overhead)
 
     def _best_fit(

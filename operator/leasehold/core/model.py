@@ -90,6 +90,8 @@ class Request:
     start: float | None = None
     runtime: float | None = None
     pool: str | None = None
+    #: size of the VM image (MB): the Haizea overhead model copies it on migration
+    image_mb: float = 0.0
 
     @property
     def earliest(self) -> float:
@@ -120,6 +122,8 @@ class OverheadParams:
     pause_seconds: float = 0.005  # t_p
     reschedule_seconds: float = 2.3  # delta
     stop_seconds: float = 0.0
+    #: "intergrid" (000 §5, per-VM sequential) or "haizea" (004 §3.1, all VMs at once)
+    model: str = "intergrid"
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,6 +149,7 @@ class PoolSpec:
 @dataclass(frozen=True, slots=True)
 class SchedulerConfig:
     policy: str = "moml"
+    #: MOML's threshold: "median", a percentile "pNN", or seconds
     alpha: str | float = "median"
     backfilling: Backfilling = Backfilling.CONSERVATIVE
     suspend_before_blocking: bool = False

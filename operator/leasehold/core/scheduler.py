@@ -19,11 +19,11 @@ from math import inf
 
 from . import overhead
 from .backfill import BackfillMixin
+from .enactment import EnactmentMixin
 from .model import (
     Action,
     Cancel,
     Complete,
-    LeaseType,
     Migrate,
     Phase,
     PoolSpec,
@@ -34,14 +34,14 @@ from .model import (
     Suspend,
 )
 from .preemption import Decision
-from .slots import Booking, SlotTable
+from .slots import Booking, SlotTable, clip
 from .state import Event, LeaseState
 
 #: key of a migrating lease's booking on the nodes it is leaving
 SOURCE = "#migrating-from"
 
 
-class Scheduler(BackfillMixin):
+class Scheduler(BackfillMixin, EnactmentMixin):
     def __init__(self, pools: Sequence[PoolSpec], config: SchedulerConfig | None = None) -> None:
         if not pools:
             raise ValueError("a cluster needs at least one pool")
@@ -128,11 +128,18 @@ class Scheduler(BackfillMixin):
             elif kind == Event.DONE:
                 self._complete(st, now)
             elif kind == Event.SUSPEND:
-                self._suspend(st, now, "suspended before a reservation that blocks it")
+                self._suspend(st, now, self._planned_reason(st, "suspended"), planned=True)
+            elif kind == Event.STOP:
+                self._cancel(st, now, self._planned_reason(st, "cancelled"))
             elif kind == Event.RUNNING:
                 st.phase = Phase.RUNNING
             else:
                 self._start(st, now)
+
+    def _planned_reason(self, st: LeaseState, what: str) -> str:
+        if st.preempted_by is not None:
+            return f"{what}: preempted by {st.preempted_by} (policy {self.config.policy})"
+        return f"{what} before a reservation that blocks it"
 
     def _apply_inputs(self, now: float) -> None:
         inputs, self._inputs = self._inputs, []
@@ -168,6 +175,7 @@ class Scheduler(BackfillMixin):
             self._out.append(Resume(now, st.name, st.nodes, run_from))
             self._push(run_from, Event.RUNNING, st)
             st.resuming = False
+            st.landing = None
         else:
             run_from = now
             st.phase = Phase.RUNNING
@@ -180,6 +188,9 @@ class Scheduler(BackfillMixin):
         kind, at, _ = booking.segments[-1]
         if kind == "suspend":
             self._push(at, Event.SUSPEND, st)
+        source = self.slots.booking(st.name + SOURCE)
+        if source is not None:  # a migration landed before its source was vacated
+            self._push(source.end, Event.VACATE, st)
 
     def _account(self, st: LeaseState, now: float) -> None:
         """Credit the work done since the current run segment began."""
@@ -202,13 +213,14 @@ class Scheduler(BackfillMixin):
         self._bump(st)
         self._out.append(Complete(now, st.name))
 
-    def _suspend(self, st: LeaseState, now: float, reason: str) -> None:
-        """Stop a running lease's VMs and write them out; it is re-queued once they vacate."""
+    def _suspend(self, st: LeaseState, now: float, reason: str, planned: bool) -> None:
+        """Stop a running lease's VMs and write them out; it is re-queued once they
+        vacate. A planned suspension is the booking's closing segment and ends with it."""
         pool = self.slots.pool_of(st.name)
         params = pool.spec.overhead
         self._account(st, now)
         booking = pool.bookings[st.name]
-        if booking.segments[-1][0] == "suspend":  # planned: it ends with the booking
+        if planned:
             vacated = booking.end
         else:
             vacated = now + overhead.suspend_seconds(st.req, params)
@@ -217,7 +229,7 @@ class Scheduler(BackfillMixin):
         if booking.end > vacated:
             self._released = True
         segments = (*(s for s in booking.segments if s[0] != "suspend"), ("suspend", now, vacated))
-        pool.truncate(st.name, vacated, _clip(segments, now))
+        pool.truncate(st.name, vacated, clip(segments, now))
         st.phase = Phase.SUSPENDING
         st.suspensions += 1
         st.overhead += overhead.suspend_overhead(st.req, params)
@@ -225,64 +237,50 @@ class Scheduler(BackfillMixin):
         self._push(vacated, Event.VACATE, st)
         self._out.append(Suspend(now, st.name, vacated, reason))
 
-    def migration_target(self, st: LeaseState, now: float) -> tuple[str, float] | None:
-        """Where a running lease could be migrated to right now: (pool, run length
-        including the migration pipeline) on capacity its current booking does not
-        hold, ending by its deadline. ``None`` if there is none (then the lease is not
-        preemptable by migration at this moment, DESIGN §2.1)."""
-        req = st.req
-        if req.type != LeaseType.DEADLINE_MIGRATABLE or st.phase != Phase.RUNNING:
-            return None
-        if st.running_since is None:
-            return None
-        source = self.slots.pool_of(st.name)
-        params = source.spec.overhead
-        # the VMs hold their old nodes while they are written out: within the booking
-        leaving = now + req.vms * (params.pause_seconds + req.shape.memory / params.suspend_rate)
-        if leaving > source.bookings[st.name].end:
-            return None
-        left = st.remaining - (now - st.running_since)
-        length = overhead.migrate_seconds(req, params) + 2 * req.vms * params.pause_seconds + left
-        deadline = req.deadline if req.deadline is not None else inf
-        if now + length > deadline:
-            return None
-        pools = [req.pool] if req.pool is not None else list(self.pool_specs)
-        for name in pools:
-            if self.slots.pools[name].fit(req.vms, req.shape, length, now, now) is not None:
-                return name, length
-        return None
-
-    def _migrate(self, st: LeaseState, now: float, pool: str, reason: str) -> None:
+    def _migrate(
+        self, st: LeaseState, now: float, pool: str, reason: str, start: float | None = None
+    ) -> None:
         """Move a running lease: its VMs are suspended one after another on the source
         nodes (which they leave once all are written out), copied, and resumed on the
-        target, pipelined as in 000 eq. 8. The target slot is held from ``now`` so the
-        migration never starts without somewhere to land."""
+        target, pipelined as in 000 eq. 8. The caller found the target slot
+        (``start``, default now), so the migration never starts without somewhere to
+        land. A target that starts later is a reservation: the lease waits, written
+        out, and the pipeline's overhead opens its booking there."""
         req = st.req
         source = self.slots.pool_of(st.name)
         params = source.spec.overhead
         self._account(st, now)
-        vms = req.vms
-        left_source = now + vms * (params.pause_seconds + req.shape.memory / params.suspend_rate)
-        running = now + overhead.migrate_seconds(req, params) + 2 * vms * params.pause_seconds
+        at = now if start is None else start
+        left_source = now + overhead.migrate_leave_seconds(req, params)
+        pipeline = overhead.migrate_run_seconds(req, params)
         booking = source.bookings[st.name]
         if booking.end > left_source:
             self._released = True
-        segments = _clip((*booking.segments, ("migrate-out", now, left_source)), now)
+        segments = clip((*booking.segments, ("migrate-out", now, left_source)), now)
         source.truncate(st.name, left_source, segments)
         self.slots.rename(st.name, st.name + SOURCE)
+        st.phase = Phase.MIGRATING
+        st.migrations += 1
+        st.overhead += overhead.migrate_overhead(req, params)
+        self._bump(st)
+        running = at + pipeline
+        if at > now:
+            st.resuming = True
+            st.landing = pipeline
+            self._book(st, pool, at, pipeline + st.remaining, now,
+                       (("migrate-in", at, running), ("run", running, running + st.remaining)))
+            self._push(left_source, Event.VACATE, st)
+            self._out.append(Migrate(now, st.name, (), running))
+            return
+        self._push(left_source, Event.VACATE, st)
         end = running + st.remaining
-        target = Booking(st.name, now, end, vms, req.shape, None,
+        target = Booking(st.name, now, end, req.vms, req.shape, None,
                          (("migrate-in", now, running), ("run", running, end)))
         self.slots.book(pool, target)
         st.pool = pool
         names = self._node_names[pool]
         st.nodes = tuple([names[i] for i in self.slots.pools[pool].occupy(st.name, now)])
-        st.phase = Phase.MIGRATING
-        st.migrations += 1
-        st.overhead += overhead.migrate_overhead(req, params)
         st.running_since = running
-        self._bump(st)
-        self._push(left_source, Event.VACATE, st)
         self._push(running, Event.RUNNING, st)
         self._push(running + st.actual_left, Event.DONE, st)
         self._out.append(Migrate(now, st.name, st.nodes, running))
@@ -324,8 +322,9 @@ class Scheduler(BackfillMixin):
                     self.slots.unbook(st.name)
                     self._freed = True
                 else:
-                    segments = (*booking.segments, ("stop", now, stopped))
-                    pool.truncate(st.name, stopped, _clip(segments, now))
+                    body = tuple(s for s in booking.segments if s[0] != "stop")
+                    segments = (*body, ("stop", now, stopped))
+                    pool.truncate(st.name, stopped, clip(segments, now))
                     self._push(stopped, Event.VACATE, st)
             elif phase == Phase.SUSPENDING:
                 self._push(booking.end, Event.VACATE, st)  # the suspension still has to finish
@@ -340,11 +339,3 @@ class Scheduler(BackfillMixin):
                 self._released = True
         self._out.append(Cancel(now, st.name, reason))
 
-
-def _clip(
-    segments: tuple[tuple[str, float, float], ...], now: float
-) -> tuple[tuple[str, float, float], ...]:
-    """Cut segments that would run past ``now`` before the closing overhead segment."""
-    *body, last = segments
-    kept = tuple((k, s, min(e, now)) for k, s, e in body if s < now)
-    return (*kept, last)

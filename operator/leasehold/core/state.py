@@ -14,9 +14,10 @@ class Event(IntEnum):
 
     VACATE = 0  # a stop/suspend/migrate overhead ended: the nodes are free
     DONE = 1  # the lease's work is finished
-    SUSPEND = 2  # a planned suspension (suspend-before-blocking) begins
-    RUNNING = 3  # a resume overhead ended: the VMs run again
-    START = 4  # a reservation begins
+    STOP = 2  # a planned cancellation (preempted just in time) begins
+    SUSPEND = 3  # a planned suspension (suspend-before-blocking, preemption) begins
+    RUNNING = 4  # a resume overhead ended: the VMs run again
+    START = 5  # a reservation begins
 
 
 # eq=False: leases are compared by identity (queue membership must be cheap)
@@ -41,7 +42,11 @@ class LeaseState:
     first_start: float | None = None
     end: float | None = None
     nodes: tuple[str, ...] = ()
+    #: the next start's overhead when it is not a plain resume (a migration landing)
+    landing: float | None = None
     preemptions: int = 0
+    #: the lease that preempted it last (for reasons and events)
+    preempted_by: str | None = None
     suspensions: int = 0
     migrations: int = 0
     overhead: float = 0.0

@@ -1,28 +1,23 @@
-"""Preemption: which external leases make room for a local request or reservation.
+"""Preemption: which external leases make room for a local request or reservation
+(DESIGN §2.4; 000 §2.1, §5, §6).
 
-This is the seam the scheduler calls when a local or advance-reservation request
-does not fit (DESIGN §2.4). Candidate-set enumeration and the MOV, MLIP and MOML
-policies arrive with the preemption issue; until then every policy behaves as
-``nop`` and chooses no set, and the scheduler records that decision and rejects.
+* :mod:`.instance` — the problem, abstracted from the slot table;
+* :mod:`.sets` — minimal candidate sets, exact or sampled, and their frontier;
+* one module per policy, registered by name in :mod:`.registry`: ``nop``, ``mlip``,
+  ``mov``, ``moml`` and the baselines ``kueue``, ``kube-scheduler``, ``haizea``.
+
+The scheduler (:mod:`leasehold.core.enactment`) gathers the preemptable leases,
+builds the instances, asks the configured policy, and enacts the choice.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..model import Request
+from . import haizea, kube_scheduler, kueue, mlip, moml, mov, nop  # noqa: F401  (register)
+from .registry import Choice, get, names
 
-
-@dataclass(frozen=True, slots=True)
-class PreemptionContext:
-    """What a policy sees: the preemptor, where and when it wants to run, and who is there."""
-
-    preemptor: Request
-    pool: str
-    start: float
-    duration: float
-    #: leases whose bookings overlap the preemptor's interval, sorted by name
-    overlapping: tuple[str, ...]
+__all__ = ["Choice", "Decision", "get", "names"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,11 +32,3 @@ class Decision:
     chosen: tuple[str, ...]
     overhead_seconds: float
     vacate_seconds: float
-
-
-def decide(ctx: PreemptionContext, policy: str, now: float) -> Decision:
-    """Choose a set of leases to preempt for ``ctx.preemptor`` (currently: none)."""
-    return Decision(
-        time=now, preemptor=ctx.preemptor.name, policy=policy, candidate_sets=0,
-        exact=True, chosen=(), overhead_seconds=0.0, vacate_seconds=0.0,
-    )

@@ -1,0 +1,299 @@
+"""Preempting for a local request or an advance reservation, and enacting the
+choice (DESIGN §2.4; 000 §2.1, §5, §6).
+
+When a preemptor does not fit at ``t`` (its ready time, or its start), the scheduler
+
+1. gathers the *preemptable* leases with a booking in the window, each with what
+   preempting it means (:meth:`_victims`):
+
+   * external ``BestEffortCancellable`` running → cancelled (``stopSeconds``);
+   * external ``BestEffortSuspendable`` running → suspended (eq. 7), its remainder
+     re-queued in submission order and resumed later;
+   * external ``DeadlineMigratable`` running → migrated (eq. 8), only if a slot that
+     ends by its deadline exists off the preemptor's window (later in this pool, or
+     in another pool);
+   * any of these three still queued with a reservation that has not started →
+     re-planned (δ); a queued ``DeadlineMigratable`` only with a slot by its deadline.
+
+   A running victim is stopped or suspended *just in time*: as late as lets it
+   vacate by ``t`` (now, if that is already too late). One whose suspension would
+   end after its booking does anyway is no candidate: it leaves sooner by itself.
+2. builds one :class:`~.preemption.instance.Instance` per pool the preemptor may
+   use, over ``[t, t + d + Δ)`` with ``Δ`` the longest vacate delay among them, and
+   asks the configured policy (:mod:`.preemption`);
+3. books tentative slots for the chosen deadline-bound victims, jointly; if one has
+   no slot any more, it is not preemptable after all, and the decision is taken again
+   without it;
+4. enacts: victims are cancelled, suspended, migrated or re-planned, with their
+   overheads as segments of their bookings; the preemptor is booked from
+   ``t + Δ(C)``, when the last victim has vacated — the delay the decision records.
+"""
+
+from __future__ import annotations
+
+from bisect import insort
+from dataclasses import dataclass, replace
+from math import inf
+from typing import TYPE_CHECKING
+
+from . import overhead, preemption
+from .model import Admit, Backfilling, LeaseType, Origin, Phase, Request
+from .preemption import instance as problem
+from .preemption.instance import Victim
+from .slots import Booking, clip
+from .state import Event, LeaseState
+
+if TYPE_CHECKING:
+    from .scheduler import Scheduler
+
+PREEMPTABLE = (
+    LeaseType.BEST_EFFORT_CANCELLABLE,
+    LeaseType.BEST_EFFORT_SUSPENDABLE,
+    LeaseType.DEADLINE_MIGRATABLE,
+)
+_RUNNING_ACTION = {
+    LeaseType.BEST_EFFORT_CANCELLABLE: "cancel",
+    LeaseType.BEST_EFFORT_SUSPENDABLE: "suspend",
+    LeaseType.DEADLINE_MIGRATABLE: "migrate",
+}
+#: key of a tentative slot held while checking deadline-bound victims jointly
+HOLD = "#hold"
+
+
+@dataclass(frozen=True, slots=True)
+class Slot:
+    pool: str
+    start: float
+    length: float
+
+
+class EnactmentMixin:
+    """Preemption half of :class:`~leasehold.core.scheduler.Scheduler`."""
+
+    def _preempt(
+        self: Scheduler, st: LeaseState, now: float, t: float
+    ) -> tuple[preemption.Decision, bool]:
+        """Try to place ``st`` at ``t`` by preempting; book it if that works.
+
+        Returns the decision and whether ``st`` is now booked. If the chosen victims
+        would vacate later than capacity frees up by itself, nobody is preempted and
+        ``st`` is booked at that earlier time: waiting is then no slower."""
+        req = st.req
+        policy = preemption.get(self.config.policy)
+        excluded: set[str] = set()
+        while True:
+            pools = self._candidate_pools(st)
+            instances, windows = [], []
+            for name in pools:
+                victims, end = self._victims(name, req, now, t, excluded)
+                instances.append(problem.build(
+                    self.slots.pools[name], req.shape, req.vms, t, end, victims, now))
+                windows.append(end)
+            choice = policy(instances, self.config)
+            record = preemption.Decision(
+                time=now, preemptor=req.name, policy=self.config.policy,
+                candidate_sets=choice.candidate_sets, exact=choice.exact, chosen=(),
+                overhead_seconds=0.0, vacate_seconds=0.0,
+            )
+            if not choice.members:
+                return record, False
+            inst = instances[choice.instance]
+            chosen = [inst.candidates[i].victim for i in choice.members]
+            start = max(t, max(v.vacate for v in chosen))
+            if start > t:
+                sooner = self._best_fit(st, t, start)
+                if sooner is not None:
+                    self._out.append(Admit(now, req.name))
+                    self._book(st, *sooner, now)
+                    return replace(record, vacate_seconds=sooner[1] - t), True
+            slots, failed = self._hold_slots(chosen, now, inst.pool, windows[choice.instance])
+            if failed is not None:
+                excluded.add(failed)
+                continue
+            self._enact(st, now, t, inst.pool, chosen, slots)
+            return preemption.Decision(
+                time=now, preemptor=req.name, policy=self.config.policy,
+                candidate_sets=choice.candidate_sets, exact=choice.exact,
+                chosen=tuple(v.name for v in chosen),
+                overhead_seconds=sum(v.overhead for v in chosen),
+                vacate_seconds=start - t,
+            ), True
+
+    # ---- who can be preempted ---------------------------------------------------------
+    def _victims(
+        self: Scheduler, pool_name: str, req: Request, now: float, t: float, excluded: set[str]
+    ) -> tuple[list[Victim], float]:
+        """Preemptable leases with a booking in the preemptor's window, and the
+        window's end (``t + d`` plus the longest vacate delay among them)."""
+        pool = self.slots.pools[pool_name]
+        victims: dict[str, Victim] = {}
+        end = t + req.duration
+        for name in pool.overlapping(t, req.duration):
+            v = self._victim(pool_name, name, now, t, excluded)
+            if v is not None:
+                victims[name] = v
+        delay = max((v.vacate - t for v in victims.values()), default=0.0)
+        if delay > 0:
+            end += delay
+            for name in pool.overlapping(t, end - t):  # queued reservations in the tail
+                if name not in victims:
+                    v = self._victim(pool_name, name, now, t, excluded)
+                    if v is not None and not v.running:
+                        victims[name] = v
+        deadline_bound = [v for v in victims.values()
+                          if self.leases[v.name].req.type == LeaseType.DEADLINE_MIGRATABLE]
+        for v in deadline_bound:  # each needs somewhere to go; jointly checked later
+            if self._deadline_slot(self.leases[v.name], now, pool_name, end) is None:
+                del victims[v.name]
+        return list(victims.values()), end
+
+    def _victim(
+        self: Scheduler, pool_name: str, name: str, now: float, t: float, excluded: set[str]
+    ) -> Victim | None:
+        st = self.leases.get(name)  # None for a migration's source booking
+        if st is None or name in excluded:
+            return None
+        req = st.req
+        if req.origin != Origin.EXTERNAL or req.type not in PREEMPTABLE:
+            return None
+        params = self.pool_specs[pool_name].overhead
+        booking = self.slots.pools[pool_name].bookings[name]
+        if name in self._waiting:
+            cost = overhead.replan_overhead(req, params)
+            return Victim(name, "replan", req.vms, cost, now, booking.start, req.submitted, st.seq)
+        if st.phase != Phase.RUNNING:
+            return None  # resuming, suspending or migrating: not preemptable right now
+        action = _RUNNING_ACTION[req.type]
+        if action == "cancel":
+            took, cost = params.stop_seconds, overhead.cancel_overhead(req, params)
+        elif action == "suspend":
+            took = overhead.suspend_seconds(req, params)
+            cost = overhead.suspend_overhead(req, params)
+        else:
+            took, cost = 0.0, overhead.migrate_overhead(req, params)
+        begin = max(now, t - took)
+        vacate = begin + took if action != "migrate" else now + overhead.migrate_leave_seconds(
+            req, params)
+        if vacate >= booking.end:
+            return None  # it leaves by itself no later
+        since = st.first_start if st.first_start is not None else booking.start
+        return Victim(name, action, req.vms, cost, vacate, since, req.submitted, st.seq)
+
+    def _deadline_slot(
+        self: Scheduler, st: LeaseState, now: float, pool_name: str, window_end: float
+    ) -> Slot | None:
+        """The earliest slot ending by the lease's deadline that does not touch the
+        preemptor's window: in its pool only from the window's end on."""
+        req = st.req
+        deadline = req.deadline if req.deadline is not None else inf
+        best: Slot | None = None
+        pools = [req.pool] if req.pool is not None else list(self.pool_specs)
+        for name in pools:
+            length = self._landing_length(st, now, name)
+            earliest = max(now, window_end) if name == pool_name else now
+            t = self.slots.pools[name].fit(req.vms, req.shape, length, earliest, deadline - length)
+            if t is not None and (best is None or t < best.start):
+                best = Slot(name, t, length)
+        return best
+
+    def _landing_length(self: Scheduler, st: LeaseState, now: float, pool: str) -> float:
+        """Length of a deadline-bound victim's new booking: a migration's pipeline
+        plus the work left, or a re-planned reservation's usual length."""
+        if st.phase == Phase.RUNNING:
+            params = self.slots.pool_of(st.name).spec.overhead
+            left = st.remaining - (now - (st.running_since or now))
+            return overhead.migrate_run_seconds(st.req, params) + left
+        return self._length(st, pool)
+
+    def _hold_slots(
+        self: Scheduler, chosen: list[Victim], now: float, pool_name: str, window_end: float
+    ) -> tuple[dict[str, Slot], str | None]:
+        """Find slots for the chosen deadline-bound victims one after another, each
+        holding its slot while the next is sought; release them all. Returns the
+        slots, or the first victim left without one."""
+        slots: dict[str, Slot] = {}
+        failed = None
+        for v in chosen:
+            st = self.leases[v.name]
+            if st.req.type != LeaseType.DEADLINE_MIGRATABLE:
+                continue
+            slot = self._deadline_slot(st, now, pool_name, window_end)
+            if slot is None:
+                failed = v.name
+                break
+            slots[v.name] = slot
+            self.slots.book(slot.pool, Booking(v.name + HOLD, slot.start, slot.start + slot.length,
+                                               st.req.vms, st.req.shape, None, ()))
+        for name in slots:
+            self.slots.unbook(name + HOLD)
+        return slots, failed
+
+    # ---- enactment ------------------------------------------------------------------------
+    def _enact(
+        self: Scheduler, st: LeaseState, now: float, t: float, pool_name: str,
+        chosen: list[Victim], slots: dict[str, Slot],
+    ) -> None:
+        req = st.req
+        reason = f"preempted by {req.name} (policy {self.config.policy})"
+        for v in chosen:
+            victim = self.leases[v.name]
+            victim.preemptions += 1
+            victim.preempted_by = req.name
+            if v.action == "replan":
+                self._replan(victim, now, slots.get(v.name))
+            elif v.action == "migrate":
+                slot = slots[v.name]
+                self._migrate(victim, now, slot.pool, reason, slot.start)
+            else:
+                self._stop_by(victim, now, t, v, reason)
+        start = max(t, max(v.vacate for v in chosen))
+        pool = self.slots.pools[pool_name]
+        if pool.fit(req.vms, req.shape, req.duration, start, start) != start:
+            raise RuntimeError(  # the instance said it fits: the two models disagree
+                f"slot table inconsistent: {req.name} does not fit at t={start} after preemption"
+            )
+        if st.phase == Phase.PENDING:
+            self._out.append(Admit(now, req.name))
+        self._book(st, pool_name, start, req.duration, now)
+        self._released = True  # victims gave capacity back: others may move earlier
+
+    def _replan(self: Scheduler, st: LeaseState, now: float, slot: Slot | None) -> None:
+        """A queued reservation gives its slot up and is placed again."""
+        self.slots.unbook(st.name)
+        self._waiting.pop(st.name, None)
+        self._bump(st)
+        st.overhead += overhead.replan_overhead(st.req, self.pool_specs[st.pool].overhead)  # type: ignore[index]
+        if self._head == st.name:
+            self._head = None  # the EASY queue pass reserves for its head again
+        if not st.resuming:
+            st.pool = None  # it never ran: any pool will do
+        if slot is not None:  # deadline-bound: its slot was checked jointly with the others
+            self._book(st, slot.pool, slot.start, slot.length, now)
+        elif self.config.backfilling == Backfilling.CONSERVATIVE:
+            insort(self._new, st.name, key=lambda n: self.leases[n].seq)
+
+    def _stop_by(self: Scheduler, st: LeaseState, now: float, t: float, v: Victim,
+                 reason: str) -> None:
+        """Cancel or suspend a running victim so that it vacates at ``v.vacate``:
+        now, or later by a timer when there is time before ``t``."""
+        suspend = v.action == "suspend"
+        pool = self.slots.pool_of(st.name)
+        took = (overhead.suspend_seconds(st.req, pool.spec.overhead) if suspend
+                else pool.spec.overhead.stop_seconds)
+        begin = v.vacate - took
+        if begin <= now:
+            if suspend:
+                self._suspend(st, now, reason, planned=False)
+            else:
+                self._cancel(st, now, reason)
+            return
+        kind = "suspend" if suspend else "stop"
+        booking = pool.bookings[st.name]
+        body = tuple(s for s in booking.segments if s[0] not in ("suspend", "stop"))
+        segments = clip((*body, (kind, begin, v.vacate)), begin)
+        pool.truncate(st.name, v.vacate, segments)
+        self._bump(st)
+        if st.running_since is not None and st.running_since + st.actual_left <= begin:
+            self._push(st.running_since + st.actual_left, Event.DONE, st)  # done before
+        self._push(begin, Event.SUSPEND if suspend else Event.STOP, st)
+

@@ -1,0 +1,247 @@
+"""A preemption problem, abstracted from the slot table.
+
+The preemptor needs ``need`` VMs of one shape on one pool throughout a window
+``W = [t, t + d + Δ)`` (``Δ`` covers the longest vacate delay of any candidate, so
+whichever set is chosen, the preemptor's real booking ``[t + Δ(C), t + Δ(C) + d)``
+lies inside ``W``). The pool is split into *bins*:
+
+* an exclusive pool (one VM per node) is one bin whose only dimension is the count
+  of free nodes (the slot table's node-count profile);
+* a shared pool has one bin per node that some candidate occupies, with two
+  dimensions, free cpu and free memory; nodes no candidate touches contribute a
+  constant number of VMs (``base``).
+
+Each bin has its own breakpoints (the instants in ``W`` where its free capacity or a
+candidate's booking changes) and the free amount per dimension at each of them. A
+candidate gives back, per bin, a fixed amount over a range of breakpoints: its
+booking clipped to ``W``.
+
+A bin holds ``min over dims of (least free amount over W) // per-VM demand`` VMs —
+exactly what the slot table's ``fit`` computes for a fixed start — so a set ``C``
+*lets the preemptor be placed* iff ``base + Σ_bins room(C) >= need``. Freeing more
+never lowers any room, so feasibility is monotone: supersets of a feasible set are
+feasible, and a candidate set is a feasible set none of whose proper subsets is.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from math import inf
+
+from ..model import Shape
+from ..profile import Profile
+from ..slots import Booking, ExclusivePool, PoolTable, SharedPool
+
+
+@dataclass(frozen=True, slots=True)
+class Part:
+    """What a candidate gives back on one bin: ``amount`` per dimension over
+    breakpoints ``[lo, hi)``."""
+
+    bin: int
+    lo: int
+    hi: int
+    amount: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Victim:
+    """A preemptable lease as the scheduler offers it to a policy."""
+
+    name: str
+    #: what preemption does to it: cancel, suspend, migrate (running) or replan (queued)
+    action: str
+    vms: int
+    #: h(L) in seconds (000 §5)
+    overhead: float
+    #: when its capacity is free if it is chosen (absolute time)
+    vacate: float
+    #: when it started (running) or is reserved to start (queued)
+    since: float
+    #: submission time and order
+    submitted: float
+    seq: int
+
+    @property
+    def running(self) -> bool:
+        return self.action != "replan"
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    victim: Victim
+    #: h(L) in whole microseconds: set overheads are sums, and integer sums are
+    #: exact, so equal overheads compare equal whatever the order of addition
+    cost: int
+    parts: tuple[Part, ...]
+
+    @property
+    def name(self) -> str:
+        return self.victim.name
+
+
+@dataclass(frozen=True, slots=True)
+class Bin:
+    #: per dimension, the free amount at each breakpoint
+    free: tuple[tuple[int, ...], ...]
+    #: per dimension, what one VM of the preemptor takes (0: not limited by it)
+    demand: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Instance:
+    pool: str
+    need: int
+    #: VMs that fit on capacity no candidate touches
+    base: int
+    bins: tuple[Bin, ...]
+    #: sorted by name: index order is name order
+    candidates: tuple[Candidate, ...]
+    #: when the decision is taken
+    now: float = 0.0
+
+    def room(self, chosen: Iterable[int]) -> int:
+        """How many of the preemptor's VMs fit once ``chosen`` (indices) are gone."""
+        ev = Evaluator(self)
+        for i in chosen:
+            ev.add(i)
+        return ev.total
+
+    def feasible(self, chosen: Iterable[int]) -> bool:
+        return self.room(chosen) >= self.need
+
+
+def to_micro(seconds: float) -> int:
+    return round(seconds * 1_000_000)
+
+
+class Evaluator:
+    """Incremental room: add or remove candidates, read ``total``."""
+
+    __slots__ = ("_arrays", "_rooms", "inst", "total")
+
+    def __init__(self, inst: Instance) -> None:
+        self.inst = inst
+        self._arrays = [[list(dim) for dim in b.free] for b in inst.bins]
+        self._rooms = [_bin_room(arrs, b.demand)
+                       for arrs, b in zip(self._arrays, inst.bins, strict=True)]
+        self.total = inst.base + sum(self._rooms)
+
+    def _apply(self, i: int, sign: int) -> None:
+        arrays, rooms, bins = self._arrays, self._rooms, self.inst.bins
+        for part in self.inst.candidates[i].parts:
+            arrs = arrays[part.bin]
+            for arr, amount in zip(arrs, part.amount, strict=True):
+                if amount:
+                    delta = sign * amount
+                    for x in range(part.lo, part.hi):
+                        arr[x] += delta
+            new = _bin_room(arrs, bins[part.bin].demand)
+            self.total += new - rooms[part.bin]
+            rooms[part.bin] = new
+
+    def add(self, i: int) -> None:
+        self._apply(i, +1)
+
+    def remove(self, i: int) -> None:
+        self._apply(i, -1)
+
+
+def _bin_room(arrays: list[list[int]], demand: tuple[int, ...]) -> int:
+    room = 1 << 62
+    for arr, per_vm in zip(arrays, demand, strict=True):
+        if per_vm > 0:
+            low = min(arr)
+            room = min(room, low // per_vm if low > 0 else 0)
+    return room
+
+
+# ---- building an instance from a pool's slot table -------------------------------------
+def build(
+    pool: PoolTable, shape: Shape, need: int, start: float, end: float,
+    victims: Sequence[Victim], now: float,
+) -> Instance:
+    """The instance for placing ``need`` VMs of ``shape`` on ``pool`` over
+    ``[start, end)`` by preempting some of ``victims`` (each must have a booking)."""
+    victims = sorted(victims, key=lambda v: v.name)
+    bookings = [pool.bookings[v.name] for v in victims]
+    if isinstance(pool, ExclusivePool):
+        holds = shape.cpu <= pool.spec.cpu and shape.memory <= pool.spec.memory
+        if not holds:
+            return Instance(pool.spec.name, need, 0, (), (), now)
+        bin_, parts = _exclusive_bin(pool.nodes_free, start, end, bookings)
+        cands = tuple(
+            Candidate(v, to_micro(v.overhead), (p,)) for v, p in zip(victims, parts, strict=True)
+        )
+        return Instance(pool.spec.name, need, 0, (bin_,), cands, now)
+    assert isinstance(pool, SharedPool)
+    inst = _shared_instance(pool, shape, need, start, end, victims, bookings)
+    return replace(inst, now=now)
+
+
+def _breakpoints(prof_times: list[float], start: float, end: float,
+                 extra: Iterable[float]) -> list[float]:
+    lo = bisect_right(prof_times, start)
+    hi = bisect_left(prof_times, end)
+    inside = {x for x in extra if start < x < end}
+    return sorted({start, *prof_times[lo:hi], *inside})
+
+
+def _span(points: list[float], s: float, e: float) -> tuple[int, int]:
+    """Breakpoint range covered by a booking ``[s, e)`` (points include both ends
+    when they fall inside the window)."""
+    lo = max(0, bisect_right(points, s) - 1)
+    hi = bisect_left(points, e) if e != inf else len(points)
+    return lo, hi
+
+
+def _exclusive_bin(
+    nodes_free: Profile, start: float, end: float, bookings: list[Booking]
+) -> tuple[Bin, list[Part]]:
+    points = _breakpoints(nodes_free.times, start, end,
+                          (x for b in bookings for x in (b.start, b.end)))
+    free = tuple(nodes_free.at(x) for x in points)
+    parts = []
+    for b in bookings:
+        lo, hi = _span(points, b.start, b.end)
+        parts.append(Part(0, lo, hi, (b.vms,)))
+    return Bin((free,), (1,)), parts
+
+
+def _shared_instance(
+    pool: SharedPool, shape: Shape, need: int, start: float, end: float,
+    victims: list[Victim], bookings: list[Booking],
+) -> Instance:
+    touched = sorted({n for b in bookings for n in (b.nodes or ())})
+    index = {node: k for k, node in enumerate(touched)}
+    on_node: dict[int, list[int]] = {}
+    for i, b in enumerate(bookings):
+        for node in sorted(set(b.nodes or ())):
+            on_node.setdefault(node, []).append(i)
+    bins: list[Bin] = []
+    parts: list[list[Part]] = [[] for _ in victims]
+    for node in touched:
+        cpu, mem = pool.node_cpu[node], pool.node_mem[node]
+        mine = [bookings[i] for i in on_node[node]]
+        points = _breakpoints(sorted({*cpu.times, *mem.times}), start, end,
+                              (x for b in mine for x in (b.start, b.end)))
+        bins.append(Bin(
+            (tuple(cpu.at(x) for x in points), tuple(mem.at(x) for x in points)),
+            (shape.cpu, shape.memory),
+        ))
+        for i in on_node[node]:
+            b = bookings[i]
+            count = (b.nodes or ()).count(node)
+            lo, hi = _span(points, b.start, b.end)
+            amount = (count * b.shape.cpu, count * b.shape.memory)
+            parts[i].append(Part(index[node], lo, hi, amount))
+    base = 0
+    for node in range(pool.spec.nodes):
+        if node not in index:
+            base += pool.room(node, shape, start, end)
+    cands = tuple(
+        Candidate(v, to_micro(v.overhead), tuple(p)) for v, p in zip(victims, parts, strict=True)
+    )
+    return Instance(pool.spec.name, need, base, tuple(bins), cands)

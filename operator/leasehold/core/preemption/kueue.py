@@ -1,0 +1,50 @@
+"""``kueue``: Kueue's classical preemption, as a baseline (kubernetes-sigs/kueue,
+``pkg/scheduler/preemption``: ``CandidatesOrdering``, ``classicalPreemptions``,
+``fillBackWorkloads``).
+
+Candidates are ordered as Kueue orders workloads of equal priority: most recently
+admitted first (a queued reservation was never admitted, so it counts as admitted
+now, as Kueue does for a missing condition), then name (Kueue: UID). They are removed
+in that order until the preemptor fits; then every target but the last is tried
+back, newest-removed first, and stays only if the preemptor no longer fits without
+it. Overhead plays no part.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..model import SchedulerConfig
+from .instance import Evaluator, Instance
+from .registry import NONE, Choice, register
+
+
+def remove_then_fill_back(inst: Instance, order: Sequence[int]) -> tuple[int, ...] | None:
+    ev = Evaluator(inst)
+    targets: list[int] = []
+    for i in order:
+        ev.add(i)
+        targets.append(i)
+        if ev.total >= inst.need:
+            break
+    else:
+        return None
+    for i in reversed(targets[:-1]):
+        ev.remove(i)
+        if ev.total >= inst.need:
+            targets.remove(i)  # it fits without preempting this one
+        else:
+            ev.add(i)
+    return tuple(sorted(targets))
+
+
+@register("kueue")
+def kueue(instances: Sequence[Instance], config: SchedulerConfig) -> Choice:
+    for k, inst in enumerate(instances):  # pools in order: the first that works
+        cands = inst.candidates
+        order = sorted(range(len(cands)),
+                       key=lambda i: (-max(cands[i].victim.since, inst.now), cands[i].name))
+        members = remove_then_fill_back(inst, order)
+        if members:
+            return Choice(k, members, 1, True)
+    return NONE
