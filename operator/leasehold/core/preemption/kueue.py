@@ -21,6 +21,8 @@ from .registry import NONE, Choice, register
 
 def remove_then_fill_back(inst: Instance, order: Sequence[int]) -> tuple[int, ...] | None:
     ev = Evaluator(inst)
+    if ev.total >= inst.need:
+        return ()
     targets: list[int] = []
     for i in order:
         ev.add(i)
@@ -43,7 +45,7 @@ def kueue(instances: Sequence[Instance], config: SchedulerConfig) -> Choice:
     for k, inst in enumerate(instances):  # pools in order: the first that works
         cands = inst.candidates
         order = sorted(range(len(cands)),
-                       key=lambda i: (-max(cands[i].victim.since, inst.now), cands[i].name))
+                       key=lambda i: (-min(cands[i].victim.since, inst.now), cands[i].name))
         members = remove_then_fill_back(inst, order)
         if members:
             return Choice(k, members, 1, True)

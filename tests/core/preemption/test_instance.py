@@ -1,0 +1,63 @@
+"""The abstract instance agrees with the slot table it was built from: a set of
+candidates lets the preemptor fit in the instance exactly when removing their
+bookings from the real table lets ``fit`` place it over the same window."""
+
+from __future__ import annotations
+
+import copy
+from itertools import combinations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from builders import AR, BEC, BES, DM, DNP, config, exclusive, req, shared
+from leasehold.core.model import Origin
+from leasehold.core.preemption.instance import build
+from leasehold.core.scheduler import Scheduler
+
+POOLS = {"exclusive": exclusive(6), "shared": shared(3, cpu=4000, memory=4096)}
+
+
+@st.composite
+def states(draw):
+    pool = POOLS[draw(st.sampled_from(sorted(POOLS)))]
+    sched = Scheduler([pool], config(policy="nop"))
+    for i in range(draw(st.integers(1, 12))):
+        kind = draw(st.sampled_from([BES, BES, BEC, DM, DNP, AR]))
+        at = draw(st.integers(0, 50))
+        duration = draw(st.integers(10, 300))
+        kw = dict(cpu=draw(st.sampled_from([1000, 2000])),
+                  memory=draw(st.sampled_from([256, 1024])))
+        if kind == AR:
+            kw["start"] = at + draw(st.integers(0, 200))
+        elif kind in (DM, DNP):
+            kw["deadline"] = at + duration + draw(st.integers(0, 600))
+        sched.submit(req(f"l{i}", draw(st.integers(1, 3)), duration, 0, type=kind, **kw), 0)
+    now = draw(st.integers(0, 60))
+    sched.advance(now)
+    vms = draw(st.integers(1, 6))
+    t = now + draw(st.sampled_from([0, 0, 30, 200]))
+    local = req("L", vms, draw(st.integers(10, 400)), now, type=DNP, origin=Origin.LOCAL,
+                cpu=draw(st.sampled_from([1000, 2000])), memory=512)
+    return sched, pool.name, local, now, t
+
+
+def fits_after_removing(sched, pool_name, local, t, end, removed) -> bool:
+    trial = copy.deepcopy(sched)
+    for name in removed:
+        trial.slots.unbook(name)
+    pool = trial.slots.pools[pool_name]
+    return pool.fit(local.vms, local.shape, end - t, t, t) is not None
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(states())
+def test_instance_feasibility_matches_the_slot_table(state):
+    sched, pool_name, local, now, t = state
+    victims, end = sched._victims(pool_name, local, now, t, set())
+    inst = build(sched.slots.pools[pool_name], local.shape, local.vms, t, end, victims, now)
+    names = [c.name for c in inst.candidates]
+    subsets = [c for k in range(len(names) + 1) for c in combinations(range(len(names)), k)]
+    for chosen in subsets[:64]:
+        want = fits_after_removing(sched, pool_name, local, t, end, [names[i] for i in chosen])
+        assert inst.feasible(chosen) == want, [names[i] for i in chosen]
