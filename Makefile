@@ -17,6 +17,8 @@ demo: $(STAMP)
 	$(BIN)/leasehold simulate examples/scenarios/backfilling.yaml -o table
 	$(BIN)/leasehold simulate examples/scenarios/advance-reservation.yaml -o table
 	$(BIN)/leasehold simulate examples/scenarios/suspend-before-blocking.yaml -o table
+	for p in nop mlip mov moml; do \
+		$(BIN)/leasehold simulate examples/scenarios/testbed.yaml --policy $$p -o table; done
 
 ## make test: lint, then the whole test suite (unit, property, trace cross-check)
 test: $(STAMP)

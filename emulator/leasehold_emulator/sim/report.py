@@ -118,10 +118,11 @@ def to_table(doc: dict[str, Any]) -> str:
         lines += ["", "PREEMPTION DECISIONS"]
         for d in doc["decisions"]:
             chosen = ", ".join(d["chosen"]) or "(none)"
+            sets = f"{d['candidateSets']} candidate sets" + ("" if d["exact"] else " (sampled)")
+            wait = f", starts {d['vacateSeconds']:g}s late" if d["vacateSeconds"] else ""
             lines.append(
                 f"  t={_fmt_time(d['time'])}  {d['preemptor']} ({d['policy']}): "
-                f"{d['candidateSets']} candidate sets, chose {chosen}, "
-                f"overhead {d['overheadSeconds']:g}s"
+                f"{sets}, chose {chosen}, overhead {d['overheadSeconds']:g}s{wait}"
             )
     lines += ["", f"TIMELINE  0 .. {_fmt_time(max((r['end'] or 0) for r in doc['leases']))}"
               "   (. waiting  # running  ~ suspend/resume/migrate  x rejected)"]
