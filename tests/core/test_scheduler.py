@@ -335,3 +335,23 @@ def test_no_migration_when_the_vms_cannot_leave_before_the_booking_ends():
     sched.submit(req("M", 1, 100, type=DM, deadline=10_000, memory=1024), 0)
     sched.advance(50)  # writing 1024 MiB out takes 161 s; the booking ends at 100
     assert victims_for(sched, "a", 50, 50) == {}
+
+
+def test_migration_source_is_vacated_even_when_the_landing_slot_moves_first():
+    # M migrates at 100 to a slot after B; B is cancelled at 150, so M's landing slot
+    # is compressed (re-booked) before M's VMs have left their source nodes at ~261
+    m = req("M", 2, 1000, memory=512, type=DM, deadline=9000)
+    sched = Scheduler([exclusive(2)], config())
+    sched.submit(m, 0)
+    sched.submit(req("B", 2, 2000), 0)
+    sched.advance(100)
+    migrate_now(sched, "M", 100)
+    sched.cancel("B", 150)
+    sched.advance(150)
+    left = 100 + overhead.migrate_leave_seconds(m, OverheadParams())
+    assert sched.slots.booking("M").start == pytest.approx(left)  # moved up from 3000
+    while (t := sched.next_event_time()) is not None:
+        sched.advance(t)
+        assert sched.slots.usage_violations() == []
+    assert sched.leases["M"].phase.value == "Completed"
+    assert sched.slots.where == {}

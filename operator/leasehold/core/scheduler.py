@@ -158,7 +158,13 @@ class Scheduler(BackfillMixin, EnactmentMixin):
 
     # ---- lifecycle transitions ------------------------------------------------------
     def _bump(self, st: LeaseState) -> None:
+        """Invalidate the lease's timers. A migration's source is vacated on its own
+        schedule, whatever happens to the lease meanwhile: its timer is renewed."""
         st.version += 1
+        if st.phase == Phase.MIGRATING or st.phase == Phase.CANCELLED:
+            source = self.slots.booking(st.name + SOURCE)
+            if source is not None:
+                self._push(source.end, Event.VACATE, st)
 
     def _start(self, st: LeaseState, now: float) -> None:
         """The lease's booking begins: bind it to nodes and run (or resume) it."""
@@ -188,9 +194,6 @@ class Scheduler(BackfillMixin, EnactmentMixin):
         kind, at, _ = booking.segments[-1]
         if kind == "suspend":
             self._push(at, Event.SUSPEND, st)
-        source = self.slots.booking(st.name + SOURCE)
-        if source is not None:  # a migration landed before its source was vacated
-            self._push(source.end, Event.VACATE, st)
 
     def _account(self, st: LeaseState, now: float) -> None:
         """Credit the work done since the current run segment began."""
@@ -262,17 +265,15 @@ class Scheduler(BackfillMixin, EnactmentMixin):
         st.phase = Phase.MIGRATING
         st.migrations += 1
         st.overhead += overhead.migrate_overhead(req, params)
-        self._bump(st)
+        self._bump(st)  # and the source's VACATE timer at left_source
         running = at + pipeline
         if at > now:
             st.resuming = True
             st.landing = pipeline
             self._book(st, pool, at, pipeline + st.remaining, now,
                        (("migrate-in", at, running), ("run", running, running + st.remaining)))
-            self._push(left_source, Event.VACATE, st)
             self._out.append(Migrate(now, st.name, (), running))
             return
-        self._push(left_source, Event.VACATE, st)
         end = running + st.remaining
         target = Booking(st.name, now, end, req.vms, req.shape, None,
                          (("migrate-in", now, running), ("run", running, end)))
@@ -291,6 +292,8 @@ class Scheduler(BackfillMixin, EnactmentMixin):
             self.slots.unbook(source)
             self._freed = True
             return
+        if st.phase not in (Phase.SUSPENDING, Phase.CANCELLED) or st.name not in self.slots.where:
+            return  # a migration's source timer, renewed once too often
         self.slots.unbook(st.name)
         self._freed = True
         self._bump(st)

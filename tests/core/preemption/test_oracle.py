@@ -12,13 +12,14 @@ from a small set, so ties are common).
 from __future__ import annotations
 
 import statistics
+from collections import Counter
 from itertools import combinations
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from builders import config
-from leasehold.core.preemption import get, names
+from leasehold.core.preemption import get, names, sweep
 from leasehold.core.preemption.instance import Bin, Candidate, Instance, Part, Victim
 from leasehold.core.preemption.sets import minimal_sets, sample_sets
 
@@ -229,3 +230,17 @@ def test_every_configurable_policy_is_registered():
     from leasehold.api.scenario import POLICIES
 
     assert set(names()) == set(POLICIES)
+
+
+@EXAMPLES
+@given(instances().filter(sweep.applies))
+def test_sweep_counts_and_ranks_every_minimal_set_of_an_exclusive_pool(inst):
+    sets = [s for s in oracle_sets(inst) if s]
+    best, hist = sweep.frontier(inst)
+    assert hist == Counter(stats(inst, s)[2] for s in sets)
+    want = {}
+    for s in sets:
+        n, v, cost, names = stats(inst, s)
+        if (n, v) not in want or (cost, names) < want[(n, v)][:2]:
+            want[(n, v)] = (cost, names, s)
+    assert best == want

@@ -24,6 +24,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
+from . import sweep
 from .instance import Candidate, Evaluator, Instance
 
 #: tree nodes the exact enumeration may visit per instance before it samples instead
@@ -182,13 +183,18 @@ class Frontier:
     count: int = 0
     exact: bool = True
 
-    def add(self, opt: Option, times: int = 1) -> None:
+    def offer(self, opt: Option) -> None:
+        """Keep ``opt`` if it is the best set so far of its (leases, VMs)."""
         key = (opt.leases, opt.vms)
         old = self.best.get(key)
         if old is None or (opt.cost, opt.names) < (old.cost, old.names):
             self.best[key] = opt
-        self.histogram[opt.cost] += times
-        self.count += times
+
+    def add(self, opt: Option) -> None:
+        """Count one more candidate set."""
+        self.offer(opt)
+        self.histogram[opt.cost] += 1
+        self.count += 1
 
     def options(self) -> list[Option]:
         return sorted(self.best.values(), key=lambda o: (o.leases, o.vms, o.cost, o.names))
@@ -204,9 +210,20 @@ def option(inst: Instance, k: int, members: tuple[int, ...]) -> Option:
 
 
 def frontier(instances: Sequence[Instance], budget: int = DEFAULT_BUDGET) -> Frontier:
-    """The frontier over every instance (one per pool the preemptor may use)."""
+    """The frontier over every instance (one per pool the preemptor may use):
+    exclusive pools by the sweep of :mod:`.sweep`, others by enumeration; either
+    falls back to a sample past its budget."""
     out = Frontier()
     for k, inst in enumerate(instances):
+        if sweep.applies(inst):
+            swept = sweep.frontier(inst)
+            if swept is not None:
+                best, hist = swept
+                for (_, vms), (cost, names, members) in best.items():
+                    out.offer(Option(k, members, names, vms, cost))
+                out.histogram.update(hist)
+                out.count += sum(hist.values())
+                continue
         sets = minimal_sets(inst, budget)
         if sets is None:
             out.exact = False
