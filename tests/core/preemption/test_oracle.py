@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from builders import config
-from leasehold.core.preemption import get, names, sweep
+from leasehold.core.preemption import focus, get, names, sweep
 from leasehold.core.preemption.instance import Bin, Candidate, Instance, Part, Victim
 from leasehold.core.preemption.sets import minimal_sets, sample_sets
 
@@ -244,3 +244,18 @@ def test_sweep_counts_and_ranks_every_minimal_set_of_an_exclusive_pool(inst):
         if (n, v) not in want or (cost, names) < want[(n, v)][:2]:
             want[(n, v)] = (cost, names, s)
     assert best == want
+
+
+@EXAMPLES
+@given(instances())
+def test_narrowing_keeps_the_room_of_every_set_it_keeps(inst):
+    view, back = focus.narrow(inst)
+    assert list(back) == sorted(back)  # name order kept
+    assert [c.name for c in view.candidates] == [inst.candidates[i].name for i in back]
+    n = len(view.candidates)
+    for k in range(n + 1):
+        for s in combinations(range(n), k):
+            assert view.room(s) == room(inst, frozenset(back[i] for i in s))
+    # the candidates it keeps can still make room when all of them can
+    if room(inst, frozenset(range(len(inst.candidates)))) >= inst.need:
+        assert view.room(range(n)) >= inst.need or room(inst, frozenset()) >= inst.need

@@ -125,7 +125,7 @@ class Evaluator:
     def __init__(self, inst: Instance) -> None:
         self.inst = inst
         self._arrays = [[list(dim) for dim in b.free] for b in inst.bins]
-        self._rooms = [_bin_room(arrs, b.demand)
+        self._rooms = [bin_room(arrs, b.demand)
                        for arrs, b in zip(self._arrays, inst.bins, strict=True)]
         self.total = inst.base + sum(self._rooms)
 
@@ -138,7 +138,7 @@ class Evaluator:
                     delta = sign * amount
                     for x in range(part.lo, part.hi):
                         arr[x] += delta
-            new = _bin_room(arrs, bins[part.bin].demand)
+            new = bin_room(arrs, bins[part.bin].demand)
             self.total += new - rooms[part.bin]
             rooms[part.bin] = new
 
@@ -149,7 +149,7 @@ class Evaluator:
         self._apply(i, -1)
 
 
-def _bin_room(arrays: list[list[int]], demand: tuple[int, ...]) -> int:
+def bin_room(arrays: list[list[int]], demand: tuple[int, ...]) -> int:
     room = 1 << 62
     for arr, per_vm in zip(arrays, demand, strict=True):
         if per_vm > 0:

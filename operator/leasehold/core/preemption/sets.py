@@ -24,11 +24,13 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
-from . import sweep
+from . import focus, sweep
 from .instance import Candidate, Evaluator, Instance
 
 #: tree nodes the exact enumeration may visit per instance before it samples instead
 DEFAULT_BUDGET = 20_000
+#: the same for a narrowed large instance, already approximate (:mod:`.focus`)
+NARROWED_BUDGET = 1_000
 
 
 class _OverBudget(Exception):
@@ -224,11 +226,18 @@ def frontier(instances: Sequence[Instance], budget: int = DEFAULT_BUDGET) -> Fro
                 out.histogram.update(hist)
                 out.count += sum(hist.values())
                 continue
-        sets = minimal_sets(inst, budget)
+        view, back = inst, None
+        if len(inst.candidates) > focus.NARROW_ABOVE:
+            view, back = focus.narrow(inst)
+            out.exact = False
+            budget = min(budget, NARROWED_BUDGET)
+        sets = minimal_sets(view, budget)
         if sets is None:
             out.exact = False
-            sets = sample_sets(inst)
+            sets = sample_sets(view)
         for members in sets:
             if members:  # the empty set means no preemption is needed: not a choice
+                if back is not None:
+                    members = tuple(back[i] for i in members)
                 out.add(option(inst, k, members))
     return out
