@@ -41,3 +41,29 @@ def test_migration_pipelines_suspend_and_resume():
     assert three == pytest.approx(3 * copy + t_s + 2 * max(t_s, t_r) + t_r)
     assert overhead.migrate_overhead(req("x", 3, memory=1024), P) == pytest.approx(
         three + 6 * 0.005 + 2.3)
+
+
+HAIZEA = OverheadParams(suspend_rate=50, resume_rate=50, bandwidth=10, model="haizea")
+
+
+def test_haizea_model_suspends_all_vms_at_once():
+    # 004 §4: 1 GB VMs, H_w = H_r = 50 MB/s, 10 MB/s network
+    one, four = req("x", 1, memory=1024), req("x", 4, memory=1024)
+    assert overhead.suspend_seconds(four, HAIZEA) == overhead.suspend_seconds(one, HAIZEA)
+    assert overhead.suspend_seconds(four, HAIZEA) == pytest.approx(1024 / 50)
+    assert overhead.resume_seconds(four, HAIZEA) == pytest.approx(1024 / 50)
+    # no pauses, the rescheduling delta still counts
+    assert overhead.suspend_overhead(four, HAIZEA) == pytest.approx(2 * 1024 / 50 + 2.3)
+
+
+def test_haizea_model_migration_copies_image_and_memory():
+    r = req("x", 2, memory=1024)
+    r = type(r)(**{**{f: getattr(r, f) for f in r.__dataclass_fields__}, "image_mb": 2048})
+    assert overhead.migrate_seconds(r, HAIZEA) == pytest.approx(
+        1024 / 50 + (2048 + 1024) / 10 + 1024 / 50)
+    assert overhead.migrate_leave_seconds(r, HAIZEA) == pytest.approx(1024 / 50)
+    assert overhead.migrate_run_seconds(r, HAIZEA) == overhead.migrate_seconds(r, HAIZEA)
+
+
+def test_a_queued_reservation_costs_only_the_rescheduling_delta():
+    assert overhead.replan_overhead(req("x", 8, memory=4096), P) == 2.3

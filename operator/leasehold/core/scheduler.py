@@ -311,6 +311,7 @@ class Scheduler(BackfillMixin, EnactmentMixin):
         phase = st.phase
         st.phase = Phase.CANCELLED
         st.end = now
+        st.reason = reason
         self._bump(st)
         if booking is not None:
             if phase in (Phase.RUNNING, Phase.RESUMING):
