@@ -15,7 +15,7 @@ from .sets import Frontier, Option, frontier
 
 
 def select(front: Frontier) -> Option | None:
-    return min(front.best.values(), key=lambda o: (o.leases, -o.vms, o.cost, o.names),
+    return min(front.best.values(), key=lambda o: (o.leases, -o.vms, o.cost, o.names, o.instance),
                default=None)
 
 

@@ -59,7 +59,7 @@ def select(front: Frontier, alpha: str | float) -> Option | None:
         return None
     limit = alpha_micro(front, alpha)
     return min((o for o in front.best.values() if o.cost <= limit),
-               key=lambda o: (o.leases, o.cost, o.names), default=None)
+               key=lambda o: (o.leases, o.cost, o.names, o.instance), default=None)
 
 
 @register("moml")

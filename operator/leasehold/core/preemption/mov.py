@@ -15,7 +15,8 @@ from .sets import Frontier, Option, frontier
 
 
 def select(front: Frontier) -> Option | None:
-    return min(front.best.values(), key=lambda o: (o.cost, o.leases, o.names), default=None)
+    return min(front.best.values(), key=lambda o: (o.cost, o.leases, o.names, o.instance),
+               default=None)
 
 
 @register("mov")

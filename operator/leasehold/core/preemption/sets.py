@@ -189,7 +189,7 @@ class Frontier:
         """Keep ``opt`` if it is the best set so far of its (leases, VMs)."""
         key = (opt.leases, opt.vms)
         old = self.best.get(key)
-        if old is None or (opt.cost, opt.names) < (old.cost, old.names):
+        if old is None or (opt.cost, opt.names, opt.instance) < (old.cost, old.names, old.instance):
             self.best[key] = opt
 
     def add(self, opt: Option) -> None:
