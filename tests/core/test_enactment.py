@@ -96,3 +96,16 @@ def test_every_policy_makes_room_and_leaves_a_sound_table(policy):
     sched = run([exclusive(6)], [*reqs, local("L", 4, 300, 20)], config(policy=policy), sound)
     assert sched.leases["L"].phase.value == "Completed"
     assert all(st.phase.value == "Completed" for st in sched.leases.values())
+
+
+def test_the_window_ends_exactly_where_the_delayed_preemptor_would_end():
+    # (t + d) + delay and (t + delay) + d differ by an ulp here: a deadline-bound
+    # victim's new slot at the window's end once overlapped the preemptor's booking
+    from leasehold.core.scheduler import Scheduler
+
+    t, d = 59737.373, 18418.0
+    sched = Scheduler([exclusive(4)], config())
+    sched.submit(req("X", 4, 100_000, memory=1024), 0)
+    sched.advance(t)
+    [victim], end = sched._victims("p", local("L", 4, d, t), t, t, set())
+    assert end == victim.vacate + d

@@ -132,9 +132,11 @@ class EnactmentMixin:
             v = self._victim(pool_name, name, now, t, excluded)
             if v is not None:
                 victims[name] = v
-        delay = max((v.vacate - t for v in victims.values()), default=0.0)
-        if delay > 0:
-            end += delay
+        latest = max((v.vacate for v in victims.values()), default=t)
+        if latest > t:
+            # computed as the preemptor's booking end will be, max(t, vacate) + d,
+            # so that no float rounding puts that end past the window's
+            end = latest + req.duration
             for name in pool.overlapping(t, end - t):  # queued reservations in the tail
                 if name not in victims:
                     v = self._victim(pool_name, name, now, t, excluded)
