@@ -103,7 +103,8 @@ class EnactmentMixin:
             if start > t:
                 sooner = self._best_fit(st, t, start)
                 if sooner is not None:
-                    self._out.append(Admit(now, req.name))
+                    if st.phase == Phase.PENDING:
+                        self._out.append(Admit(now, req.name))
                     self._book(st, *sooner, now)
                     return replace(record, vacate_seconds=sooner[1] - t), True
             slots, failed = self._hold_slots(chosen, now, inst.pool, windows[choice.instance])
@@ -111,12 +112,9 @@ class EnactmentMixin:
                 excluded.add(failed)
                 continue
             self._enact(st, now, t, inst.pool, chosen, slots)
-            return preemption.Decision(
-                time=now, preemptor=req.name, policy=self.config.policy,
-                candidate_sets=choice.candidate_sets, exact=choice.exact,
-                chosen=tuple(v.name for v in chosen),
-                overhead_seconds=sum(v.overhead for v in chosen),
-                vacate_seconds=start - t,
+            return replace(
+                record, chosen=tuple(v.name for v in chosen),
+                overhead_seconds=sum(v.overhead for v in chosen), vacate_seconds=start - t,
             ), True
 
     # ---- who can be preempted ---------------------------------------------------------
@@ -124,7 +122,7 @@ class EnactmentMixin:
         self: Scheduler, pool_name: str, req: Request, now: float, t: float, excluded: set[str]
     ) -> tuple[list[Victim], float]:
         """Preemptable leases with a booking in the preemptor's window, and the
-        window's end (``t + d`` plus the longest vacate delay among them)."""
+        window's end: ``d`` after the latest of ``t`` and their vacate times."""
         pool = self.slots.pools[pool_name]
         victims: dict[str, Victim] = {}
         end = t + req.duration
@@ -166,16 +164,16 @@ class EnactmentMixin:
         if st.phase != Phase.RUNNING:
             return None  # resuming, suspending or migrating: not preemptable right now
         action = _RUNNING_ACTION[req.type]
-        if action == "cancel":
-            took, cost = params.stop_seconds, overhead.cancel_overhead(req, params)
-        elif action == "suspend":
-            took = overhead.suspend_seconds(req, params)
-            cost = overhead.suspend_overhead(req, params)
-        else:
-            took, cost = 0.0, overhead.migrate_overhead(req, params)
-        begin = max(now, t - took)
-        vacate = begin + took if action != "migrate" else now + overhead.migrate_leave_seconds(
-            req, params)
+        if action == "migrate":  # at once: its new slot was found for now
+            vacate = now + overhead.migrate_leave_seconds(req, params)
+            cost = overhead.migrate_overhead(req, params)
+        else:  # just in time: as late as lets it vacate by t
+            if action == "cancel":
+                took, cost = params.stop_seconds, overhead.cancel_overhead(req, params)
+            else:
+                took = overhead.suspend_seconds(req, params)
+                cost = overhead.suspend_overhead(req, params)
+            vacate = max(now, t - took) + took
         if vacate >= booking.end:
             return None  # it leaves by itself no later
         since = st.first_start if st.first_start is not None else booking.start
@@ -282,7 +280,7 @@ class EnactmentMixin:
         pool = self.slots.pool_of(st.name)
         took = (overhead.suspend_seconds(st.req, pool.spec.overhead) if suspend
                 else pool.spec.overhead.stop_seconds)
-        begin = v.vacate - took
+        begin = max(now, t - took)  # as in _victim, so equal floats compare equal
         if begin <= now:
             if suspend:
                 self._suspend(st, now, reason, planned=False)
