@@ -27,5 +27,5 @@ def choice(front: Frontier, best: Option | None) -> Choice:
 
 @register("mlip")
 def mlip(instances: Sequence[Instance], config: SchedulerConfig) -> Choice:
-    front = frontier(instances)
+    front = frontier(instances, mode="mlip")
     return choice(front, select(front)) if front.count else NONE

@@ -64,5 +64,5 @@ def select(front: Frontier, alpha: str | float) -> Option | None:
 
 @register("moml")
 def moml(instances: Sequence[Instance], config: SchedulerConfig) -> Choice:
-    front = frontier(instances)
+    front = frontier(instances, mode="moml")
     return choice(front, select(front, config.alpha)) if front.count else NONE

@@ -21,5 +21,5 @@ def select(front: Frontier) -> Option | None:
 
 @register("mov")
 def mov(instances: Sequence[Instance], config: SchedulerConfig) -> Choice:
-    front = frontier(instances)
+    front = frontier(instances, mode="mov")
     return choice(front, select(front)) if front.count else NONE

@@ -211,14 +211,18 @@ def option(inst: Instance, k: int, members: tuple[int, ...]) -> Option:
     )
 
 
-def frontier(instances: Sequence[Instance], budget: int = DEFAULT_BUDGET) -> Frontier:
+def frontier(
+    instances: Sequence[Instance], budget: int = DEFAULT_BUDGET,
+    max_states: int = sweep.DEFAULT_STATES, mode: str = "all",
+) -> Frontier:
     """The frontier over every instance (one per pool the preemptor may use):
     exclusive pools by the sweep of :mod:`.sweep`, others by enumeration; either
     falls back to a sample past its budget."""
     out = Frontier()
     for k, inst in enumerate(instances):
+        view, back = inst, None
         if sweep.applies(inst):
-            swept = sweep.frontier(inst)
+            swept = sweep.frontier(inst, max_states, mode)
             if swept is not None:
                 best, hist = swept
                 for (_, vms), (cost, names, members) in best.items():
@@ -226,12 +230,13 @@ def frontier(instances: Sequence[Instance], budget: int = DEFAULT_BUDGET) -> Fro
                 out.histogram.update(hist)
                 out.count += sum(hist.values())
                 continue
-        view, back = inst, None
-        if len(inst.candidates) > focus.NARROW_ABOVE:
-            view, back = focus.narrow(inst)
-            out.exact = False
-            budget = min(budget, NARROWED_BUDGET)
-        sets = minimal_sets(view, budget)
+            sets = None  # the tree would be slower still: sample
+        else:
+            if len(inst.candidates) > focus.NARROW_ABOVE:
+                view, back = focus.narrow(inst)
+                out.exact = False
+                budget = min(budget, NARROWED_BUDGET)
+            sets = minimal_sets(view, budget)
         if sets is None:
             out.exact = False
             sets = sample_sets(view)

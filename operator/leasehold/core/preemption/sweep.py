@@ -36,20 +36,29 @@ with candidates indexed in name order is the lowest bit of the XOR of two masks.
 
 from __future__ import annotations
 
-from bisect import bisect_left, bisect_right
+from bisect import bisect_right
 from collections import Counter
+from collections.abc import Callable
 from math import comb
 
 from .instance import Instance
 
-#: per (leases, VMs): (overhead, members as a bit mask) of the best set. Candidates
-#: are indexed in name order, so for two sets of one size the one with the smaller
-#: sorted names is the one holding the lowest bit of their symmetric difference.
-Best = dict[tuple[int, int], tuple[int, int]]
-#: the chosen classes still active: (class, how many of its members, "has been critical")
-Key = tuple[tuple[int, int, bool], ...]
+#: the best partial sets a state keeps, per slot (see :data:`MODES`):
+#: (leases, VMs, overhead, members as a bit mask). Candidates are indexed in name
+#: order, so of two sets of one size the one with the smaller sorted names is the
+#: one holding the lowest bit of their symmetric difference.
+Entry = tuple[int, int, int, int]
+Best = dict[object, Entry]
+#: what the future of a state depends on: the nodes the chosen candidates give back,
+#: summed per end breakpoint ((end, nodes), ...), and the chosen classes that have
+#: not been critical yet, as (end, nodes of one member), ...
+Key = tuple[tuple[tuple[int, int], ...], tuple[tuple[int, int], ...]]
 #: state -> (best, histogram: total overhead -> number of partial sets)
 States = dict[Key, tuple[Best, dict[int, int]]]
+#: per (leases, VMs): (overhead, sorted names, member indices) of the best set
+Frontier = dict[tuple[int, int], tuple[int, tuple[str, ...], tuple[int, ...]]]
+#: a class of interchangeable candidates: (start, end, nodes, VMs, overhead, members)
+Class = tuple[int, int, int, int, int, tuple[int, ...]]
 
 #: states alive at once before the sweep gives up (the caller then samples)
 DEFAULT_STATES = 20_000
@@ -60,15 +69,31 @@ def applies(inst: Instance) -> bool:
     return len(inst.bins) == 1 and len(inst.bins[0].free) == 1 and inst.base == 0
 
 
-def _better(a: tuple[int, int], b: tuple[int, int]) -> bool:
-    """Lower overhead, then (equal sizes) smaller sorted names."""
-    if a[0] != b[0]:
-        return a[0] < b[0]
-    diff = a[1] ^ b[1]
-    return bool(diff & -diff & a[1])
+#: What a state keeps, by what the policy asks (two partial sets in one state get
+#: the same future additions, so their order under any of these keys never changes):
+#: ``all`` — per (leases, VMs) the least overhead, and the overhead histogram;
+#: ``moml`` — per number of leases the least overhead, and the histogram (for α);
+#: ``mlip`` — one set: fewest leases, most VMs, least overhead; the count only;
+#: ``mov`` — one set: least overhead, fewest leases; the count only.
+#: Ties, always: smaller sorted names.
+MODES: dict[str, tuple[Callable[[int, int], object], Callable[[Entry], tuple[int, ...]], bool]] = {
+    "all": (lambda n, v: (n, v), lambda e: (e[2],), True),
+    "moml": (lambda n, v: n, lambda e: (e[2],), True),
+    "mlip": (lambda n, v: 0, lambda e: (e[0], -e[1], e[2]), False),
+    "mov": (lambda n, v: 0, lambda e: (e[2], e[0]), False),
+}
 
 
-def _merge(into: States, key: Key, best: Best, hist: dict[int, int]) -> None:
+def _better(a: Entry, b: Entry, order: Callable[[Entry], tuple[int, ...]]) -> bool:
+    ka, kb = order(a), order(b)
+    if ka != kb:
+        return ka < kb
+    diff = a[3] ^ b[3]  # equal keys mean equal sizes: the smaller names win
+    return bool(diff & -diff & a[3])
+
+
+def _merge(into: States, key: Key, best: Best, hist: dict[int, int],
+           order: Callable[[Entry], tuple[int, ...]]) -> None:
     old = into.get(key)
     if old is None:
         into[key] = (best.copy(), hist.copy())
@@ -76,51 +101,62 @@ def _merge(into: States, key: Key, best: Best, hist: dict[int, int]) -> None:
     old_best, old_hist = old
     for k, v in best.items():
         cur = old_best.get(k)
-        if cur is None or _better(v, cur):
+        if cur is None or _better(v, cur, order):
             old_best[k] = v
     for h, n in hist.items():
         old_hist[h] = old_hist.get(h, 0) + n
 
 
-def _doomed(key: Key, x: int, span: list[tuple[int, int, int]], points: list[int],
-            deficit: list[int]) -> bool:
-    """Whether a chosen class that has not yet been critical can no longer be: at
-    every later deficit in its range, the chosen candidates still active there
-    already cover the deficit without one of its members (more can only be added).
+def _add(cover: tuple[tuple[int, int], ...], hi: int, nodes: int) -> tuple[tuple[int, int], ...]:
+    merged = dict(cover)
+    merged[hi] = merged.get(hi, 0) + nodes
+    return tuple(sorted(merged.items()))
+
+
+def _dead(key: Key, x: int, points: list[int], deficit: list[int],
+          reach: list[int] | None) -> bool:
+    """Whether no minimal set can come out of this state after breakpoint ``x``.
+
+    * a chosen class that has not been critical yet can no longer be: at every
+      later deficit in its range, what is chosen already covers it without one of
+      its members (more can only be added);
+    * with ``reach`` (per deficit point, all that classes starting after ``x`` could
+      add there): some later deficit cannot be covered even by taking all of them.
+
     ``points`` are the breakpoints with a deficit, in order."""
-    waiting = [c for c, _, flag in key if not flag]
-    if not waiting:
+    cover, waiting = key
+    if not waiting and reach is None:
         return False
     first = bisect_right(points, x)
-    last = max(span[c][1] for c in waiting)
-    later = points[first:bisect_left(points, last, first)]
-    if not later:
-        return True
-    # least cover at each later deficit: what the chosen candidates give until they end
-    cover = [0] * len(later)
-    for c, k, _ in key:
-        hi, w = span[c][1], k * span[c][2]
+    later = points[first:]
+    # least cover at each later deficit: what is chosen gives until it ends
+    # (cover is sorted by end: a running total of what has ended by each point)
+    least = []
+    remaining = sum(nodes for _, nodes in cover)
+    j, n_cover = 0, len(cover)
+    for y in later:
+        while j < n_cover and cover[j][0] <= y:
+            remaining -= cover[j][1]
+            j += 1
+        least.append(remaining)
+    if reach is not None:
         for n, y in enumerate(later):
-            if y >= hi:
-                break
-            cover[n] += w
-    for c in waiting:
-        hi, w = span[c][1], span[c][2]
+            if least[n] + reach[first + n] < deficit[y]:
+                return True
+    for hi, w in waiting:
         for n, y in enumerate(later):
             if y >= hi:
                 return True
-            if cover[n] - w < deficit[y]:
+            if least[n] - w < deficit[y]:
                 break
         else:
             return True
     return False
 
 
-def _classes(
-    inst: Instance, deficit: list[int]
-) -> list[tuple[int, int, int, int, int, tuple[int, ...]]]:
-    """Interchangeable candidates, grouped: (lo, hi, amount, VMs, cost, members by
-    name). Candidates never active at a deficit are never critical: left out."""
+def _classes(inst: Instance, deficit: list[int]) -> list[Class]:
+    """Interchangeable candidates, grouped. Candidates never active at a deficit are
+    never critical: left out."""
     groups: dict[tuple[int, int, int, int, int], list[int]] = {}
     for i, c in enumerate(inst.candidates):
         if not c.parts:
@@ -131,92 +167,118 @@ def _classes(
     return [(*k, tuple(m)) for k, m in sorted(groups.items())]
 
 
-#: per (leases, VMs): (overhead, sorted names, member indices) of the best set
-Frontier = dict[tuple[int, int], tuple[int, tuple[str, ...], tuple[int, ...]]]
+def _reach(classes: list[Class], points: list[int], width: int) -> list[list[int]]:
+    """``reach[x][n]``: the most that classes starting after ``x`` can give back at
+    deficit point ``n``."""
+    out = [[0] * len(points) for _ in range(width)]
+    for lo, hi, w, _, _, members in classes:
+        most = w * len(members)
+        for n, y in enumerate(points):
+            if lo <= y < hi:
+                for x in range(lo):
+                    out[x][n] += most
+    return out
+
+
+def _take(
+    best: Best, hist: dict[int, int], cls: Class, k: int, mode: str
+) -> tuple[Best, dict[int, int]]:
+    """The summaries after also taking ``k`` members of ``cls``: its ``k`` smallest
+    names, ``C(m, k)`` ways."""
+    slot, order, histogram = MODES[mode]
+    _, _, _, vms, cost, members = cls
+    add, mask = k * cost, sum(1 << i for i in members[:k])
+    taken: Best = {}
+    for n, v, h, chosen in best.values():
+        entry = (n + k, v + k * vms, h + add, chosen | mask)
+        key = slot(entry[0], entry[1])
+        cur = taken.get(key)
+        if cur is None or _better(entry, cur, order):
+            taken[key] = entry
+    ways = comb(len(members), k)
+    if not histogram:  # the count is all that is kept: under one key
+        return taken, {h: n * ways for h, n in hist.items()}
+    return taken, {h + add: n * ways for h, n in hist.items()}
 
 
 def frontier(
-    inst: Instance, max_states: int = DEFAULT_STATES
+    inst: Instance, max_states: int = DEFAULT_STATES, mode: str = "all"
 ) -> tuple[Frontier, Counter[int]] | None:
-    """Best set per (leases, VMs) and the overhead histogram over *all* minimal
-    candidate sets of ``inst`` (none if the preemptor fits as it is), or ``None``
-    if more than ``max_states`` states were alive at once.
-
-    Candidates with the same range, amount, VMs and overhead are interchangeable:
-    the state counts how many of each class are chosen (they are critical together
-    or not at all), the histogram multiplies by the number of ways to pick them, and
-    the best set of a class count takes its members with the smallest names."""
+    """The best sets (what ``mode`` keeps, see :data:`MODES`) and the overhead
+    histogram — for ``mlip`` and ``mov`` only the count, under overhead 0 — over
+    *all* minimal candidate sets of ``inst`` (none if the preemptor fits as it
+    is), or ``None`` if more than ``max_states`` states were alive at once."""
     assert applies(inst)
+    slot, order, _ = MODES[mode]
     free = inst.bins[0].free[0]
     deficit = [inst.need - f for f in free]
     if all(d <= 0 for d in deficit):
         return {}, Counter()
     classes = _classes(inst, deficit)
     points = [x for x, d in enumerate(deficit) if d > 0]
-    span = [(lo, hi, w) for lo, hi, w, *_ in classes]
+    reach = _reach(classes, points, len(free))
     starts: dict[int, list[int]] = {}
     ends: set[int] = set()
     for c, (lo, hi, *_) in enumerate(classes):
         starts.setdefault(lo, []).append(c)
         ends.add(hi)
-    states: States = {(): ({(0, 0): (0, 0)}, {0: 1})}
+    states: States = {((), ()): ({slot(0, 0): (0, 0, 0, 0)}, {0: 1})}
     for x in range(len(free)):
-        if x in ends:  # classes ending here must have been critical
+        if x in ends:  # what ends here stops covering; it must have been critical
             nxt: States = {}
-            for key, (best, hist) in states.items():
-                if all(flag or span[c][1] > x for c, _, flag in key):
-                    _merge(nxt, tuple(e for e in key if span[e[0]][1] > x), best, hist)
+            for (cover, waiting), (best, hist) in states.items():
+                if all(hi > x for hi, _ in waiting):
+                    key = (tuple(e for e in cover if e[0] > x), waiting)
+                    _merge(nxt, key, best, hist, order)
             states = nxt
         # classes starting here: take none, one, ... or all of their members
         for c in starts.get(x, ()):
-            _, _, _, vms, cost, members = classes[c]
+            cls = classes[c]
+            hi, w = cls[1], cls[2]
             nxt = {}
+            dead: dict[Key, bool] = {}  # many states grow into the same one
             for key, (best, hist) in states.items():
-                _merge(nxt, key, best, hist)
-                for k in range(1, len(members) + 1):
-                    add, mask = k * cost, sum(1 << i for i in members[:k])
-                    taken: Best = {}
-                    for (n, v), (h, chosen) in best.items():
-                        entry = (h + add, chosen | mask)
-                        cur = taken.get((n + k, v + k * vms))
-                        if cur is None or _better(entry, cur):
-                            taken[(n + k, v + k * vms)] = entry
-                    grown = tuple(sorted((*key, (c, k, False))))
-                    if _doomed(grown, x - 1, span, points, deficit):
+                _merge(nxt, key, best, hist, order)
+                cover, waiting = key
+                for k in range(1, len(cls[5]) + 1):
+                    grown = (_add(cover, hi, k * w), tuple(sorted((*waiting, (hi, w)))))
+                    hopeless = dead.get(grown)
+                    if hopeless is None:
+                        hopeless = dead[grown] = _dead(grown, x - 1, points, deficit, None)
+                    if hopeless:
                         # a chosen member is not needed here or later, and taking
                         # more can only make that worse
-                        continue
-                    ways = comb(len(members), k)
-                    shifted = {h + add: n * ways for h, n in hist.items()}
-                    _merge(nxt, grown, taken, shifted)
+                        break
+                    _merge(nxt, grown, *_take(best, hist, cls, k, mode), order)
             states = nxt
             if len(states) > max_states:
                 return None
-        # the deficit here, who is critical for it, and who never can be (without a
-        # deficit here, nothing changes: the last check already looked from here on)
+        # the deficit here, who is critical for it, and which states are dead
+        # (without a deficit or a start here, nothing changed since the last check)
         d = deficit[x]
-        if d > 0:
+        if d > 0 or x in starts:
             nxt = {}
-            for key, (best, hist) in states.items():
-                total = sum(k * span[c][2] for c, k, _ in key)
-                if total < d:
-                    continue
-                key = tuple((c, k, flag or total - span[c][2] < d) for c, k, flag in key)
-                if not _doomed(key, x, span, points, deficit):
-                    _merge(nxt, key, best, hist)
+            for (cover, waiting), (best, hist) in states.items():
+                if d > 0:
+                    total = sum(nodes for _, nodes in cover)
+                    if total < d:
+                        continue
+                    waiting = tuple(e for e in waiting if total - e[1] >= d)
+                if not _dead((cover, waiting), x, points, deficit, reach[x]):
+                    _merge(nxt, (cover, waiting), best, hist, order)
             states = nxt
     best_all: Best = {}
     hist_all: Counter[int] = Counter()
-    for key, (best, hist) in states.items():
-        if all(flag for _, _, flag in key):
+    for (_, waiting), (best, hist) in states.items():
+        if not waiting:
             for k, v in best.items():
                 cur = best_all.get(k)
-                if cur is None or _better(v, cur):
+                if cur is None or _better(v, cur, order):
                     best_all[k] = v
             hist_all.update(hist)
     # with a deficit somewhere, the empty set never survives: only real sets remain
     out: Frontier = {}
-    for k, (h, mask) in best_all.items():
+    for n, v, h, mask in best_all.values():
         members = tuple(i for i in range(len(inst.candidates)) if mask >> i & 1)
-        out[k] = (h, tuple(inst.candidates[i].name for i in members), members)
+        out[(n, v)] = (h, tuple(inst.candidates[i].name for i in members), members)
     return out, hist_all
