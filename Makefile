@@ -31,6 +31,8 @@ lint: $(STAMP)
 ## make bench: CPU-time benchmarks; record results in docs/benchmarks.md
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_sdsc_backfilling.py
+	$(BIN)/python benchmarks/bench_preemption.py
+	$(BIN)/python benchmarks/compare_policies.py
 
 ## make reproduce: replay the SDSC Blue trace under every backfilling mode and print
 ## the mean waits (tests/sim/test_sdsc_reference.py compares them with the references)

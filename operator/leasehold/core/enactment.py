@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING
 
 from . import overhead, preemption
 from .model import Admit, Backfilling, LeaseType, Origin, Phase, Request
+from .preemption import focus
 from .preemption import instance as problem
 from .preemption.instance import Victim
 from .slots import Booking, clip
@@ -140,11 +141,15 @@ class EnactmentMixin:
                     v = self._victim(pool_name, name, now, t, excluded)
                     if v is not None and not v.running:
                         victims[name] = v
-        deadline_bound = [v for v in victims.values()
-                          if self.leases[v.name].req.type == LeaseType.DEADLINE_MIGRATABLE]
-        for v in deadline_bound:  # each needs somewhere to go; jointly checked later
-            if self._deadline_slot(self.leases[v.name], now, pool_name, end) is None:
-                del victims[v.name]
+        if len(victims) <= focus.NARROW_ABOVE:
+            # each deadline-bound candidate needs somewhere to go (checked jointly
+            # for the chosen ones later). On a large pool that search would cost
+            # more than the decision: the joint check alone then weeds them out.
+            deadline_bound = [v for v in victims.values()
+                              if self.leases[v.name].req.type == LeaseType.DEADLINE_MIGRATABLE]
+            for v in deadline_bound:
+                if self._deadline_slot(self.leases[v.name], now, pool_name, end) is None:
+                    del victims[v.name]
         return list(victims.values()), end
 
     def _victim(

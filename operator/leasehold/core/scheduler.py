@@ -161,7 +161,7 @@ class Scheduler(BackfillMixin, EnactmentMixin):
         """Invalidate the lease's timers. A migration's source is vacated on its own
         schedule, whatever happens to the lease meanwhile: its timer is renewed."""
         st.version += 1
-        if st.phase == Phase.MIGRATING or st.phase == Phase.CANCELLED:
+        if st.migrations:  # cheap test first: most leases never migrate
             source = self.slots.booking(st.name + SOURCE)
             if source is not None:
                 self._push(source.end, Event.VACATE, st)

@@ -31,6 +31,8 @@ from .instance import Candidate, Evaluator, Instance
 DEFAULT_BUDGET = 20_000
 #: the same for a narrowed large instance, already approximate (:mod:`.focus`)
 NARROWED_BUDGET = 1_000
+#: candidates beyond which the walk is not even tried (it recurses once per candidate)
+MAX_DEPTH = 500
 
 
 class _OverBudget(Exception):
@@ -38,8 +40,11 @@ class _OverBudget(Exception):
 
 
 def minimal_sets(inst: Instance, budget: int = DEFAULT_BUDGET) -> list[tuple[int, ...]] | None:
-    """Every minimal candidate set of ``inst``, or ``None`` past ``budget`` nodes."""
+    """Every minimal candidate set of ``inst``, or ``None`` past ``budget`` nodes (or
+    with more candidates than the walk may recurse: it recurses once per candidate)."""
     need, cands = inst.need, inst.candidates
+    if len(cands) > MAX_DEPTH:
+        return None
     every = Evaluator(inst)
     for i in range(len(cands)):
         every.add(i)
