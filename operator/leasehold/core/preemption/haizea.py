@@ -14,8 +14,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..model import SchedulerConfig
-from .instance import Evaluator, Instance
+from .instance import Instance
 from .registry import NONE, Choice, register
+from .sets import take_until_fits
 
 #: Haizea's aging factor gives leases this old a score of -1: never preempted
 MAX_AGE = 7 * 24 * 3600.0
@@ -25,16 +26,8 @@ def oldest_first(inst: Instance) -> tuple[int, ...] | None:
     cands = inst.candidates
     eligible = [i for i in range(len(cands)) if inst.now - cands[i].victim.submitted < MAX_AGE]
     eligible.sort(key=lambda i: (cands[i].victim.submitted, cands[i].victim.seq))
-    ev = Evaluator(inst)
-    taken: list[int] = []
-    for i in eligible:
-        if ev.total >= inst.need:
-            break
-        ev.add(i)
-        taken.append(i)
-    if ev.total < inst.need:
-        return None
-    return tuple(sorted(taken))
+    found = take_until_fits(inst, eligible)
+    return None if found is None else tuple(sorted(found[0]))
 
 
 @register("haizea")

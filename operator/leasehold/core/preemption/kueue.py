@@ -15,22 +15,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..model import SchedulerConfig
-from .instance import Evaluator, Instance
+from .instance import Instance
 from .registry import NONE, Choice, register
+from .sets import take_until_fits
 
 
 def remove_then_fill_back(inst: Instance, order: Sequence[int]) -> tuple[int, ...] | None:
-    ev = Evaluator(inst)
-    if ev.total >= inst.need:
-        return ()
-    targets: list[int] = []
-    for i in order:
-        ev.add(i)
-        targets.append(i)
-        if ev.total >= inst.need:
-            break
-    else:
+    found = take_until_fits(inst, order)
+    if found is None:
         return None
+    targets, ev = found
     for i in reversed(targets[:-1]):
         ev.remove(i)
         if ev.total >= inst.need:

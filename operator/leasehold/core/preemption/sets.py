@@ -116,10 +116,9 @@ def minimize(inst: Instance, members: Iterable[int], drop_first: Sequence[int]) 
     return tuple(sorted(keep))
 
 
-def greedy(
-    inst: Instance, order: Sequence[int], drop_first: Sequence[int]
-) -> tuple[int, ...] | None:
-    """Add candidates in ``order`` until the preemptor fits, then minimise."""
+def take_until_fits(inst: Instance, order: Sequence[int]) -> tuple[list[int], Evaluator] | None:
+    """Candidates taken in ``order`` until the preemptor fits (none if it fits
+    already), with the evaluator holding them; ``None`` if even all do not do."""
     ev = Evaluator(inst)
     taken: list[int] = []
     for i in order:
@@ -129,7 +128,15 @@ def greedy(
         taken.append(i)
     if ev.total < inst.need:
         return None
-    return minimize(inst, taken, drop_first)
+    return taken, ev
+
+
+def greedy(
+    inst: Instance, order: Sequence[int], drop_first: Sequence[int]
+) -> tuple[int, ...] | None:
+    """Add candidates in ``order`` until the preemptor fits, then minimise."""
+    found = take_until_fits(inst, order)
+    return None if found is None else minimize(inst, found[0], drop_first)
 
 
 #: the orders the sampler builds sets from: (add order, drop order) keys
