@@ -136,8 +136,9 @@ class EnactmentMixin:
             # computed as the preemptor's booking end will be, max(t, vacate) + d,
             # so that no float rounding puts that end past the window's
             end = latest + req.duration
+            tail, bookings = t + req.duration, pool.bookings
             for name in pool.overlapping(t, end - t):  # queued reservations in the tail
-                if name not in victims:
+                if bookings[name].start >= tail:  # the others were looked at above
                     v = self._victim(pool_name, name, now, t, excluded)
                     if v is not None and not v.running:
                         victims[name] = v
