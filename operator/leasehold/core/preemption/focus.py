@@ -30,7 +30,7 @@ def narrow(inst: Instance) -> tuple[Instance, tuple[int, ...]]:
     """The narrowed instance, and for each of its candidates the index it has in
     ``inst`` (ascending: the name order is kept)."""
     cands, bins = inst.candidates, inst.bins
-    base_rooms = [bin_room([list(d) for d in b.free], b.demand) for b in bins]
+    base_rooms = [bin_room(b.free, b.demand) for b in bins]
     missing = inst.need - inst.base - sum(base_rooms)
     if missing <= 0:
         return inst, tuple(range(len(cands)))

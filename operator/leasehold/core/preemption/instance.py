@@ -149,7 +149,7 @@ class Evaluator:
         self._apply(i, -1)
 
 
-def bin_room(arrays: list[list[int]], demand: tuple[int, ...]) -> int:
+def bin_room(arrays: Sequence[Sequence[int]], demand: tuple[int, ...]) -> int:
     room = 1 << 62
     for arr, per_vm in zip(arrays, demand, strict=True):
         if per_vm > 0:

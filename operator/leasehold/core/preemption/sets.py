@@ -1,8 +1,9 @@
 """Candidate sets: the minimal sets of preemptable leases whose removal lets the
 preemptor be placed (DESIGN §2.4), and what the set policies need to know of them.
 
-Enumerating every minimal set is exponential in the worst case, so there are two
-ways to get a :class:`Frontier`:
+Enumerating every minimal set is exponential in the worst case. :func:`frontier`
+takes exclusive pools to the exact sweep of :mod:`.sweep`, narrows large shared
+pools (:mod:`.focus`), and otherwise uses:
 
 * exact — :func:`minimal_sets` walks the include/exclude tree of the candidates
   (largest first), cutting a branch as soon as even every undecided candidate would
@@ -209,9 +210,6 @@ class Frontier:
         self.offer(opt)
         self.histogram[opt.cost] += 1
         self.count += 1
-
-    def options(self) -> list[Option]:
-        return sorted(self.best.values(), key=lambda o: (o.leases, o.vms, o.cost, o.names))
 
 
 def option(inst: Instance, k: int, members: tuple[int, ...]) -> Option:
