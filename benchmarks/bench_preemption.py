@@ -6,14 +6,18 @@ three steps, each timed on its own:
 1. gather the preemptable leases of every pool the preemptor may use
    (``Scheduler._victims``; on a small pool this includes finding each
    ``DeadlineMigratable`` lease a slot by its deadline);
-2. build one instance per pool from them (``preemption.instance.build``);
+2. build one instance per pool from them (``preemption.instance.build``): for
+   leasehold's policies narrowed on the slot table when a shared pool has many
+   candidates; for the baselines, which look at every node, in full;
 3. call the policy on those instances.
 
+A policy's *decision* time is the sum of the three for its kind of instance.
+
 Times are CPU seconds (``time.process_time``), the least of up to ``--repeat`` calls
-(a call over 0.1 s is made once). Nothing is enacted, so every policy decides on the
-very same instances. The preemptors are hypothetical local
-``DeadlineNonPreemptable`` requests wanting their VMs now (``t = now``), taken only
-where they do not fit without preempting.
+(a call over 0.1 s is made once), with the garbage collector off as in ``timeit``.
+Nothing is enacted, so every policy decides on the very same instances. The
+preemptors are hypothetical local ``DeadlineNonPreemptable`` requests wanting their
+VMs now (``t = now``), taken only where they do not fit without preempting.
 
 Settings:
 
@@ -27,26 +31,34 @@ Settings:
 * ``scale``: one shared pool of 1,000 nodes of 8 cores and 32 GiB at t=0, with about
   4,000 running leases and 1,000 reservations of best-effort leases (see
   :func:`scale_state`); preemptors of 1-16 VMs of 2 cores and 4 GiB for 1-4 h.
-  Default 20 probes: making one decision's instances takes seconds there.
+  Default 20 probes: the baselines' full instances take a fifth of a second.
+* ``simulated``: not probes but the decisions a simulation really takes — the
+  workload of ``compare_policies.py`` (32 one-core nodes, 3,000 Lublin-like
+  requests, a third local, load 2.4) under each of ``mlip``, ``mov``, ``moml``;
+  every call of ``Scheduler._preempt`` is timed whole (gathering, building,
+  deciding, and enacting the choice).
 
-    python benchmarks/bench_preemption.py [--setting papers|scale|both] [--probes N]
-                                          [--seed S] [--repeat N]
+    python benchmarks/bench_preemption.py [--setting papers|scale|simulated|all]
+                                          [--probes N] [--seed S] [--repeat N]
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime
+import gc
 import os
 import platform
 import statistics
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
 from math import log
 from random import Random
 from typing import TypeVar
+from unittest.mock import patch
 
 from leasehold.core import preemption
 from leasehold.core.model import (
@@ -64,6 +76,7 @@ from leasehold.core.preemption.instance import Instance, Victim, build
 from leasehold.core.scheduler import Scheduler
 from leasehold.core.state import LeaseState
 from leasehold_emulator.sim.engine import simulate
+from leasehold_emulator.workloads.synthetic import Mix, lublin_like
 
 T = TypeVar("T")
 
@@ -85,29 +98,57 @@ class Probe:
 
     now: float
     need: int
+    #: as leasehold's policies see them (large shared pools narrowed)
     instances: tuple[Instance, ...]
+    #: as the baselines see them (every candidate)
+    full: tuple[Instance, ...]
     #: gathering the preemptable leases (``_victims``), over all pools
     victims_seconds: float
-    #: building the instances from them (``build``)
+    #: building the instances from them (``build``), narrowed and in full
     build_seconds: float
+    full_seconds: float
+
+    def for_policy(self, name: str) -> tuple[tuple[Instance, ...], float]:
+        """The instances policy ``name`` decides on, and what making them cost."""
+        if preemption.sees_all(name):
+            return self.full, self.victims_seconds + self.full_seconds
+        return self.instances, self.victims_seconds + self.build_seconds
 
 
 @dataclass(frozen=True, slots=True)
 class Row:
-    """A policy's CPU seconds and choice, per probe."""
+    """A policy's CPU seconds (deciding on given instances, and in all) and
+    choice, per probe."""
 
     policy: str
     seconds: list[float]
+    decision: list[float]
     choices: list[preemption.Choice]
 
 
+@contextmanager
+def no_gc() -> Iterator[None]:
+    """The cyclic garbage collector off, as ``timeit`` does: a full collection over
+    the scale setting's million objects takes about 0.1 s and would land on
+    whichever call happens to trigger it."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
 def least_cpu(fn: Callable[[], T], repeat: int) -> tuple[float, T]:
-    """Least CPU seconds of up to ``repeat`` calls of ``fn``, and its result."""
+    """Least CPU seconds of up to ``repeat`` calls of ``fn`` (collector off), and
+    its result."""
     best = float("inf")
     for _ in range(repeat):
-        t0 = time.process_time()
-        out = fn()
-        best = min(best, time.process_time() - t0)
+        with no_gc():
+            t0 = time.process_time()
+            out = fn()
+            best = min(best, time.process_time() - t0)
         if best > REPEAT_BELOW:
             break
     return best, out
@@ -138,18 +179,21 @@ def take_probe(sched: Scheduler, req: Request, now: float, repeat: int) -> Probe
         return None
 
     gathered: list[tuple[list[Victim], float]] = []
-    gather_s = build_s = 0.0
+    gather_s = 0.0
     for name in pools:
         s, victims = least_cpu(partial(sched._victims, name, req, now, now, set()), repeat)
         gather_s += s
         gathered.append(victims)
-    built = []
-    for name, (victims, end) in zip(pools, gathered, strict=True):
-        s, inst = least_cpu(
-            partial(build, tables[name], req.shape, req.vms, now, end, victims, now), repeat)
-        build_s += s
-        built.append(inst)
-    return Probe(now, req.vms, tuple(built), gather_s, build_s)
+    built: dict[bool, list[Instance]] = {True: [], False: []}
+    build_s = {True: 0.0, False: 0.0}
+    for narrow in (True, False):
+        for name, (victims, end) in zip(pools, gathered, strict=True):
+            s, inst = least_cpu(partial(build, tables[name], req.shape, req.vms, now, end,
+                                        victims, now, narrow), repeat)
+            build_s[narrow] += s
+            built[narrow].append(inst)
+    return Probe(now, req.vms, tuple(built[True]), tuple(built[False]), gather_s,
+                 build_s[True], build_s[False])
 
 
 # ---- setting "papers": a Lublin-like workload on 32 exclusive nodes -------------------------
@@ -319,17 +363,58 @@ def scale(probes: int, seed: int, repeat: int) -> tuple[list[Probe], list[str]]:
     return taken, notes
 
 
+# ---- setting "simulated": the decisions of a whole simulation, timed as taken ----------------
+SIMULATED = Mix(requests=3000, load=2.4)
+
+
+def simulated(probes: int, seed: int, repeat: int) -> tuple[list[Probe], list[str]]:
+    """Times every ``_preempt`` call of a simulation per set policy; ``probes`` and
+    ``repeat`` do not apply (each decision happens once, and changes the state)."""
+    del probes, repeat
+    requests = lublin_like(SIMULATED, seed)
+    pool = PoolSpec("rp", SIMULATED.nodes, 1000, 1024, exclusive=True)
+    original = Scheduler._preempt
+    lines = [f"workload: {len(requests)} requests (a third local), offered load"
+             f" {SIMULATED.load}, conservative backfilling, seed {seed}", "",
+             "| policy | decisions | p50 ms | p99 ms | max ms | exact % | chose % |",
+             "|---|---:|---:|---:|---:|---:|---:|"]
+    for name in ("mlip", "mov", "moml"):
+        seconds: list[float] = []
+        records: list[preemption.Decision] = []
+
+        def timed(sched: Scheduler, *args: object, _seconds: list[float] = seconds,
+                  _records: list[preemption.Decision] = records
+                  ) -> tuple[preemption.Decision, bool]:
+            with no_gc():
+                t0 = time.process_time()
+                out = original(sched, *args)
+                _seconds.append(time.process_time() - t0)
+            _records.append(out[0])
+            return out
+
+        with patch.object(Scheduler, "_preempt", timed):
+            simulate([pool], SchedulerConfig(policy=name), requests, keep_actions=False)
+        exact = sum(d.exact for d in records) / len(records)
+        chose = sum(bool(d.chosen) for d in records) / len(records)
+        lines.append(f"| {name} | {len(seconds)} | {ms(quantile(seconds, 0.5))} |"
+                     f" {ms(quantile(seconds, 0.99))} | {ms(max(seconds))} | {exact:.0%} |"
+                     f" {chose:.0%} |")
+    return [], lines
+
+
 # ---- timing and report --------------------------------------------------------------------
 def time_policies(probes: Sequence[Probe], repeat: int) -> list[Row]:
     rows = []
     for name in preemption.names():
         policy, cfg = preemption.get(name), SchedulerConfig(policy=name)
-        seconds, choices = [], []
+        seconds, decision, choices = [], [], []
         for p in probes:
-            s, choice = least_cpu(partial(policy, p.instances, cfg), repeat)
+            instances, making = p.for_policy(name)
+            s, choice = least_cpu(partial(policy, instances, cfg), repeat)
             seconds.append(s)
+            decision.append(making + s)
             choices.append(choice)
-        rows.append(Row(name, seconds, choices))
+        rows.append(Row(name, seconds, decision, choices))
     return rows
 
 
@@ -344,65 +429,72 @@ def timing_cells(seconds: Sequence[float]) -> str:
 
 
 def describe_instances(probes: Sequence[Probe]) -> list[str]:
-    insts = [i for p in probes for i in p.instances]
-    cands = [len(i.candidates) for i in insts]
-    queued = [sum(not c.victim.running for c in i.candidates) for i in insts]
-    bins = [len(i.bins) for i in insts]
-    points = [len(b.free[0]) for i in insts for b in i.bins]
     need = [p.need for p in probes]
-    return [
-        f"{len(insts)} instances; preemptor VMs: mean {statistics.mean(need):.1f}, max {max(need)}",
-        f"candidates per instance: mean {statistics.mean(cands):.1f}, max {max(cands)}"
-        f" (queued reservations among them: mean {statistics.mean(queued):.1f},"
-        f" max {max(queued)})",
-        f"bins per instance: mean {statistics.mean(bins):.1f}, max {max(bins)};"
-        f" breakpoints per bin: mean {statistics.mean(points):.1f}, max {max(points)}",
-    ]
+    out = [f"{len(probes)} decisions; preemptor VMs: mean {statistics.mean(need):.1f},"
+           f" max {max(need)}"]
+    for label, insts in (("as the baselines see them", [i for p in probes for i in p.full]),
+                         ("as leasehold's policies see them",
+                          [i for p in probes for i in p.instances])):
+        cands = [len(i.candidates) for i in insts]
+        queued = [sum(not c.victim.running for c in i.candidates) for i in insts]
+        bins = [len(i.bins) for i in insts]
+        points = [len(b.free[0]) for i in insts for b in i.bins] or [0]
+        narrowed = sum(i.narrowed for i in insts)
+        out.append(
+            f"instances {label}: candidates mean {statistics.mean(cands):.1f}, max {max(cands)}"
+            f" (queued reservations: mean {statistics.mean(queued):.1f}, max {max(queued)});"
+            f" bins mean {statistics.mean(bins):.1f}, max {max(bins)}; breakpoints per bin"
+            f" mean {statistics.mean(points):.1f}, max {max(points)}; {narrowed} narrowed")
+    return out
 
 
 def making_table(probes: Sequence[Probe]) -> list[str]:
     gather = [p.victims_seconds for p in probes]
-    build_s = [p.build_seconds for p in probes]
-    both = [g + b for g, b in zip(gather, build_s, strict=True)]
+    narrowed = [p.build_seconds for p in probes]
+    full = [p.full_seconds for p in probes]
     return ["| making the instances | p50 ms | p99 ms | max ms | total CPU s |",
             "|---|---:|---:|---:|---:|",
             f"| gather victims (`_victims`) | {timing_cells(gather)} |",
-            f"| `build` | {timing_cells(build_s)} |",
-            f"| both | {timing_cells(both)} |"]
+            f"| `build`, narrowed where large (leasehold's policies) | {timing_cells(narrowed)} |",
+            f"| `build`, every candidate (baselines) | {timing_cells(full)} |"]
 
 
 def policy_table(rows: Sequence[Row]) -> list[str]:
-    out = ["| policy | decisions | p50 ms | p99 ms | max ms | total CPU s | exact % |"
-           " mean candidate sets | chose % |",
-           "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    out = ["| policy | decisions | decision p50 ms | decision p99 ms | policy p50 ms |"
+           " policy p99 ms | policy max ms | exact % | mean candidate sets | chose % |",
+           "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
         n = len(r.seconds)
         exact = sum(c.exact for c in r.choices) / n
         sets = statistics.mean(c.candidate_sets for c in r.choices)
         chose = sum(bool(c.members) for c in r.choices) / n
-        out.append(f"| {r.policy} | {n} | {timing_cells(r.seconds)} | {exact:.0%} | {sets:.1f}"
-                   f" | {chose:.0%} |")
+        out.append(
+            f"| {r.policy} | {n} | {ms(quantile(r.decision, 0.5))} |"
+            f" {ms(quantile(r.decision, 0.99))} | {ms(quantile(r.seconds, 0.5))} |"
+            f" {ms(quantile(r.seconds, 0.99))} | {ms(max(r.seconds))} | {exact:.0%} |"
+            f" {sets:.1f} | {chose:.0%} |")
     return out
 
 
-def slow_warnings(rows: Sequence[Row], probes: Sequence[Probe]) -> list[str]:
-    timed = [("making the instances", [p.victims_seconds + p.build_seconds for p in probes]),
-             *((f"policy {r.policy}", r.seconds) for r in rows)]
-    return [f"WARNING: {what} took over {SLOW:g} CPU s on {sum(s > SLOW for s in seconds)}"
-            f" of {len(seconds)} probes (max {max(seconds):.1f} s)"
-            for what, seconds in timed if max(seconds) > SLOW]
+def slow_warnings(rows: Sequence[Row]) -> list[str]:
+    return [f"WARNING: a {r.policy} decision took over {SLOW:g} CPU s on"
+            f" {sum(s > SLOW for s in r.decision)} of {len(r.decision)} probes"
+            f" (max {max(r.decision):.1f} s)"
+            for r in rows if max(r.decision) > SLOW]
 
 
 SETTINGS: dict[str, tuple[str, int, Callable[[int, int, int], tuple[list[Probe], list[str]]]]] = {
     "papers": ("papers: 32 exclusive one-core nodes, Lublin-like workload, conservative",
                200, papers),
     "scale": ("scale: 1,000 shared nodes of 8 cores and 32 GiB", 20, scale),
+    "simulated": ("simulated: every decision of a simulation on 32 one-core nodes", 0,
+                  simulated),
 }
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--setting", choices=("papers", "scale", "both"), default="both")
+    ap.add_argument("--setting", choices=(*SETTINGS, "all"), default="all")
     ap.add_argument("--probes", type=int,
                     help="decisions per setting (default: papers 200, scale 20)")
     ap.add_argument("--seed", type=int, default=1)
@@ -414,11 +506,15 @@ def main() -> None:
     print(f"{datetime.date.today().isoformat()}; {platform.platform()};"
           f" {platform.python_implementation()} {platform.python_version()};"
           f" os.cpu_count()={os.cpu_count()}; seed {args.seed}, repeat {args.repeat}")
-    for key in ("papers", "scale") if args.setting == "both" else (args.setting,):
+    for key in SETTINGS if args.setting == "all" else (args.setting,):
         title, default_probes, make = SETTINGS[key]
         t0 = time.process_time()
         probes, notes = make(args.probes or default_probes, args.seed, args.repeat)
         print(f"\n## {title}\n")
+        if key == "simulated":
+            print("\n".join(notes))
+            print(f"\n({key}: {time.process_time() - t0:.1f} CPU s in all)")
+            continue
         if not probes:
             print("no probe needed preemption")
             continue
@@ -427,7 +523,7 @@ def main() -> None:
             print(f"- {line}")
         print()
         print("\n".join([*making_table(probes), "", *policy_table(rows)]))
-        for line in slow_warnings(rows, probes):
+        for line in slow_warnings(rows):
             print(line)
         print(f"\n({key}: {time.process_time() - t0:.1f} CPU s in all)")
 

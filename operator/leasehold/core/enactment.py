@@ -32,12 +32,13 @@ When a preemptor does not fit at ``t`` (its ready time, or its start), the sched
 from __future__ import annotations
 
 from bisect import insort
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from math import inf
 from typing import TYPE_CHECKING
 
 from . import overhead, preemption
-from .model import Admit, Backfilling, LeaseType, Origin, Phase, Request
+from .model import Admit, Backfilling, LeaseType, Origin, OverheadParams, Phase, Request
 from .preemption import focus
 from .preemption import instance as problem
 from .preemption.instance import Victim
@@ -61,6 +62,17 @@ _RUNNING_ACTION = {
 HOLD = "#hold"
 
 
+def _costs(req: Request, params: OverheadParams, action: str) -> tuple[float, float]:
+    """(seconds from the order until the lease has vacated, overhead h(L))."""
+    if action == "replan":
+        return 0.0, overhead.replan_overhead(req, params)
+    if action == "migrate":
+        return overhead.migrate_leave_seconds(req, params), overhead.migrate_overhead(req, params)
+    if action == "cancel":
+        return params.stop_seconds, overhead.cancel_overhead(req, params)
+    return overhead.suspend_seconds(req, params), overhead.suspend_overhead(req, params)
+
+
 @dataclass(frozen=True, slots=True)
 class Slot:
     pool: str
@@ -81,6 +93,7 @@ class EnactmentMixin:
         ``st`` is booked at that earlier time: waiting is then no slower."""
         req = st.req
         policy = preemption.get(self.config.policy)
+        narrow = not preemption.sees_all(self.config.policy)
         excluded: set[str] = set()
         while True:
             pools = self._candidate_pools(st)
@@ -88,7 +101,7 @@ class EnactmentMixin:
             for name in pools:
                 victims, end = self._victims(name, req, now, t, excluded)
                 instances.append(problem.build(
-                    self.slots.pools[name], req.shape, req.vms, t, end, victims, now))
+                    self.slots.pools[name], req.shape, req.vms, t, end, victims, now, narrow))
                 windows.append(end)
             choice = policy(instances, self.config)
             record = preemption.Decision(
@@ -125,23 +138,24 @@ class EnactmentMixin:
         """Preemptable leases with a booking in the preemptor's window, and the
         window's end: ``d`` after the latest of ``t`` and their vacate times."""
         pool = self.slots.pools[pool_name]
+        victim = self._victim_maker(pool_name, now, t, excluded)
         victims: dict[str, Victim] = {}
-        end = t + req.duration
         for name in pool.overlapping(t, req.duration):
-            v = self._victim(pool_name, name, now, t, excluded)
+            v = victim(name)
             if v is not None:
                 victims[name] = v
+        end = t + req.duration
         latest = max((v.vacate for v in victims.values()), default=t)
         if latest > t:
             # computed as the preemptor's booking end will be, max(t, vacate) + d,
             # so that no float rounding puts that end past the window's
             end = latest + req.duration
-            tail, bookings = t + req.duration, pool.bookings
-            for name in pool.overlapping(t, end - t):  # queued reservations in the tail
-                if bookings[name].start >= tail:  # the others were looked at above
-                    v = self._victim(pool_name, name, now, t, excluded)
-                    if v is not None and not v.running:
-                        victims[name] = v
+            # queued reservations in the tail (the others were looked at above)
+            tail = t + req.duration
+            for name in sorted(n for n, b in pool.bookings.items() if tail <= b.start < end):
+                v = victim(name)
+                if v is not None and not v.running:
+                    victims[name] = v
         if len(victims) <= focus.NARROW_ABOVE:
             # each deadline-bound candidate needs somewhere to go (checked jointly
             # for the chosen ones later). On a large pool that search would cost
@@ -153,37 +167,52 @@ class EnactmentMixin:
                     del victims[v.name]
         return list(victims.values()), end
 
-    def _victim(
-        self: Scheduler, pool_name: str, name: str, now: float, t: float, excluded: set[str]
-    ) -> Victim | None:
-        st = self.leases.get(name)  # None for a migration's source booking
-        if st is None or name in excluded:
-            return None
-        req = st.req
-        if req.origin != Origin.EXTERNAL or req.type not in PREEMPTABLE:
-            return None
+    def _victim_maker(
+        self: Scheduler, pool_name: str, now: float, t: float, excluded: set[str]
+    ) -> Callable[[str], Victim | None]:
+        """What preempting a lease booked on the pool means, as a :class:`Victim`
+        (``None``: not preemptable now). Made once per pool and decision: on a large
+        pool it runs for thousands of leases."""
         params = self.pool_specs[pool_name].overhead
-        booking = self.slots.pools[pool_name].bookings[name]
-        if name in self._waiting:
-            cost = overhead.replan_overhead(req, params)
-            return Victim(name, "replan", req.vms, cost, now, booking.start, req.submitted, st.seq)
-        if st.phase != Phase.RUNNING:
-            return None  # resuming, suspending or migrating: not preemptable right now
-        action = _RUNNING_ACTION[req.type]
-        if action == "migrate":  # at once: its new slot was found for now
-            vacate = now + overhead.migrate_leave_seconds(req, params)
-            cost = overhead.migrate_overhead(req, params)
-        else:  # just in time: as late as lets it vacate by t
-            if action == "cancel":
-                took, cost = params.stop_seconds, overhead.cancel_overhead(req, params)
-            else:
-                took = overhead.suspend_seconds(req, params)
-                cost = overhead.suspend_overhead(req, params)
-            vacate = max(now, t - took) + took
-        if vacate >= booking.end:
-            return None  # it leaves by itself no later
-        since = st.first_start if st.first_start is not None else booking.start
-        return Victim(name, action, req.vms, cost, vacate, since, req.submitted, st.seq)
+        bookings, leases, waiting = self.slots.pools[pool_name].bookings, self.leases, self._waiting
+
+        # enum members and methods looked up once: this runs for thousands of leases
+        # (and _make skips the keyword handling of a named tuple's constructor)
+        external, running, actions = Origin.EXTERNAL, Phase.RUNNING, _RUNNING_ACTION
+        make = Victim._make
+
+        def costs(st: LeaseState, action: str) -> tuple[float, float]:
+            got = st.preempt_costs.get((pool_name, action))
+            if got is None:
+                got = st.preempt_costs[(pool_name, action)] = _costs(st.req, params, action)
+            return got
+
+        def victim(name: str) -> Victim | None:
+            st = leases.get(name)  # None for a migration's source booking
+            if st is None or name in excluded:
+                return None
+            req = st.req
+            if req.origin != external or req.type not in PREEMPTABLE:
+                return None
+            booking = bookings[name]
+            if name in waiting:
+                _, cost = costs(st, "replan")
+                return make((name, "replan", req.vms, cost, now, booking.start, req.submitted,
+                             st.seq))
+            if st.phase != running:
+                return None  # resuming, suspending or migrating: not preemptable right now
+            action = actions[req.type]
+            took, cost = costs(st, action)
+            # a migration starts at once (its new slot was found for now); the others
+            # just in time, as late as lets them vacate by t: max(now, t - took) + took
+            late = t - took
+            vacate = (now if action == "migrate" or late < now else late) + took
+            if vacate >= booking.end:
+                return None  # it leaves by itself no later
+            since = st.first_start if st.first_start is not None else booking.start
+            return make((name, action, req.vms, cost, vacate, since, req.submitted, st.seq))
+
+        return victim
 
     def _deadline_slot(
         self: Scheduler, st: LeaseState, now: float, pool_name: str, window_end: float

@@ -149,7 +149,7 @@ class PoolTable(ABC):
         ...
 
 
-def _fit_count(cpu: int, memory: int, shape: Shape) -> int:
+def fit_count(cpu: int, memory: int, shape: Shape) -> int:
     """How many VMs of ``shape`` fit in ``cpu`` millicores and ``memory`` MiB."""
     if cpu < 0 or memory < 0:
         return 0
@@ -159,7 +159,7 @@ def _fit_count(cpu: int, memory: int, shape: Shape) -> int:
 
 
 def _vms_per_node(spec: PoolSpec, shape: Shape) -> int:
-    return _fit_count(spec.cpu, spec.memory, shape)
+    return fit_count(spec.cpu, spec.memory, shape)
 
 
 class ExclusivePool(PoolTable):
@@ -280,7 +280,7 @@ class SharedPool(PoolTable):
         # most nodes of a busy pool are full at ``start``: one bisect says so
         if cpu.at(start) < shape.cpu or mem.at(start) < shape.memory:
             return 0
-        return _fit_count(cpu.min_over(start, end), mem.min_over(start, end), shape)
+        return fit_count(cpu.min_over(start, end), mem.min_over(start, end), shape)
 
     def fit(
         self, vms: int, shape: Shape, duration: float, earliest: float,

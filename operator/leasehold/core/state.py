@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import IntEnum
 
 from .model import Phase, Request
@@ -53,6 +53,10 @@ class LeaseState:
     reason: str | None = None
     #: bumped whenever the lease's timers change; stale heap entries are skipped
     version: int = 0
+    #: per (pool, action): (seconds to vacate, overhead h(L)) of preempting it.
+    #: Both depend only on the request and the pool's parameters, and a decision on
+    #: a large pool asks for thousands: computed once
+    preempt_costs: dict[tuple[str, str], tuple[float, float]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.name = self.req.name

@@ -6,14 +6,17 @@ from __future__ import annotations
 
 import copy
 from itertools import combinations
+from unittest.mock import patch
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from builders import AR, BEC, BES, DM, DNP, config, exclusive, req, shared
 from leasehold.core.model import Origin
+from leasehold.core.preemption import get, instance, names, sees_all
 from leasehold.core.preemption.instance import build
 from leasehold.core.scheduler import Scheduler
+from leasehold.core.slots import SharedPool
 
 POOLS = {"exclusive": exclusive(6), "shared": shared(3, cpu=4000, memory=4096)}
 
@@ -61,3 +64,48 @@ def test_instance_feasibility_matches_the_slot_table(state):
     for chosen in subsets[:64]:
         want = fits_after_removing(sched, pool_name, local, t, end, [names[i] for i in chosen])
         assert inst.feasible(chosen) == want, [names[i] for i in chosen]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(states().filter(lambda s: isinstance(s[0].slots.pools[s[1]], SharedPool)))
+def test_an_instance_narrowed_on_the_slot_table_is_exact_for_what_it_keeps(state):
+    sched, pool_name, local, now, t = state
+    victims, end = sched._victims(pool_name, local, now, t, set())
+    pool = sched.slots.pools[pool_name]
+    with patch.object(instance, "NARROW_ABOVE", 0):  # narrow whatever the pool's size
+        inst = build(pool, local.shape, local.vms, t, end, victims, now, narrow=True)
+    full = build(pool, local.shape, local.vms, t, end, victims, now)
+    names = [c.name for c in inst.candidates]
+    assert set(names) <= {c.name for c in full.candidates}
+    assert names == sorted(names)
+    # the estimate may overstate what the kept nodes free: then nothing is lost
+    if full.feasible(range(len(full.candidates))):
+        assert inst.feasible(range(len(inst.candidates)))
+    subsets = [c for k in range(len(names) + 1) for c in combinations(range(len(names)), k)]
+    for chosen in subsets[:32]:
+        want = fits_after_removing(sched, pool_name, local, t, end, [names[i] for i in chosen])
+        assert inst.feasible(chosen) == want, [names[i] for i in chosen]
+
+
+def test_narrowing_keeps_the_nodes_that_free_room_cheaply_and_says_so():
+    # four full nodes of 4 cores: one lease each, suspensions of 1, 2, 3, 4 GiB
+    sched = Scheduler([shared(4, cpu=4000, memory=8192)], config(policy="moml"))
+    for i in range(4):
+        sched.submit(req(f"l{i}", 1, 1000, 0, type=BES, cpu=4000, memory=1024 * (i + 1)), 0)
+    sched.advance(0)
+    local = req("L", 1, 100, 0, type=DNP, origin=Origin.LOCAL, cpu=4000, memory=512)
+    victims, end = sched._victims("p", local, 0, 0, set())
+    pool = sched.slots.pools["p"]
+    with patch.object(instance, "NARROW_ABOVE", 0):
+        inst = build(pool, local.shape, local.vms, 0, end, victims, 0, narrow=True)
+    # the cheapest node by overhead per VM gained (l0), and by leases per VM (a tie:
+    # the lower node, l0's again); twice the missing room each
+    assert inst.narrowed
+    assert [c.name for c in inst.candidates] == ["l0", "l1"]
+    choice = get("moml")([inst], config(policy="moml"))
+    assert not choice.exact
+    assert [inst.candidates[i].name for i in choice.members] == ["l0"]
+
+
+def test_only_the_baselines_see_every_candidate():
+    assert [p for p in names() if sees_all(p)] == ["haizea", "kube-scheduler", "kueue"]

@@ -15,9 +15,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from . import haizea, kube_scheduler, kueue, mlip, moml, mov, nop  # noqa: F401  (register)
-from .registry import Choice, get, names
+from .registry import Choice, get, names, sees_all
 
-__all__ = ["Choice", "Decision", "get", "names"]
+__all__ = ["Choice", "Decision", "get", "names", "sees_all"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -30,7 +30,7 @@ def oldest_first(inst: Instance) -> tuple[int, ...] | None:
     return None if found is None else tuple(sorted(found[0]))
 
 
-@register("haizea")
+@register("haizea", sees_all=True)
 def haizea(instances: Sequence[Instance], config: SchedulerConfig) -> Choice:
     for k, inst in enumerate(instances):
         members = oldest_first(inst)

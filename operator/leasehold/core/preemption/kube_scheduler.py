@@ -74,7 +74,7 @@ def per_node(inst: Instance) -> tuple[tuple[int, ...], int] | None:
     return tuple(sorted(chosen)), weighed
 
 
-@register("kube-scheduler")
+@register("kube-scheduler", sees_all=True)
 def kube_scheduler(instances: Sequence[Instance], config: SchedulerConfig) -> Choice:
     for k, inst in enumerate(instances):
         found = per_node(inst)

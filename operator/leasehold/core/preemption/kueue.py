@@ -34,7 +34,7 @@ def remove_then_fill_back(inst: Instance, order: Sequence[int]) -> tuple[int, ..
     return tuple(sorted(targets))
 
 
-@register("kueue")
+@register("kueue", sees_all=True)
 def kueue(instances: Sequence[Instance], config: SchedulerConfig) -> Choice:
     for k, inst in enumerate(instances):  # pools in order: the first that works
         cands = inst.candidates

@@ -36,16 +36,30 @@ NONE = Choice(-1, (), 0, True)
 Policy = Callable[[Sequence[Instance], SchedulerConfig], Choice]
 
 _POLICIES: dict[str, Policy] = {}
+#: policies that must be shown every candidate of a large pool
+_SEE_ALL: set[str] = set()
 
 
-def register(name: str) -> Callable[[Policy], Policy]:
+def register(name: str, sees_all: bool = False) -> Callable[[Policy], Policy]:
+    """Register a policy. ``sees_all``: the scheduler must not narrow a large
+    pool's candidates to promising nodes first (:mod:`.focus`) — the baselines,
+    which mimic systems that look at every node, set it."""
+
     def add(fn: Policy) -> Policy:
         if name in _POLICIES:
             raise ValueError(f"preemption policy {name!r} registered twice")
         _POLICIES[name] = fn
+        if sees_all:
+            _SEE_ALL.add(name)
         return fn
 
     return add
+
+
+def sees_all(name: str) -> bool:
+    """Whether policy ``name`` must be shown every candidate."""
+    get(name)
+    return name in _SEE_ALL
 
 
 def get(name: str) -> Policy:

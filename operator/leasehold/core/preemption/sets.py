@@ -31,7 +31,7 @@ from .instance import Candidate, Evaluator, Instance
 #: tree nodes the exact enumeration may visit per instance before it samples instead
 DEFAULT_BUDGET = 20_000
 #: the same for a narrowed large instance, already approximate (:mod:`.focus`)
-NARROWED_BUDGET = 1_000
+NARROWED_BUDGET = 200
 #: candidates beyond which the walk is not even tried (it recurses once per candidate)
 MAX_DEPTH = 500
 
@@ -99,14 +99,17 @@ def minimal_sets(inst: Instance, budget: int = DEFAULT_BUDGET) -> list[tuple[int
     return out
 
 
-def minimize(inst: Instance, members: Iterable[int], drop_first: Sequence[int]) -> tuple[int, ...]:
+def minimize(inst: Instance, members: Iterable[int], drop_first: Sequence[int],
+             ev: Evaluator | None = None) -> tuple[int, ...]:
     """Drop members of a feasible set, trying them in ``drop_first`` order, while
     the rest stays feasible: the result is minimal (feasibility is monotone, so a
-    member that was needed when tried is still needed after later drops)."""
+    member that was needed when tried is still needed after later drops). ``ev``,
+    if given, holds exactly ``members`` and is used up."""
     keep = set(members)
-    ev = Evaluator(inst)
-    for i in keep:
-        ev.add(i)
+    if ev is None:
+        ev = Evaluator(inst)
+        for i in keep:
+            ev.add(i)
     for i in drop_first:
         if i in keep:
             ev.remove(i)
@@ -137,7 +140,7 @@ def greedy(
 ) -> tuple[int, ...] | None:
     """Add candidates in ``order`` until the preemptor fits, then minimise."""
     found = take_until_fits(inst, order)
-    return None if found is None else minimize(inst, found[0], drop_first)
+    return None if found is None else minimize(inst, found[0], drop_first, found[1])
 
 
 #: the orders the sampler builds sets from: (add order, drop order) keys
@@ -231,6 +234,9 @@ def frontier(
     out = Frontier()
     for k, inst in enumerate(instances):
         view, back = inst, None
+        if inst.narrowed:
+            out.exact = False
+            budget = min(budget, NARROWED_BUDGET)
         if sweep.applies(inst):
             swept = sweep.frontier(inst, max_states, mode)
             if swept is not None:

@@ -6,12 +6,22 @@ the chosen candidates active at ``x`` must give back at least the deficit
 breakpoints. A set is minimal iff every member is *critical* somewhere: at some
 ``x`` in its range, the others active there would fall short without it.
 
-The sweep walks the breakpoints in time order. Its state is what is chosen among the
-candidates still active, with a flag "has been critical"; candidates that have ended
-are summarised, not remembered. At each breakpoint, candidates that end there must
-have been critical (else the branch is dropped), candidates that start there are
-taken or not, the deficit is checked and the flags are updated. Different histories
-that reach the same state are merged — what makes it fast where the include/exclude
+Only breakpoints with a deficit matter, and of a run of them where no candidate
+starts or ends only the largest deficit does: the sweep walks those *points* (see
+:func:`_line`), in time order or backwards. Its state is what the future depends
+on, and nothing else:
+
+* the *cover*: what the chosen candidates give back at each point still ahead,
+  capped at the deficit plus the most one candidate active there gives back — past
+  that the point is covered and nobody can be critical there, whatever is added —
+  packed into one integer (:class:`_Packed`);
+* per point, the fewest nodes of a chosen class that still has to be critical by
+  then (a shortfall that makes it critical makes the larger ones critical too).
+
+At each point the classes starting there are taken (none, one, ... all of their
+members), the deficit is checked, what it makes critical is struck off, what had to
+be critical by now must have been, and the walk moves on. Different histories that
+reach the same state are merged — what makes it fast where the include/exclude
 tree of :func:`.sets.minimal_sets` visits them all. Three more things keep the
 states few:
 
@@ -19,9 +29,12 @@ states few:
   one-VM reservations re-planned at δ) form one class; the state counts how many
   of a class are chosen, since they are critical together or not at all;
 * a state is dropped as soon as a chosen class can no longer become critical: at
-  every deficit from here on, what is already chosen covers it without one of its
-  members (more can only be added);
-* breakpoints without a deficit or a start or end cost nothing.
+  every point from here on, what is already chosen covers it without one of its
+  members (more can only be added); or when some point ahead cannot be covered
+  even by all the classes still to come;
+* the sweep runs backwards when fewer classes end at the last point than start at
+  the first: running leases all start at the window's start, and what is chosen
+  at the first point of the walk is remembered to its end.
 
 Each state carries what the policies need of the sets that reach it (see
 :class:`.sets.Frontier`): per (leases, VMs) the least overhead and, among equals,
@@ -36,9 +49,11 @@ with candidates indexed in name order is the lowest bit of the XOR of two masks.
 
 from __future__ import annotations
 
-from bisect import bisect_right
+from bisect import bisect_left
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import dataclass
+from itertools import pairwise
 from math import comb
 
 from .instance import Instance
@@ -49,12 +64,15 @@ from .instance import Instance
 #: one holding the lowest bit of their symmetric difference.
 Entry = tuple[int, int, int, int]
 Best = dict[object, Entry]
-#: what the future of a state depends on: the nodes the chosen candidates give back,
-#: summed per end breakpoint ((end, nodes), ...), and the chosen classes that have
-#: not been critical yet, as (end, nodes of one member), ...
-Key = tuple[tuple[tuple[int, int], ...], tuple[tuple[int, int], ...]]
-#: state -> (best, histogram: total overhead -> number of partial sets)
-States = dict[Key, tuple[Best, dict[int, int]]]
+#: chosen classes that have not been critical yet: (point they must be by, nodes
+#: of one member), one per point, in point order
+Waiting = tuple[tuple[int, int], ...]
+#: what the future of a state depends on: the cover (see :class:`_Line`) and what
+#: is waiting to be critical
+Key = tuple[int, Waiting]
+#: state -> [best, histogram: total overhead -> number of partial sets, whether
+#: the two are this state's own (else shared with another state: copy to change)]
+States = dict[Key, list]
 #: per (leases, VMs): (overhead, sorted names, member indices) of the best set
 Frontier = dict[tuple[int, int], tuple[int, tuple[str, ...], tuple[int, ...]]]
 #: a class of interchangeable candidates: (start, end, nodes, VMs, overhead, members)
@@ -94,90 +112,22 @@ def _better(a: Entry, b: Entry, order: Callable[[Entry], tuple[int, ...]]) -> bo
 
 def _merge(into: States, key: Key, best: Best, hist: dict[int, int],
            order: Callable[[Entry], tuple[int, ...]]) -> None:
+    """Fold ``best`` and ``hist`` into state ``key`` of ``into``. Summaries are
+    shared between states until two meet: only then is one copied (and owned)."""
     old = into.get(key)
     if old is None:
-        into[key] = (best.copy(), hist.copy())
+        into[key] = [best, hist, False]
         return
-    old_best, old_hist = old
+    old_best, old_hist, owned = old
+    if not owned:
+        old_best, old_hist = old[0], old[1] = old_best.copy(), old_hist.copy()
+        old[2] = True
     for k, v in best.items():
         cur = old_best.get(k)
         if cur is None or _better(v, cur, order):
             old_best[k] = v
     for h, n in hist.items():
         old_hist[h] = old_hist.get(h, 0) + n
-
-
-def _add(cover: tuple[tuple[int, int], ...], hi: int, nodes: int) -> tuple[tuple[int, int], ...]:
-    merged = dict(cover)
-    merged[hi] = merged.get(hi, 0) + nodes
-    return tuple(sorted(merged.items()))
-
-
-def _dead(key: Key, x: int, points: list[int], deficit: list[int],
-          reach: list[int] | None) -> bool:
-    """Whether no minimal set can come out of this state after breakpoint ``x``.
-
-    * a chosen class that has not been critical yet can no longer be: at every
-      later deficit in its range, what is chosen already covers it without one of
-      its members (more can only be added);
-    * with ``reach`` (per deficit point, all that classes starting after ``x`` could
-      add there): some later deficit cannot be covered even by taking all of them.
-
-    ``points`` are the breakpoints with a deficit, in order."""
-    cover, waiting = key
-    if not waiting and reach is None:
-        return False
-    first = bisect_right(points, x)
-    later = points[first:]
-    # least cover at each later deficit: what is chosen gives until it ends
-    # (cover is sorted by end: a running total of what has ended by each point)
-    least = []
-    remaining = sum(nodes for _, nodes in cover)
-    j, n_cover = 0, len(cover)
-    for y in later:
-        while j < n_cover and cover[j][0] <= y:
-            remaining -= cover[j][1]
-            j += 1
-        least.append(remaining)
-    if reach is not None:
-        for n, y in enumerate(later):
-            if least[n] + reach[first + n] < deficit[y]:
-                return True
-    for hi, w in waiting:
-        for n, y in enumerate(later):
-            if y >= hi:
-                return True
-            if least[n] - w < deficit[y]:
-                break
-        else:
-            return True
-    return False
-
-
-def _classes(inst: Instance, deficit: list[int]) -> list[Class]:
-    """Interchangeable candidates, grouped. Candidates never active at a deficit are
-    never critical: left out."""
-    groups: dict[tuple[int, int, int, int, int], list[int]] = {}
-    for i, c in enumerate(inst.candidates):
-        if not c.parts:
-            continue
-        p = c.parts[0]
-        if any(deficit[x] > 0 for x in range(p.lo, p.hi)):
-            groups.setdefault((p.lo, p.hi, p.amount[0], c.victim.vms, c.cost), []).append(i)
-    return [(*k, tuple(m)) for k, m in sorted(groups.items())]
-
-
-def _reach(classes: list[Class], points: list[int], width: int) -> list[list[int]]:
-    """``reach[x][n]``: the most that classes starting after ``x`` can give back at
-    deficit point ``n``."""
-    out = [[0] * len(points) for _ in range(width)]
-    for lo, hi, w, _, _, members in classes:
-        most = w * len(members)
-        for n, y in enumerate(points):
-            if lo <= y < hi:
-                for x in range(lo):
-                    out[x][n] += most
-    return out
 
 
 def _take(
@@ -201,6 +151,142 @@ def _take(
     return taken, {h + add: n * ways for h, n in hist.items()}
 
 
+@dataclass(frozen=True, slots=True)
+class _Line:
+    """The instance on the axis the sweep walks: only breakpoints with a deficit,
+    in sweep order (time order or its reverse), and every cover as one packed int.
+
+    A cover ``g`` holds, per remaining point ``y`` (point ``p`` in the lowest field
+    while the sweep is at ``p``), what the chosen candidates give back there, capped
+    at ``cap[y] = D[y] + (most nodes of one candidate active at y)``: past that,
+    ``y`` is covered and nobody active there can be critical for it, whatever is
+    added, so histories that differ only above the cap merge. Fields are ``bits``
+    wide with a guard bit on top, which lets one subtraction compare every field
+    at once (SWAR) without borrows crossing fields."""
+
+    deficit: tuple[int, ...]
+    classes: tuple[Class, ...]
+    bits: int
+
+    @property
+    def points(self) -> int:
+        return len(self.deficit)
+
+
+def _line(inst: Instance, deficit: list[int]) -> _Line:
+    """Candidates never active at a deficit are never critical: left out.
+    Interchangeable candidates (same range on the axis, nodes, VMs, overhead) form
+    one class. The sweep runs backwards when that makes fewer classes start at its
+    first point: everything chosen there is remembered to the end, while choices
+    spread over the walk let earlier ones be forgotten as they stop covering."""
+    points = [x for x, d in enumerate(deficit) if d > 0]
+    n = len(points)
+    groups: dict[tuple[int, int, int, int, int], list[int]] = {}
+    for i, c in enumerate(inst.candidates):
+        if not c.parts:
+            continue
+        p = c.parts[0]
+        a, b = bisect_left(points, p.lo), bisect_left(points, p.hi)
+        if a < b:
+            groups.setdefault((a, b, p.amount[0], c.victim.vms, c.cost), []).append(i)
+    # between two points where no class starts or ends, every cover is the same:
+    # one point of the largest deficit stands for them all
+    cuts = sorted({0, n, *(a for a, *_ in groups), *(b for _, b, *_ in groups)})
+    at = {x: j for j, x in enumerate(cuts)}
+    deficits = [max(deficit[x] for x in points[lo:hi]) for lo, hi in pairwise(cuts)]
+    groups = {(at[a], at[b], *rest): m for (a, b, *rest), m in groups.items()}
+    n = len(deficits)
+    forward = sum(a == 0 for a, *_ in groups) <= sum(b == n for _, b, *_ in groups)
+    if not forward:
+        deficits.reverse()
+        groups = {(n - b, n - a, *rest): m for (a, b, *rest), m in groups.items()}
+    classes = tuple((*k, tuple(m)) for k, m in sorted(groups.items()))
+    widest = max((w for _, _, w, *_ in classes), default=0)
+    most = max((w * len(m) for _, _, w, _, _, m in classes), default=0)
+    top = max(deficits) + widest
+    return _Line(tuple(deficits), classes, max(top + most, 2 * top).bit_length() + 1)
+
+
+class _Packed:
+    """Per point ``p``: the constants the sweep compares a cover with, as packed
+    ints over the points from ``p`` on."""
+
+    def __init__(self, line: _Line) -> None:
+        n, bits, d = line.points, line.bits, line.deficit
+        self.bits, self.low = bits, (1 << bits) - 1
+
+        def pack(values: list[int]) -> int:
+            return sum(v << (bits * j) for j, v in enumerate(values))
+
+        def from_each(whole: int) -> list[int]:
+            return [whole >> (bits * p) for p in range(n + 1)]
+
+        widest = [0] * n
+        by_start: dict[int, list[Class]] = {}
+        for cls in line.classes:
+            a, b, w = cls[0], cls[1], cls[2]
+            by_start.setdefault(a, []).append(cls)
+            for y in range(a, b):
+                widest[y] = max(widest[y], w)
+        self.deficit = from_each(pack(list(d)))
+        self.cap = from_each(pack([d[y] + widest[y] for y in range(n)]))
+        self.guards = from_each(pack([1 << (bits - 1)] * n))
+        # what the classes starting at p or later can give back at each point from
+        # p on; compared only with the deficit, so capped there to fit the field
+        self.reach = [0] * (n + 1)
+        most = [0] * n
+        for p in range(n - 1, -1, -1):
+            for a, b, w, _, _, members in by_start.get(p, ()):
+                for y in range(a, b):
+                    most[y] += w * len(members)
+            self.reach[p] = pack([min(most[y], d[y]) for y in range(p, n)])
+        self._ones = [pack([1] * r) for r in range(n + 1)]
+        self._tests: dict[tuple[int, int, int], tuple[int, int]] = {}
+
+    def add(self, g: int, p: int, b: int, amount: int) -> int:
+        """``g`` plus ``amount`` on points ``[p, b)``, capped."""
+        g += amount * self._ones[b - p]
+        cap, guards = self.cap[p], self.guards[p]
+        fits = (((cap | guards) - g) & guards) >> (self.bits - 1)  # 1 where g <= cap
+        keep = fits * self.low
+        return (g & keep) | (cap & ~keep)
+
+    def can_be_critical(self, g: int, p: int, b: int, w: int) -> bool:
+        """Whether at some point of ``[p, b)`` the cover less ``w`` falls short."""
+        test = self._tests.get((p, b, w))
+        if test is None:
+            r = b - p
+            span = self._ones[r]
+            guards = self.guards[p] & (span << (self.bits - 1))
+            wanted = (self.deficit[p] & (span * self.low)) + w * span
+            test = self._tests[(p, b, w)] = (guards, wanted)
+        guards, wanted = test
+        return ((g | guards) - wanted) & guards != guards
+
+    def reachable(self, g: int, p: int) -> bool:
+        """Whether every point from ``p`` on can still be covered by adding all the
+        classes that start at ``p`` or later."""
+        guards = self.guards[p]
+        return ((g + self.reach[p]) | guards) - self.deficit[p] & guards == guards
+
+
+def _pending(waiting: Waiting, b: int, w: int) -> Waiting:
+    """Add a chosen class that still has to be critical before point ``b``. Of
+    several that must before the same point, the one of fewest nodes is the
+    hardest: a shortfall that makes it critical makes the others critical too."""
+    out, done = [], False
+    for e in waiting:
+        if e[0] == b:
+            out.append((b, min(w, e[1])))
+            done = True
+        else:
+            out.append(e)
+    if not done:
+        out.append((b, w))
+        out.sort()
+    return tuple(out)
+
+
 def frontier(
     inst: Instance, max_states: int = DEFAULT_STATES, mode: str = "all"
 ) -> tuple[Frontier, Counter[int]] | None:
@@ -210,66 +296,57 @@ def frontier(
     is), or ``None`` if more than ``max_states`` states were alive at once."""
     assert applies(inst)
     slot, order, _ = MODES[mode]
-    free = inst.bins[0].free[0]
-    deficit = [inst.need - f for f in free]
+    deficit = [inst.need - f for f in inst.bins[0].free[0]]
     if all(d <= 0 for d in deficit):
         return {}, Counter()
-    classes = _classes(inst, deficit)
-    points = [x for x, d in enumerate(deficit) if d > 0]
-    reach = _reach(classes, points, len(free))
-    starts: dict[int, list[int]] = {}
-    ends: set[int] = set()
-    for c, (lo, hi, *_) in enumerate(classes):
-        starts.setdefault(lo, []).append(c)
-        ends.add(hi)
-    states: States = {((), ()): ({slot(0, 0): (0, 0, 0, 0)}, {0: 1})}
-    for x in range(len(free)):
-        if x in ends:  # what ends here stops covering; it must have been critical
-            nxt: States = {}
-            for (cover, waiting), (best, hist) in states.items():
-                if all(hi > x for hi, _ in waiting):
-                    key = (tuple(e for e in cover if e[0] > x), waiting)
-                    _merge(nxt, key, best, hist, order)
-            states = nxt
+    line = _line(inst, deficit)
+    packed = _Packed(line)
+    starts: dict[int, list[Class]] = {}
+    for cls in line.classes:
+        starts.setdefault(cls[0], []).append(cls)
+    states: States = {(0, ()): [{slot(0, 0): (0, 0, 0, 0)}, {0: 1}, True]}
+    add, critical, reachable = packed.add, packed.can_be_critical, packed.reachable
+    low, bits = packed.low, line.bits
+    for p, d in enumerate(line.deficit):
         # classes starting here: take none, one, ... or all of their members
-        for c in starts.get(x, ()):
-            cls = classes[c]
-            hi, w = cls[1], cls[2]
-            nxt = {}
-            dead: dict[Key, bool] = {}  # many states grow into the same one
-            for key, (best, hist) in states.items():
+        for cls in starts.get(p, ()):
+            b, w = cls[1], cls[2]
+            nxt: States = {}
+            for key, (best, hist, _) in states.items():
                 _merge(nxt, key, best, hist, order)
-                cover, waiting = key
+                g, waiting = key
                 for k in range(1, len(cls[5]) + 1):
-                    grown = (_add(cover, hi, k * w), tuple(sorted((*waiting, (hi, w)))))
-                    hopeless = dead.get(grown)
-                    if hopeless is None:
-                        hopeless = dead[grown] = _dead(grown, x - 1, points, deficit, None)
-                    if hopeless:
-                        # a chosen member is not needed here or later, and taking
-                        # more can only make that worse
+                    g = add(g, p, b, w)
+                    grown = _pending(waiting, b, w)
+                    # a chosen member that is not needed here or later makes the
+                    # set not minimal, and taking more can only make that worse
+                    if not all(critical(g, p, e[0], e[1]) for e in grown):
                         break
-                    _merge(nxt, grown, *_take(best, hist, cls, k, mode), order)
+                    _merge(nxt, (g, grown), *_take(best, hist, cls, k, mode), order)
             states = nxt
             if len(states) > max_states:
                 return None
-        # the deficit here, who is critical for it, and which states are dead
-        # (without a deficit or a start here, nothing changed since the last check)
-        d = deficit[x]
-        if d > 0 or x in starts:
-            nxt = {}
-            for (cover, waiting), (best, hist) in states.items():
-                if d > 0:
-                    total = sum(nodes for _, nodes in cover)
-                    if total < d:
-                        continue
-                    waiting = tuple(e for e in waiting if total - e[1] >= d)
-                if not _dead((cover, waiting), x, points, deficit, reach[x]):
-                    _merge(nxt, (cover, waiting), best, hist, order)
-            states = nxt
+        # the deficit here, who is critical for it, what must have been by now;
+        # then the walk moves on and the states that cannot end well are dropped
+        nxt = {}
+        for (g, waiting), (best, hist, _) in states.items():
+            slack = (g & low) - d
+            if slack < 0:
+                continue
+            if waiting:
+                waiting = tuple(e for e in waiting if e[1] <= slack)
+                if waiting and waiting[0][0] == p + 1:
+                    continue
+            g >>= bits
+            if not reachable(g, p + 1):
+                continue
+            if waiting and not all(critical(g, p + 1, e[0], e[1]) for e in waiting):
+                continue
+            _merge(nxt, (g, waiting), best, hist, order)
+        states = nxt
     best_all: Best = {}
     hist_all: Counter[int] = Counter()
-    for (_, waiting), (best, hist) in states.items():
+    for (_, waiting), (best, hist, _) in states.items():
         if not waiting:
             for k, v in best.items():
                 cur = best_all.get(k)
