@@ -103,3 +103,26 @@ def test_swf_command_on_a_small_trace(tmp_path):
     assert r.stdout.splitlines()[1].split() == ["none", "2", "0.83", "100.0%"]
     r = leasehold("swf", str(trace), "--nodes", "1")
     assert r.returncode == 2 and "needs more than --nodes 1" in r.stderr
+
+
+def test_workload_lublin99_prints_what_the_c_program_prints(tmp_path):
+    out = tmp_path / "w.swf"
+    r = leasehold("workload", "lublin99", "--jobs", "300", "--seed", "42", "--rng", "drand48",
+                  "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    assert out.read_text() == (ROOT / "tests/workloads/data/lublin99-typed-seed42.swf").read_text()
+    r = leasehold("workload", "lublin99", "--jobs", "50", "--seed", "3")  # numpy, stdout
+    jobs = [line for line in r.stdout.splitlines() if not line.startswith(";")]
+    assert r.returncode == 0 and len(jobs) == 50 and all(len(j.split()) == 18 for j in jobs)
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["lublin99", "--jobs", "0"], "argument --jobs: must be at least 1, got 0"),
+    (["lublin99", "--jobs", "many"], "argument --jobs: expected a whole number, got 'many'"),
+    (["das3"], "invalid choice: 'das3'"),
+    (["lublin99", "--out", "/nonexistent/dir/w.swf"], "error: cannot write /nonexistent/dir/w.swf"),
+])
+def test_workload_bad_input_is_one_clear_line(args, message):
+    r = leasehold("workload", *args)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert message in r.stderr.splitlines()[-1]

@@ -73,6 +73,29 @@ def cmd_swf(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_workload(args: argparse.Namespace) -> int:
+    """Generate a synthetic workload and write it as SWF."""
+    from leasehold_emulator.workloads.lublin99 import Lublin99, generate, to_swf
+
+    model = Lublin99(typed=not args.typeless)
+    jobs = generate(args.jobs, args.seed, model, rng=args.rng)
+    try:
+        _write(to_swf(jobs, model), args.out)
+    except OSError as exc:
+        return _fail([f"cannot write {args.out}: {exc.strerror}"])
+    return 0
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="leasehold",
@@ -95,6 +118,20 @@ def build_parser() -> argparse.ArgumentParser:
     swf.add_argument("--backfilling", nargs="+", choices=BACKFILLING, default=list(BACKFILLING),
                      help="modes to compare (default: all)")
     swf.set_defaults(func=cmd_swf)
+
+    wl = sub.add_parser("workload", help="generate a synthetic workload as an SWF trace")
+    wl.add_argument("model", choices=("lublin99",),
+                    help="lublin99: Lublin and Feitelson's model, as m_lublin99.c generates it")
+    wl.add_argument("--jobs", type=_count, default=1000, help="number of jobs (default: 1000)")
+    wl.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    wl.add_argument("--rng", choices=("numpy", "drand48"), default="numpy",
+                    help="numpy's PCG64 (default), or the C program's drand48 stream: then a"
+                         " seed gives exactly the jobs m_lublin99.c prints for it")
+    wl.add_argument("--typeless", action="store_true",
+                    help="one job type fitted to the whole sample (the program's"
+                         " INCLUDE_JOBS_TYPE 0) instead of batch and interactive")
+    wl.add_argument("--out", metavar="FILE", help="write the trace to FILE instead of stdout")
+    wl.set_defaults(func=cmd_workload)
     return parser
 
 
