@@ -22,19 +22,18 @@ VMs now (``t = now``), taken only where they do not fit without preempting.
 Settings:
 
 * ``papers`` (000 §7.2): one exclusive pool of 32 one-core nodes, VMs of 1024 MB,
-  conservative backfilling. 600 external leases (a third each
-  ``BestEffortSuspendable``, ``BestEffortCancellable``, ``DeadlineMigratable``;
-  Lublin-like sizes of mean about 4 VMs, log-normal durations of mean 2 h, Poisson
-  arrivals every 400 s on average) run under policy ``nop``, so nothing is
-  preempted; the state is probed at evenly spaced instants after a 10% warm-up, by
-  preemptors of the workload's sizes and 1-3 h. Default 200 probes.
+  conservative backfilling. The first 600 jobs of Lublin99's ``papers`` preset as
+  external leases (a third each ``BestEffortSuspendable``, ``BestEffortCancellable``,
+  ``DeadlineMigratable``) run under policy ``nop``, so nothing is preempted; the
+  state is probed at evenly spaced instants after a 10% warm-up, by preemptors of
+  the preset's sizes and 1-3 h. Default 200 probes.
 * ``scale``: one shared pool of 1,000 nodes of 8 cores and 32 GiB at t=0, with about
   4,000 running leases and 1,000 reservations of best-effort leases (see
   :func:`scale_state`); preemptors of 1-16 VMs of 2 cores and 4 GiB for 1-4 h.
   Default 20 probes: the baselines' full instances take a fifth of a second.
 * ``simulated``: not probes but the decisions a simulation really takes — the
-  workload of ``compare_policies.py`` (32 one-core nodes, 3,000 Lublin-like
-  requests, a third local, load 2.4) under each of ``mlip``, ``mov``, ``moml``;
+  workload of ``compare_policies.py`` (32 one-core nodes, Lublin99's ``papers``
+  preset: 3,000 requests, a third local) under each of ``mlip``, ``mov``, ``moml``;
   every call of ``Scheduler._preempt`` is timed whole (gathering, building,
   deciding, and enacting the choice).
 
@@ -55,7 +54,6 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
-from math import log
 from random import Random
 from typing import TypeVar
 from unittest.mock import patch
@@ -76,7 +74,9 @@ from leasehold.core.preemption.instance import Instance, Victim, build
 from leasehold.core.scheduler import Scheduler
 from leasehold.core.state import LeaseState
 from leasehold_emulator.sim.engine import simulate
-from leasehold_emulator.workloads.synthetic import Mix, lublin_like
+from leasehold_emulator.workloads.lublin99 import PAPERS, PAPERS_NODES, generate
+from leasehold_emulator.workloads.mix import TypeMix
+from leasehold_emulator.workloads.mix import requests as mixed_requests
 
 T = TypeVar("T")
 
@@ -196,50 +196,23 @@ def take_probe(sched: Scheduler, req: Request, now: float, repeat: int) -> Probe
                  build_s[True], build_s[False])
 
 
-# ---- setting "papers": a Lublin-like workload on 32 exclusive nodes -------------------------
-PAPERS_NODES = 32
+# ---- setting "papers": Lublin99 on 32 exclusive nodes ------------------------------------
 PAPERS_SHAPE = Shape(1000, 1024)
 PAPERS_JOBS = 600
-PAPERS_INTERARRIVAL = 400.0
-PAPERS_MEAN_DURATION = 2 * HOUR
-PAPERS_MAX_DURATION = 36 * HOUR
-DURATION_SIGMA = 1.0
+#: external leases only, a third of each preemptable type
+PAPERS_MIX = TypeMix(local=0.0, nonpreemptable=0.0, slack=(1.5, 4.0))
 
 
-def lublin_vms(rng: Random) -> int:
-    """Lublin-like job size: 25% serial; else log2(size) from a two-stage uniform
-    (mostly small), a power of two 75% of the time. Mean about 4, at most 32."""
-    if rng.random() < 0.25:
-        return 1
-    u = rng.uniform(1.0, 2.8) if rng.random() < 0.9 else rng.uniform(2.8, 5.0)
-    if rng.random() < 0.75:
-        return 2 ** round(u)
-    return min(PAPERS_NODES, round(2**u))
-
-
-def lognormal_duration(rng: Random) -> float:
-    mu = log(PAPERS_MEAN_DURATION) - DURATION_SIGMA**2 / 2
-    return min(PAPERS_MAX_DURATION, max(60.0, rng.lognormvariate(mu, DURATION_SIGMA)))
-
-
-def papers_workload(rng: Random) -> list[Request]:
-    """Poisson arrivals of external leases, a third of each preemptable type; a
-    ``DeadlineMigratable`` one must end by ``ready + duration × U(1.5, 4)``."""
-    out, t = [], 0.0
-    for i in range(PAPERS_JOBS):
-        t += rng.expovariate(1 / PAPERS_INTERARRIVAL)
-        ready, kind = round(t), rng.choice(EXTERNAL_TYPES)
-        duration = round(lognormal_duration(rng))
-        deadline = (ready + duration * rng.uniform(1.5, 4.0)
-                    if kind == LeaseType.DEADLINE_MIGRATABLE else None)
-        out.append(Request(name=f"j{i:04d}", type=kind, vms=lublin_vms(rng), shape=PAPERS_SHAPE,
-                           duration=duration, submitted=ready, ready=ready, deadline=deadline))
-    return out
+def papers_workload(seed: int) -> list[Request]:
+    """The first 600 jobs of Lublin99's ``papers`` preset (about 4 VMs and 2 h on
+    average, 3,000 jobs in two weeks), as external leases."""
+    return mixed_requests(generate(PAPERS_JOBS, seed, PAPERS), PAPERS_MIX, seed)
 
 
 def papers(probes: int, seed: int, repeat: int) -> tuple[list[Probe], list[str]]:
-    rng, probe_rng = Random(seed), Random(seed + 1)
-    jobs = papers_workload(rng)
+    probe_rng = Random(seed + 1)
+    sizes = iter([job.nodes for job in generate(probes, seed + 1, PAPERS)])
+    jobs = papers_workload(seed)
     last = jobs[-1].submitted
     instants = [last * (0.1 + 0.9 * k / probes) for k in range(probes)]
     taken: list[Probe] = []
@@ -250,7 +223,7 @@ def papers(probes: int, seed: int, repeat: int) -> tuple[list[Probe], list[str]]
         k = len(taken) + fitted + shared
         if k >= probes or now < instants[k]:
             return
-        req = local_request(lublin_vms(probe_rng), PAPERS_SHAPE,
+        req = local_request(next(sizes), PAPERS_SHAPE,
                             probe_rng.uniform(1 * HOUR, 3 * HOUR), now)
         probe = take_probe(sched, req, now, repeat)
         if probe is None:
@@ -364,18 +337,19 @@ def scale(probes: int, seed: int, repeat: int) -> tuple[list[Probe], list[str]]:
 
 
 # ---- setting "simulated": the decisions of a whole simulation, timed as taken ----------------
-SIMULATED = Mix(requests=3000, load=2.4)
+SIMULATED_JOBS = 3000
 
 
 def simulated(probes: int, seed: int, repeat: int) -> tuple[list[Probe], list[str]]:
     """Times every ``_preempt`` call of a simulation per set policy; ``probes`` and
     ``repeat`` do not apply (each decision happens once, and changes the state)."""
     del probes, repeat
-    requests = lublin_like(SIMULATED, seed)
-    pool = PoolSpec("rp", SIMULATED.nodes, 1000, 1024, exclusive=True)
+    requests = mixed_requests(generate(SIMULATED_JOBS, seed, PAPERS), TypeMix(), seed)
+    pool = PoolSpec("rp", PAPERS_NODES, 1000, 1024, exclusive=True)
+    load = sum(r.vms * r.duration for r in requests) / (PAPERS_NODES * requests[-1].submitted)
     original = Scheduler._preempt
     lines = [f"workload: {len(requests)} requests (a third local), offered load"
-             f" {SIMULATED.load}, conservative backfilling, seed {seed}", "",
+             f" {load:.2f}, conservative backfilling, seed {seed}", "",
              "| policy | decisions | p50 ms | p99 ms | max ms | exact % | chose % |",
              "|---|---:|---:|---:|---:|---:|---:|"]
     for name in ("mlip", "mov", "moml"):
@@ -484,7 +458,7 @@ def slow_warnings(rows: Sequence[Row]) -> list[str]:
 
 
 SETTINGS: dict[str, tuple[str, int, Callable[[int, int, int], tuple[list[Probe], list[str]]]]] = {
-    "papers": ("papers: 32 exclusive one-core nodes, Lublin-like workload, conservative",
+    "papers": ("papers: 32 exclusive one-core nodes, Lublin99 workload, conservative",
                200, papers),
     "scale": ("scale: 1,000 shared nodes of 8 cores and 32 GiB", 20, scale),
     "simulated": ("simulated: every decision of a simulation on 32 one-core nodes", 0,

@@ -111,9 +111,10 @@ def test_workload_lublin99_prints_what_the_c_program_prints(tmp_path):
                   "--out", str(out))
     assert r.returncode == 0, r.stderr
     assert out.read_text() == (ROOT / "tests/workloads/data/lublin99-typed-seed42.swf").read_text()
-    r = leasehold("workload", "lublin99", "--jobs", "50", "--seed", "3")  # numpy, stdout
-    jobs = [line for line in r.stdout.splitlines() if not line.startswith(";")]
-    assert r.returncode == 0 and len(jobs) == 50 and all(len(j.split()) == 18 for j in jobs)
+    r = leasehold("workload", "lublin99", "--jobs", "50", "--seed", "3", "--preset", "papers")
+    jobs = [line.split() for line in r.stdout.splitlines() if not line.startswith(";")]
+    assert r.returncode == 0 and len(jobs) == 50 and all(len(j) == 18 for j in jobs)
+    assert "; MaxNodes: 32" in r.stdout and max(int(j[4]) for j in jobs) <= 32
 
 
 @pytest.mark.parametrize(("args", "message"), [

@@ -75,9 +75,9 @@ def cmd_swf(args: argparse.Namespace) -> int:
 
 def cmd_workload(args: argparse.Namespace) -> int:
     """Generate a synthetic workload and write it as SWF."""
-    from leasehold_emulator.workloads.lublin99 import Lublin99, generate, to_swf
+    from leasehold_emulator.workloads.lublin99 import PRESETS, generate, to_swf
 
-    model = Lublin99(typed=not args.typeless)
+    model = PRESETS[args.preset]
     jobs = generate(args.jobs, args.seed, model, rng=args.rng)
     try:
         _write(to_swf(jobs, model), args.out)
@@ -127,9 +127,11 @@ def build_parser() -> argparse.ArgumentParser:
     wl.add_argument("--rng", choices=("numpy", "drand48"), default="numpy",
                     help="numpy's PCG64 (default), or the C program's drand48 stream: then a"
                          " seed gives exactly the jobs m_lublin99.c prints for it")
-    wl.add_argument("--typeless", action="store_true",
-                    help="one job type fitted to the whole sample (the program's"
-                         " INCLUDE_JOBS_TYPE 0) instead of batch and interactive")
+    wl.add_argument("--preset", choices=("program", "typeless", "papers"), default="program",
+                    help="program: m_lublin99.c's defaults (batch and interactive, 128"
+                         " nodes); typeless: one job type; papers: seeds 000/001, 3,000"
+                         " jobs in about two weeks on 32 nodes, 4 VMs and 2 h on average"
+                         " (default: program)")
     wl.add_argument("--out", metavar="FILE", help="write the trace to FILE instead of stdout")
     wl.set_defaults(func=cmd_workload)
     return parser

@@ -6,6 +6,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import math
+import statistics
 from pathlib import Path
 
 import pytest
@@ -13,13 +14,19 @@ from scipy import stats
 
 from leasehold_emulator.workloads.lublin99 import (
     BATCH,
+    BATCH_PARAMS,
     INTERACTIVE,
     INTERACTIVE_PARAMS,
+    PAPERS,
+    PAPERS_NODES,
     TOO_MUCH_TIME,
+    TYPELESS_PARAMS,
     Drand48,
     Lublin99,
     _Draws,
     _runtime,
+    expected_nodes,
+    fitted_sizes,
     generate,
     numpy_uniforms,
     swf_line,
@@ -120,3 +127,40 @@ def test_serial_runtimes_follow_the_truncated_hyper_gamma():
 def test_bad_arguments_say_what_is_wrong(kwargs, message):
     with pytest.raises(ValueError, match=message):
         generate(**kwargs)
+
+
+@pytest.mark.parametrize("params", [BATCH_PARAMS, INTERACTIVE_PARAMS, TYPELESS_PARAMS,
+                                    PAPERS.typeless])
+def test_the_expected_size_is_the_mean_size(params):
+    n = 30_000
+    jobs = generate(n, 13, Lublin99(typed=False, typeless=params))
+    sizes = [j.nodes for j in jobs]
+    assert within(sum(sizes) / n, expected_nodes(params), statistics.pstdev(sizes), n)
+
+
+@pytest.mark.parametrize(("nodes", "mean"), [(32, 4.0), (64, 6.0), (1024, 50.0)])
+def test_sizes_fit_a_machine_and_a_mean(nodes, mean):
+    fitted = fitted_sizes(TYPELESS_PARAMS, nodes, mean)
+    assert 2**fitted.uhi == pytest.approx(nodes)
+    assert expected_nodes(fitted) == pytest.approx(mean, abs=1e-9)
+    jobs = generate(2000, 1, Lublin99(typed=False, typeless=fitted))
+    assert max(j.nodes for j in jobs) <= nodes
+
+
+def test_a_mean_no_share_of_small_jobs_gives_is_refused():
+    with pytest.raises(ValueError, match="no share of small jobs gives a mean of 30"):
+        fitted_sizes(TYPELESS_PARAMS, 32, 30)
+
+
+def test_the_papers_preset_has_the_papers_shape():
+    # 000 §7.2: about 4 VMs and 2 hours per request, 3,000 requests in two weeks
+    assert expected_nodes(PAPERS.typeless) == pytest.approx(4.0, abs=1e-6)
+    n = 30_000
+    jobs = generate(n, 21, PAPERS)
+    runtimes = [j.runtime for j in jobs]
+    assert within(sum(runtimes) / n, 7200, statistics.pstdev(runtimes), n)
+    assert max(j.nodes for j in jobs) <= PAPERS_NODES
+    # arrivals are bursty (single gaps of days): the two-week span is loose
+    spans = [(js[-1].arrival - js[0].arrival) / 86400 for js in
+             (generate(3000, seed, PAPERS) for seed in (1, 2, 3))]
+    assert all(11 < s < 17 for s in spans), spans
