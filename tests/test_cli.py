@@ -121,9 +121,19 @@ def test_workload_lublin99_prints_what_the_c_program_prints(tmp_path):
     (["lublin99", "--jobs", "0"], "argument --jobs: must be at least 1, got 0"),
     (["lublin99", "--jobs", "many"], "argument --jobs: expected a whole number, got 'many'"),
     (["das3"], "invalid choice: 'das3'"),
+    (["das2", "--preset", "papers"], "--preset papers: das2 has the presets gridsim, c64"),
+    (["das2", "--rng", "drand48"], "--rng drand48: only lublin99 has the C program's stream"),
     (["lublin99", "--out", "/nonexistent/dir/w.swf"], "error: cannot write /nonexistent/dir/w.swf"),
 ])
 def test_workload_bad_input_is_one_clear_line(args, message):
     r = leasehold("workload", *args)
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert message in r.stderr.splitlines()[-1]
+
+
+def test_workload_das2_writes_a_trace_of_its_cluster():
+    r = leasehold("workload", "das2", "--preset", "c128", "--jobs", "400", "--seed", "5")
+    jobs = [line.split() for line in r.stdout.splitlines() if not line.startswith(";")]
+    assert r.returncode == 0 and len(jobs) == 400 and "; MaxNodes: 128" in r.stdout
+    assert max(int(j[4]) for j in jobs) <= 128
+    assert [int(j[1]) for j in jobs] == sorted(int(j[1]) for j in jobs)

@@ -73,14 +73,32 @@ def cmd_swf(args: argparse.Namespace) -> int:
     return 0
 
 
+#: per workload model, its presets (the first is the default)
+WORKLOAD_PRESETS = {
+    "lublin99": ("program", "typeless", "papers"),
+    "das2": ("gridsim", "c64", "c128", "c256"),
+}
+
+
 def cmd_workload(args: argparse.Namespace) -> int:
     """Generate a synthetic workload and write it as SWF."""
-    from leasehold_emulator.workloads.lublin99 import PRESETS, generate, to_swf
+    from leasehold_emulator.workloads import das2, lublin99
 
-    model = PRESETS[args.preset]
-    jobs = generate(args.jobs, args.seed, model, rng=args.rng)
+    presets = WORKLOAD_PRESETS[args.model]
+    preset = args.preset or presets[0]
+    if preset not in presets:
+        return _fail([f"--preset {preset}: {args.model} has the presets {', '.join(presets)}"])
+    if args.model == "lublin99":
+        model = lublin99.PRESETS[preset]
+        text = lublin99.to_swf(lublin99.generate(args.jobs, args.seed, model, rng=args.rng),
+                               model)
+    else:
+        if args.rng != "numpy":
+            return _fail([f"--rng {args.rng}: only lublin99 has the C program's stream"])
+        model = das2.PRESETS[preset]
+        text = das2.to_swf(das2.generate(args.jobs, args.seed, model), model)
     try:
-        _write(to_swf(jobs, model), args.out)
+        _write(text, args.out)
     except OSError as exc:
         return _fail([f"cannot write {args.out}: {exc.strerror}"])
     return 0
@@ -120,18 +138,20 @@ def build_parser() -> argparse.ArgumentParser:
     swf.set_defaults(func=cmd_swf)
 
     wl = sub.add_parser("workload", help="generate a synthetic workload as an SWF trace")
-    wl.add_argument("model", choices=("lublin99",),
-                    help="lublin99: Lublin and Feitelson's model, as m_lublin99.c generates it")
+    wl.add_argument("model", choices=tuple(WORKLOAD_PRESETS),
+                    help="lublin99: Lublin and Feitelson's model, as m_lublin99.c generates"
+                         " it; das2: the DAS-2 model of seed 003")
     wl.add_argument("--jobs", type=_count, default=1000, help="number of jobs (default: 1000)")
     wl.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
     wl.add_argument("--rng", choices=("numpy", "drand48"), default="numpy",
-                    help="numpy's PCG64 (default), or the C program's drand48 stream: then a"
-                         " seed gives exactly the jobs m_lublin99.c prints for it")
-    wl.add_argument("--preset", choices=("program", "typeless", "papers"), default="program",
-                    help="program: m_lublin99.c's defaults (batch and interactive, 128"
-                         " nodes); typeless: one job type; papers: seeds 000/001, 3,000"
-                         " jobs in about two weeks on 32 nodes, 4 VMs and 2 h on average"
-                         " (default: program)")
+                    help="numpy's PCG64 (default), or the C program's drand48 stream"
+                         " (lublin99 only): then a seed gives exactly the jobs m_lublin99.c"
+                         " prints for it")
+    wl.add_argument("--preset", metavar="NAME",
+                    help="lublin99: program (default; m_lublin99.c's batch and interactive"
+                         " jobs on 128 nodes), typeless, papers (seeds 000/001: 3,000 jobs in"
+                         " about two weeks on 32 nodes, 4 VMs and 2 h on average); das2:"
+                         " gridsim (default), c64, c128, c256 (seed 003's clusters)")
     wl.add_argument("--out", metavar="FILE", help="write the trace to FILE instead of stdout")
     wl.set_defaults(func=cmd_workload)
     return parser

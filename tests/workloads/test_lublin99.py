@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from scipy import stats
 
+from leasehold_emulator.workloads.jobs import swf_line
 from leasehold_emulator.workloads.lublin99 import (
     BATCH,
     BATCH_PARAMS,
@@ -29,7 +30,6 @@ from leasehold_emulator.workloads.lublin99 import (
     fitted_sizes,
     generate,
     numpy_uniforms,
-    swf_line,
 )
 
 DATA = Path(__file__).parent / "data"

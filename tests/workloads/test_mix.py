@@ -8,7 +8,8 @@ from collections import Counter
 import pytest
 
 from leasehold.core.model import LeaseType, Origin
-from leasehold_emulator.workloads.lublin99 import PAPERS, LublinJob, generate
+from leasehold_emulator.workloads.jobs import Job
+from leasehold_emulator.workloads.lublin99 import PAPERS, generate
 from leasehold_emulator.workloads.mix import DEADLINE_BOUND, TypeMix, requests
 
 JOBS = generate(12_000, 4, PAPERS)
@@ -56,7 +57,7 @@ def test_the_same_seed_types_the_same_way_and_another_differently():
 
 
 def test_a_zero_runtime_becomes_one_second():
-    [r] = requests([LublinJob(0, 2, 0, 0)], TypeMix(local=1))
+    [r] = requests([Job(0, 2, 0, 0)], TypeMix(local=1))
     assert r.duration == 1.0
 
 

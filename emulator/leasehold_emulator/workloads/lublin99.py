@@ -34,6 +34,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from .jobs import Job, expected_size, swf_text
+
 #: program constants: log-runtime and log-inter-arrival caps, the day's buckets
 TOO_MUCH_TIME = 12.0
 TOO_MUCH_ARRIVE_TIME = 13.0
@@ -137,17 +139,6 @@ PRESETS: dict[str, Lublin99] = {
     "typeless": Lublin99(typed=False),
     "papers": PAPERS,
 }
-
-
-@dataclass(frozen=True, slots=True)
-class LublinJob:
-    #: seconds from the start
-    arrival: int
-    nodes: int
-    #: seconds
-    runtime: int
-    #: INTERACTIVE or BATCH
-    type: int
 
 
 # ---- uniform streams ----------------------------------------------------------------
@@ -319,7 +310,7 @@ class _Arrivals:
 
 
 def generate(n: int, seed: int = 0, model: Lublin99 | None = None,
-             rng: str = "numpy") -> list[LublinJob]:
+             rng: str = "numpy") -> list[Job]:
     """``n`` jobs of ``model`` (the program's defaults if none). ``rng``: ``numpy``
     or ``drand48`` (the C program's stream for this seed)."""
     if n < 0:
@@ -339,7 +330,7 @@ def generate(n: int, seed: int = 0, model: Lublin99 | None = None,
         at, kind = arrivals.next()
         p = params[kind]
         nodes = _nodes(draws, p)
-        jobs.append(LublinJob(at, nodes, _runtime(draws, p, nodes, model.runtime_scale), kind))
+        jobs.append(Job(at, nodes, _runtime(draws, p, nodes, model.runtime_scale), kind))
     return jobs
 
 
@@ -363,33 +354,8 @@ def _runtime(draws: _Draws, p: TypeParams, nodes: int, scale: float = 1.0) -> in
 
 # ---- what the model expects, and fitting it to another machine -------------------------
 def expected_nodes(p: TypeParams) -> float:
-    """The mean size of a job of this type, exactly: the size model is two uniform
-    draws, integrated piece by piece over the sizes they round to."""
-    rounded = p.uprob * _mean_pow2(p.ulow, p.umed) + (1 - p.uprob) * _mean_pow2(p.umed, p.uhi)
-    plain = p.uprob * _mean_size(p.ulow, p.umed) + (1 - p.uprob) * _mean_size(p.umed, p.uhi)
-    return p.serial_prob + p.pow2_prob * rounded + (1 - p.serial_prob - p.pow2_prob) * plain
-
-
-def _mean_pow2(a: float, b: float) -> float:
-    """E[2^round(u)] for u uniform on [a, b]."""
-    if b <= a:
-        return 2.0 ** math.floor(a + 0.5)
-    total, r = 0.0, math.floor(a + 0.5)
-    while r - 0.5 < b:
-        total += (min(b, r + 0.5) - max(a, r - 0.5)) * 2.0**r
-        r += 1
-    return total / (b - a)
-
-
-def _mean_size(a: float, b: float) -> float:
-    """E[round(2^u)] for u uniform on [a, b]: size k for u in [log2(k-½), log2(k+½))."""
-    if b <= a:
-        return float(math.floor(2**a + 0.5))
-    total, k = 0.0, math.floor(2**a + 0.5)
-    while math.log2(k - 0.5) < b:
-        total += (min(b, math.log2(k + 0.5)) - max(a, math.log2(k - 0.5))) * k
-        k += 1
-    return total / (b - a)
+    """The mean size of a job of this type, exactly (:func:`.jobs.expected_size`)."""
+    return expected_size(p.serial_prob, p.pow2_prob, p.ulow, p.umed, p.uhi, p.uprob)
 
 
 def fitted_sizes(p: TypeParams, nodes: int, mean: float) -> TypeParams:
@@ -412,13 +378,7 @@ def fitted_sizes(p: TypeParams, nodes: int, mean: float) -> TypeParams:
     return replace(base, uprob=(lo + hi) / 2)
 
 
-def swf_line(index: int, job: LublinJob) -> str:
-    """A job as the program prints it in SWF (its job type in field 15)."""
-    return (f"{index:5d} {job.arrival:7d} -1 {job.runtime:7d} {job.nodes:3d} -1 -1 -1 -1 -1"
-            f" 1 -1 -1 -1 {job.type} -1 -1 -1")
-
-
-def to_swf(jobs: list[LublinJob], model: Lublin99 | None = None) -> str:
+def to_swf(jobs: list[Job], model: Lublin99 | None = None) -> str:
     """The jobs as the program prints them: its SWF header, then one line per job.
     Run times and sizes are in fields 4 and 5 (allocated), the job type in 15."""
     model = model or Lublin99()
@@ -427,4 +387,4 @@ def to_swf(jobs: list[LublinJob], model: Lublin99 | None = None) -> str:
             "; Information: http://www.cs.huji.ac.il/labs/parallel/workload",
             f"; MaxJobs: {len(jobs)}", f"; MaxRecords: {len(jobs)}", f"; MaxNodes: {largest}",
             f"; MaxRuntime: {int(math.exp(TOO_MUCH_TIME))}"]
-    return "\n".join([*head, *(swf_line(i + 1, job) for i, job in enumerate(jobs))]) + "\n"
+    return swf_text(jobs, head)

@@ -19,7 +19,7 @@ from random import Random
 
 from leasehold.core.model import LeaseType, Origin, Request, Shape
 
-from .lublin99 import LublinJob
+from .jobs import Job
 
 EXTERNAL = (
     LeaseType.BEST_EFFORT_CANCELLABLE,
@@ -66,7 +66,7 @@ class TypeMix:
         return (self.cancellable, self.suspendable, self.migratable, self.nonpreemptable)
 
 
-def requests(jobs: Iterable[LublinJob], mix: TypeMix | None = None, seed: int = 0
+def requests(jobs: Iterable[Job], mix: TypeMix | None = None, seed: int = 0
              ) -> list[Request]:
     """One lease per job, typed by ``mix`` with its own random stream (``seed``), so
     the same jobs can be typed differently without changing them. A runtime of 0
