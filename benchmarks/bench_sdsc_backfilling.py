@@ -5,7 +5,11 @@ per CPU-second, the mean wait, and the ratio to a bare textbook EASY loop run in
 same process (a scheduler that knows nothing of leases: the floor to aim at).
 CPU time, not wall time, and a same-process baseline, because machines are shared.
 
-    python benchmarks/bench_sdsc_backfilling.py [--repeat N] [--trace PATH] [--shared]
+    python benchmarks/bench_sdsc_backfilling.py [--repeat N] [--trace PATH] [--nodes N]
+                                                [--shared]
+
+Also the overloaded Lublin99 trace of the simulator issue:
+``--trace benchmarks/data/lublin99-256n-10k.swf --nodes 256``.
 
 ``--shared`` also runs the trace once on a shared pool (per-node cpu/memory
 packing) of the same 144 one-core nodes: the general path, much slower.
@@ -84,13 +88,14 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--trace", type=Path, default=TRACE)
+    ap.add_argument("--nodes", type=int, default=NODES, help=f"default {NODES}")
     ap.add_argument("--shared", action="store_true", help="also time a shared pool (slow)")
     args = ap.parse_args()
     jobs = swf_requests(args.trace)
-    pool = PoolSpec("blue", NODES, 1000, 1024, exclusive=True)
+    pool = PoolSpec("blue", args.nodes, 1000, 1024, exclusive=True)
     print(f"{platform.node()} {platform.machine()} {platform.python_implementation()} "
           f"{platform.python_version()}; {len(jobs)} jobs, best of {args.repeat}")
-    base_cpu, base_wait = best_cpu(lambda: bare_easy(jobs, NODES), args.repeat)
+    base_cpu, base_wait = best_cpu(lambda: bare_easy(jobs, args.nodes), args.repeat)
     print(f"{'scheduler':<26}{'CPU s':>8}{'jobs/s':>10}{'mean wait':>11}{'x bare':>8}")
     print(f"{'bare EASY loop':<26}{base_cpu:>8.3f}{len(jobs) / base_cpu:>10.0f}"
           f"{base_wait / 60:>10.2f}m{1:>8.1f}")
@@ -103,7 +108,7 @@ def main() -> None:
         print(f"{'leasehold ' + mode:<26}{cpu:>8.3f}{len(jobs) / cpu:>10.0f}"
               f"{wait / 60:>10.2f}m{cpu / base_cpu:>8.1f}")
     if args.shared:
-        shared = PoolSpec("blue", NODES, 1000, 1024, exclusive=False)
+        shared = PoolSpec("blue", args.nodes, 1000, 1024, exclusive=False)
         for mode in ("easy", "conservative"):
             cfg = SchedulerConfig(backfilling=Backfilling(mode))
             cpu, result = best_cpu(

@@ -137,3 +137,19 @@ def test_workload_das2_writes_a_trace_of_its_cluster():
     assert r.returncode == 0 and len(jobs) == 400 and "; MaxNodes: 128" in r.stdout
     assert max(int(j[4]) for j in jobs) <= 128
     assert [int(j[1]) for j in jobs] == sorted(int(j[1]) for j in jobs)
+
+
+def test_swf_stops_at_a_malformed_line_unless_told_to_skip(tmp_path):
+    line = "{} {} 0 {} 1 -1 -1 {} {} -1 1 -1 -1 -1 -1 -1 -1 -1\n"
+    trace = tmp_path / "t.swf"
+    trace.write_text(line.format(1, 0, 100, 2, 100) + "2 0 oops\n" + line.format(3, 0, 50, 2, 50))
+    r = leasehold("swf", str(trace), "--nodes", "2", "--backfilling", "none")
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert r.stderr.splitlines() == [
+        f"error: {trace}:2: expected 18 fields, found 3 (--skip-bad-lines leaves such lines out)"]
+    r = leasehold("swf", str(trace), "--nodes", "2", "--backfilling", "none", "--skip-bad-lines")
+    assert r.returncode == 0
+    assert r.stderr.startswith(f"warning: skipped 1 malformed lines; the first: {trace}:2:")
+    assert r.stdout.splitlines()[1].split()[:2] == ["none", "2"]
+    r = leasehold("swf", str(tmp_path / "missing.swf"))
+    assert r.returncode == 2 and r.stderr.startswith("error: cannot read")

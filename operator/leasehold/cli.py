@@ -54,10 +54,16 @@ def cmd_swf(args: argparse.Namespace) -> int:
 
     from .core.model import Backfilling, PoolSpec, SchedulerConfig
 
+    skipped: list[str] = []
     try:
-        requests = swf_requests(args.trace)
-    except (OSError, SWFError) as exc:
-        return _fail([str(exc)])
+        requests = swf_requests(args.trace, skip_bad_lines=args.skip_bad_lines, skipped=skipped)
+    except OSError as exc:
+        return _fail([f"cannot read {args.trace}: {exc.strerror}"])
+    except SWFError as exc:
+        return _fail([f"{exc} (--skip-bad-lines leaves such lines out)"])
+    if skipped:
+        print(f"warning: skipped {len(skipped)} malformed lines; the first: {skipped[0]}",
+              file=sys.stderr)
     too_big = [r.name for r in requests if r.vms > args.nodes]
     if too_big:
         return _fail([f"{args.trace}: job {too_big[0]} needs more than --nodes {args.nodes} "
@@ -135,6 +141,8 @@ def build_parser() -> argparse.ArgumentParser:
     swf.add_argument("--nodes", type=int, default=144, help="nodes in the pool (default: 144)")
     swf.add_argument("--backfilling", nargs="+", choices=BACKFILLING, default=list(BACKFILLING),
                      help="modes to compare (default: all)")
+    swf.add_argument("--skip-bad-lines", action="store_true",
+                     help="leave malformed lines out (with a warning) instead of stopping")
     swf.set_defaults(func=cmd_swf)
 
     wl = sub.add_parser("workload", help="generate a synthetic workload as an SWF trace")

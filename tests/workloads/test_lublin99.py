@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import importlib.util
 import math
 import statistics
 from pathlib import Path
@@ -30,6 +31,7 @@ from leasehold_emulator.workloads.lublin99 import (
     fitted_sizes,
     generate,
     numpy_uniforms,
+    to_swf,
 )
 
 DATA = Path(__file__).parent / "data"
@@ -164,3 +166,14 @@ def test_the_papers_preset_has_the_papers_shape():
     spans = [(js[-1].arrival - js[0].arrival) / 86400 for js in
              (generate(3000, seed, PAPERS) for seed in (1, 2, 3))]
     assert all(11 < s < 17 for s in spans), spans
+
+
+def test_the_committed_overload_trace_is_what_its_script_writes(tmp_path):
+    root = Path(__file__).resolve().parents[2] / "benchmarks"
+    spec = importlib.util.spec_from_file_location("make_lublin_overload",
+                                                  root / "make_lublin_overload.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    jobs = generate(script.JOBS, script.SEED, script.MODEL)
+    assert to_swf(jobs, script.MODEL) == (root / "data/lublin99-256n-10k.swf").read_text()
+    assert abs(script.load_of(jobs) - script.LOAD) < 0.005

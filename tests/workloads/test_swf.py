@@ -56,3 +56,15 @@ def test_sdsc_blue_trace_counts(shared_data):
     assert len(reqs) == 5108
     assert max(r.vms for r in reqs) <= 144
     assert all(1 <= r.runtime <= r.duration for r in reqs)
+
+
+def test_a_generated_trace_reads_back_job_for_job(tmp_path):
+    # Lublin99 writes sizes in field 5 and leaves field 8 at -1: the reader falls back
+    from leasehold_emulator.workloads.lublin99 import PAPERS, generate, to_swf
+
+    jobs = generate(300, 5, PAPERS)
+    path = tmp_path / "l.swf"
+    path.write_text(to_swf(jobs, PAPERS))
+    reqs = swf_requests(path)
+    assert [(r.submitted, r.vms, r.duration) for r in reqs] == [
+        (j.arrival, j.nodes, max(j.runtime, 1)) for j in jobs]
