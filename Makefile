@@ -35,9 +35,11 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/compare_policies.py
 
 ## make reproduce: replay the SDSC Blue trace under every backfilling mode and print
-## the mean waits (tests/sim/test_sdsc_reference.py compares them with the references)
+## the mean waits (tests/sim/test_sdsc_reference.py compares them with the references);
+## run the example experiments (results and reports in examples/experiments/results-*)
 reproduce: $(STAMP)
 	$(BIN)/leasehold swf ../shared/data/SDSC-BLUE-haizea-30days.swf.gz
+	for f in examples/experiments/*.yaml; do $(BIN)/leasehold experiment run $$f; done
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis build *.egg-info

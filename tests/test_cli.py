@@ -153,3 +153,32 @@ def test_swf_stops_at_a_malformed_line_unless_told_to_skip(tmp_path):
     assert r.stdout.splitlines()[1].split()[:2] == ["none", "2"]
     r = leasehold("swf", str(tmp_path / "missing.swf"))
     assert r.returncode == 2 and r.stderr.startswith("error: cannot read")
+
+
+def test_experiment_run_writes_results_and_a_report(tmp_path):
+    spec = tmp_path / "e.yaml"
+    spec.write_text(
+        "name: tiny\n"
+        "workload: {model: das2, preset: c64, jobs: 80}\n"
+        "cluster: {pools: [{name: c64, nodes: 64, exclusive: true}]}\n"
+        "policies: [nop, mov]\n"
+        "replications: 2\n"
+        "baseline: nop\n")
+    r = leasehold("experiment", "run", str(spec), "--quiet", "--processes", "1")
+    assert r.returncode == 0, r.stderr
+    out = tmp_path / "results-tiny"
+    assert r.stdout.startswith("2 of 2 units run") and (out / "report.html").exists()
+    r = leasehold("experiment", "run", str(spec), "--quiet")
+    assert r.stdout.startswith("0 of 2 units run (2 were already in")
+
+
+def test_experiment_bad_file_is_one_line_per_problem(tmp_path):
+    spec = tmp_path / "bad.yaml"
+    spec.write_text("name: x\nworkload: {model: lublin99, jobs: -5}\npolicies: [moml]\n")
+    r = leasehold("experiment", "run", str(spec))
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert r.stderr.splitlines() == [
+        f"error: {spec}: workload.jobs: must be >= 1, got -5",
+        f"error: {spec}: cluster: required field is missing"]
+    r = leasehold("experiment", "run", str(tmp_path / "none.yaml"))
+    assert r.returncode == 2 and "cannot read file" in r.stderr

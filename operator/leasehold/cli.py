@@ -110,6 +110,32 @@ def cmd_workload(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_experiment(args: argparse.Namespace) -> int:
+    """Run an experiment file's missing units, then write its report."""
+    from leasehold_emulator.sim.experiment import (
+        ExperimentError,
+        load_experiment,
+        progress_bar,
+        run,
+    )
+    from leasehold_emulator.sim.experiment_report import write_report
+
+    try:
+        spec = load_experiment(args.file)
+        out = Path(args.out) if args.out else Path(args.file).with_suffix("").parent / (
+            "results-" + spec.name)
+        ran = run(spec, out, args.processes, progress=None if args.quiet else progress_bar)
+        files = write_report(spec, out)
+    except ExperimentError as exc:
+        return _fail(exc.problems)
+    except OSError as exc:
+        return _fail([f"cannot write the results: {exc}"])
+    total = len(spec.points()) * spec.replications
+    print(f"{ran} of {total} units run ({total - ran} were already in {out / 'results.csv'});"
+          f" report: {files[-2]} and {files[-1]}")
+    return 0
+
+
 def _count(text: str) -> int:
     try:
         value = int(text)
@@ -162,6 +188,16 @@ def build_parser() -> argparse.ArgumentParser:
                          " gridsim (default), c64, c128, c256 (seed 003's clusters)")
     wl.add_argument("--out", metavar="FILE", help="write the trace to FILE instead of stdout")
     wl.set_defaults(func=cmd_workload)
+
+    ex = sub.add_parser("experiment", help="run an experiment file: grid, policies, replications")
+    ex_sub = ex.add_subparsers(dest="action", required=True, metavar="ACTION")
+    ex_run = ex_sub.add_parser("run", help="run what is missing, then write the report")
+    ex_run.add_argument("file", help="experiment YAML (see examples/experiments/)")
+    ex_run.add_argument("--out", metavar="DIR",
+                        help="results directory (default: results-<name> beside the file)")
+    ex_run.add_argument("--processes", type=_count, help="worker processes (default: one per CPU)")
+    ex_run.add_argument("--quiet", action="store_true", help="no progress bar")
+    ex_run.set_defaults(func=cmd_experiment)
     return parser
 
 

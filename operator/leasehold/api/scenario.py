@@ -54,6 +54,7 @@ __all__ = [
     "PoolSpecModel",
     "Scenario",
     "ScenarioError",
+    "field_problem",
     "load_scenario",
     "parse_alpha",
     "parse_scenario",
@@ -472,10 +473,11 @@ def _translate(error: Any) -> list[tuple[Loc, str]]:
     cause = error.get("ctx", {}).get("error")
     if isinstance(cause, RuleViolations):
         return [(loc + sub_loc, message) for sub_loc, message in cause.violations]
-    return [(loc, _message(error, loc))]
+    return [(loc, field_problem(error, loc))]
 
 
-def _message(error: Any, loc: Loc) -> str:
+def field_problem(error: Any, loc: Loc) -> str:
+    """One pydantic error as a sentence: what is wrong and what to change."""
     kind: str = error["type"]
     ctx: dict[str, Any] = error.get("ctx", {})
     got = f"got {describe(error.get('input'))}"

@@ -1,0 +1,310 @@
+"""Experiments (DESIGN §3): a workload, a grid of parameters, policies, replications.
+
+An experiment file (YAML)::
+
+    name: local-share
+    workload: {model: lublin99, preset: papers, jobs: 3000}   # or das2, or swf + path
+    mix: {local: 0.33}                 # lease types (workloads.mix.TypeMix fields)
+    cluster: {pools: [{name: rp, nodes: 32, exclusive: true}]}   # as in a scenario
+    config: {backfilling: conservative}
+    policies: [nop, mlip, mov, moml]
+    grid: {mix.local: [0.2, 0.33, 0.5]}   # optional: dotted paths into workload/mix/config
+    replications: 10                   # seeds 1..10: every policy sees the same workloads
+    baseline: nop                      # optional: paired t-tests against it
+
+A *unit* is one grid point and one seed: its workload is generated once and run
+under every policy, in a worker process. Each finished unit appends its rows to
+``results.csv`` in the output directory, so a re-run skips what is there (resumable).
+"""
+
+from __future__ import annotations
+
+import csv
+import itertools
+import json
+import os
+import sys
+from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from leasehold.api.scenario import POLICIES, ClusterSpec, ConfigSpec, field_problem
+from leasehold.core.model import Request, SchedulerConfig
+
+from ..workloads import das2, lublin99
+from ..workloads.jobs import Job
+from ..workloads.mix import TypeMix, requests
+from ..workloads.swf import swf_requests
+from .engine import simulate
+from .metrics import run_metrics
+
+#: the metrics a report covers, in this order (names of :func:`.metrics.run_metrics`)
+METRICS = ("localRejectionRate", "externalRejectionRate", "utilization", "preemptions",
+           "overheadSeconds", "makespanBestEffort", "meanWaitSeconds")
+RESULTS = "results.csv"
+
+
+class ExperimentError(Exception):
+    """An experiment that cannot run; ``problems`` has one line per problem."""
+
+    def __init__(self, problems: list[str]) -> None:
+        self.problems = list(problems)
+        super().__init__("\n".join(self.problems))
+
+
+class _Spec(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class WorkloadSpec(_Spec):
+    model: Literal["lublin99", "das2", "swf"]
+    preset: str | None = None
+    jobs: int = Field(default=1000, ge=1)
+    #: swf only: the trace
+    path: str | None = None
+
+    @field_validator("preset")
+    @classmethod
+    def _known_preset(cls, value: str | None) -> str | None:
+        known = set(lublin99.PRESETS) | set(das2.PRESETS)
+        if value is not None and value not in known:
+            raise ValueError(f"unknown preset {value!r};"
+                             f" expected one of {', '.join(sorted(known))}")
+        return value
+
+
+class MixSpec(_Spec):
+    local: float = Field(default=1 / 3, ge=0, le=1)
+    cancellable: float = Field(default=1.0, ge=0)
+    suspendable: float = Field(default=1.0, ge=0)
+    migratable: float = Field(default=1.0, ge=0)
+    nonpreemptable: float = Field(default=1.0, ge=0)
+    slack: tuple[float, float] = (2.0, 5.0)
+    cpu: int = Field(default=1000, gt=0)
+    memory: int = Field(default=1024, gt=0)
+
+
+class ExperimentSpec(_Spec):
+    name: str = Field(min_length=1)
+    workload: WorkloadSpec
+    mix: MixSpec = MixSpec()
+    cluster: ClusterSpec
+    config: ConfigSpec = ConfigSpec()
+    policies: list[str] = Field(min_length=1)
+    grid: dict[str, list[Any]] = Field(default_factory=dict)
+    replications: int = Field(default=5, ge=1)
+    baseline: str | None = None
+
+    @field_validator("policies")
+    @classmethod
+    def _known_policies(cls, value: list[str]) -> list[str]:
+        unknown = [p for p in value if p not in POLICIES]
+        if unknown:
+            raise ValueError(f"unknown policy {unknown[0]!r};"
+                             f" expected some of {', '.join(POLICIES)}")
+        if len(set(value)) != len(value):
+            raise ValueError("a policy is listed twice")
+        return value
+
+    def points(self) -> list[dict[str, Any]]:
+        """Every combination of the grid's values ({} for no grid)."""
+        keys = sorted(self.grid)
+        return [dict(zip(keys, values, strict=True))
+                for values in itertools.product(*(self.grid[k] for k in keys))]
+
+
+# ---- loading ------------------------------------------------------------------------
+def load_experiment(path: str | Path) -> ExperimentSpec:
+    source = str(path)
+    try:
+        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ExperimentError([f"{source}: cannot read file: {exc.strerror or exc}"]) from None
+    except yaml.YAMLError as exc:
+        raise ExperimentError([f"{source}: invalid YAML: {exc}".replace("\n", " ")]) from None
+    return validate_experiment(data, source)
+
+
+def validate_experiment(data: object, source: str = "<experiment>") -> ExperimentSpec:
+    if not isinstance(data, dict):
+        raise ExperimentError([f"{source}: expected a mapping with keys name, workload,"
+                               f" cluster, policies, ..."])
+    try:
+        spec = ExperimentSpec.model_validate(data)
+    except ValidationError as exc:
+        raise ExperimentError([
+            f"{source}: {'.'.join(str(p) for p in e['loc']) or 'experiment'}:"
+            f" {field_problem(e, tuple(e['loc']))}" for e in exc.errors()]) from None
+    problems = [f"{source}: {p}" for p in _cross_check(spec)]
+    if problems:
+        raise ExperimentError(problems)
+    return spec
+
+
+def _cross_check(spec: ExperimentSpec) -> list[str]:
+    out = []
+    w = spec.workload
+    if w.model == "swf" and w.path is None:
+        out.append("workload.path: required for model swf")
+    if w.model != "swf" and w.path is not None:
+        out.append(f"workload.path: only for model swf, not {w.model}")
+    presets = {"lublin99": lublin99.PRESETS, "das2": das2.PRESETS}.get(w.model, {})
+    if w.preset is not None and w.preset not in presets:
+        out.append(f"workload.preset: {w.model} has the presets {', '.join(presets) or 'none'},"
+                   f" not {w.preset!r}")
+    if spec.baseline is not None and spec.baseline not in spec.policies:
+        out.append(f"baseline: {spec.baseline!r} is not one of the policies")
+    for key, values in spec.grid.items():
+        section, _, field = key.partition(".")
+        models = {"workload": WorkloadSpec, "mix": MixSpec, "config": ConfigSpec}
+        model = models.get(section)
+        names = {} if model is None else {info.alias or n: n for n, info in
+                                          model.model_fields.items()}
+        if model is None or field not in names:
+            out.append(f"grid.{key}: not a parameter; expected workload.<field>, mix.<field>"
+                       f" or config.<field>")
+            continue
+        if not values:
+            out.append(f"grid.{key}: needs at least one value")
+        for value in values:  # every value must validate where it goes
+            try:
+                _with(spec, {key: value})
+            except (ValidationError, ExperimentError) as exc:
+                out.append(f"grid.{key}: value {value!r} is not valid there ({_first(exc)})")
+    return out
+
+
+def _first(exc: Exception) -> str:
+    if isinstance(exc, ValidationError):
+        e = exc.errors()[0]
+        return field_problem(e, tuple(e["loc"]))
+    return str(exc)
+
+
+def _with(spec: ExperimentSpec, point: dict[str, Any]) -> ExperimentSpec:
+    """``spec`` with the grid point's values in place."""
+    data = spec.model_dump(by_alias=True)
+    for key, value in point.items():
+        section, _, field = key.partition(".")
+        data[section][field] = value
+    data["grid"] = {}
+    return ExperimentSpec.model_validate(data)
+
+
+# ---- running ------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Unit:
+    point: dict[str, Any]
+    seed: int
+
+    @property
+    def key(self) -> str:
+        return json.dumps(self.point, sort_keys=True)
+
+
+def workload(spec: ExperimentSpec, seed: int) -> list[Request]:
+    w, m = spec.workload, spec.mix
+    mix = TypeMix(local=m.local, cancellable=m.cancellable, suspendable=m.suspendable,
+                  migratable=m.migratable, nonpreemptable=m.nonpreemptable, slack=m.slack,
+                  cpu=m.cpu, memory=m.memory)
+    if w.model == "swf":
+        assert w.path is not None
+        jobs = [Job(int(r.submitted), r.vms, int(r.duration)) for r in
+                swf_requests(w.path)][:w.jobs]
+    elif w.model == "das2":
+        jobs = das2.generate(w.jobs, seed, das2.PRESETS[w.preset or "gridsim"])
+    else:
+        jobs = lublin99.generate(w.jobs, seed, lublin99.PRESETS[w.preset or "program"])
+    return requests(jobs, mix, seed)
+
+
+def run_unit(spec: ExperimentSpec, unit: Unit) -> list[dict[str, Any]]:
+    """Every policy on the unit's workload: one row each."""
+    cell = _with(spec, unit.point)
+    reqs = workload(cell, unit.seed)
+    pools = cell.cluster.pools
+    pool_specs = [p.to_pool_spec() for p in pools]
+    too_big = [r for r in reqs if all(r.vms > p.nodes for p in pools)]
+    if too_big:
+        raise ExperimentError([f"{too_big[0].name} wants {too_big[0].vms} VMs, more than any"
+                               f" pool has ({len(too_big)} such requests)"])
+    rows = []
+    for policy in spec.policies:
+        cfg = SchedulerConfig(policy=policy, alpha=cell.config.alpha,
+                              backfilling=cell.config.backfilling,
+                              suspend_before_blocking=cell.config.suspend_before_blocking)
+        result = simulate(pool_specs, cfg, reqs, keep_actions=False)
+        metrics = run_metrics(result.scheduler.leases.values(), pool_specs)
+        rows.append({"point": unit.key, "seed": unit.seed, "policy": policy,
+                     **{m: metrics[m] for m in METRICS}})
+    return rows
+
+
+def done_keys(out: Path) -> set[tuple[str, int]]:
+    path = out / RESULTS
+    if not path.exists():
+        return set()
+    with path.open(newline="") as fh:
+        return {(row["point"], int(row["seed"])) for row in csv.DictReader(fh)}
+
+
+def read_results(out: Path) -> list[dict[str, Any]]:
+    with (out / RESULTS).open(newline="") as fh:
+        return [{**row, "seed": int(row["seed"]), **{m: float(row[m]) for m in METRICS}}
+                for row in csv.DictReader(fh)]
+
+
+def run(spec: ExperimentSpec, out: Path, processes: int | None = None,
+        progress: Callable[[int, int], None] | None = None) -> int:
+    """Run every unit not yet in ``out/results.csv``; returns how many ran. A unit's
+    rows are written only when all its policies are done, so a crash loses at most
+    the units in flight."""
+    out.mkdir(parents=True, exist_ok=True)
+    done = done_keys(out)
+    units = [u for u in _units(spec) if (u.key, u.seed) not in done]
+    path = out / RESULTS
+    new = not path.exists()
+    with path.open("a", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=["point", "seed", "policy", *METRICS])
+        if new:
+            writer.writeheader()
+        finished = 0
+        if progress:
+            progress(0, len(units))
+        workers = processes or min(len(units), os.cpu_count() or 1) or 1
+        if workers == 1:
+            results: Iterator[list[dict[str, Any]]] = (run_unit(spec, u) for u in units)
+        else:
+            pool = ProcessPoolExecutor(max_workers=workers)
+            futures = [pool.submit(run_unit, spec, u) for u in units]
+            results = (f.result() for f in as_completed(futures))
+        try:
+            for rows in results:
+                writer.writerows(rows)
+                fh.flush()
+                finished += 1
+                if progress:
+                    progress(finished, len(units))
+        finally:
+            if workers != 1:
+                pool.shutdown(cancel_futures=True)
+    return len(units)
+
+
+def _units(spec: ExperimentSpec) -> list[Unit]:
+    return [Unit(point, seed) for point in spec.points()
+            for seed in range(1, spec.replications + 1)]
+
+
+def progress_bar(done: int, total: int, width: int = 30) -> None:
+    """A one-line progress bar on stderr."""
+    filled = width * done // total if total else width
+    sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} units")
+    if done == total:
+        sys.stderr.write("\n")
+    sys.stderr.flush()

@@ -1,0 +1,197 @@
+"""What an experiment measured: means with 95% confidence intervals, paired t-tests
+against the baseline policy, plots, and a Markdown and an HTML report.
+
+Confidence intervals are Student's t over the replications (``mean ± t(0.975, n-1)
+· s / √n``). The paired tests compare each policy with the baseline seed by seed —
+both ran the very same workload — as 000 Table I does (``scipy.stats.ttest_rel``).
+With one replication, or identical results, there is no interval or p-value: "—".
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+from collections import defaultdict
+from pathlib import Path
+from statistics import fmean, stdev
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")  # headless: files only
+import matplotlib.pyplot as plt
+from scipy import stats
+
+from .experiment import METRICS, ExperimentSpec, read_results
+
+#: how each metric is shown: (label, scale, unit)
+SHOWN = {
+    "localRejectionRate": ("local rejection", 100, "%"),
+    "externalRejectionRate": ("external rejection", 100, "%"),
+    "utilization": ("utilization", 100, "%"),
+    "preemptions": ("preemptions", 1, ""),
+    "overheadSeconds": ("overhead", 1 / 3600, " h"),
+    "makespanBestEffort": ("best-effort makespan", 1 / 3600, " h"),
+    "meanWaitSeconds": ("mean wait", 1 / 60, " min"),
+}
+
+Cell = tuple[str, str]  # (point, policy)
+
+
+def interval(values: list[float]) -> tuple[float, float]:
+    """Mean and the half-width of its 95% confidence interval (nan with one value)."""
+    mean = fmean(values)
+    if len(values) < 2:
+        return mean, math.nan
+    return mean, stats.t.ppf(0.975, len(values) - 1) * stdev(values) / math.sqrt(len(values))
+
+
+def paired(policy: list[float], baseline: list[float]) -> tuple[float, float, float]:
+    """Mean difference, its 95% half-width and the paired t-test's p-value."""
+    diffs = [a - b for a, b in zip(policy, baseline, strict=True)]
+    mean, half = interval(diffs)
+    if len(diffs) < 2 or stdev(diffs) == 0:
+        return mean, half, math.nan
+    return mean, half, float(stats.ttest_rel(policy, baseline).pvalue)
+
+
+def _by_cell(rows: list[dict[str, Any]], metric: str) -> dict[Cell, dict[int, float]]:
+    out: dict[Cell, dict[int, float]] = defaultdict(dict)
+    for row in rows:
+        out[(row["point"], row["policy"])][row["seed"]] = row[metric]
+    return out
+
+
+def _label(point: str) -> str:
+    values = json.loads(point)
+    return ", ".join(f"{k} = {v}" for k, v in values.items()) or "—"
+
+
+def _fmt(value: float, metric: str) -> str:
+    if math.isnan(value):
+        return "—"
+    _, scale, _ = SHOWN[metric]
+    return f"{value * scale:,.2f}"
+
+
+def tables(spec: ExperimentSpec, rows: list[dict[str, Any]]) -> list[tuple[str, list[list[str]]]]:
+    """(title, rows of cells; the first row is the header) for every table."""
+    points = [json.dumps(p, sort_keys=True) for p in spec.points()]
+    out = []
+    for metric in METRICS:
+        label, _, unit = SHOWN[metric]
+        cells = _by_cell(rows, metric)
+        body = [["grid point", *spec.policies]]
+        for point in points:
+            line = [_label(point)]
+            for policy in spec.policies:
+                values = [cells[(point, policy)][s] for s in sorted(cells[(point, policy)])]
+                mean, half = interval(values) if values else (math.nan, math.nan)
+                line.append(f"{_fmt(mean, metric)} ± {_fmt(half, metric)}")
+            body.append(line)
+        out.append((f"{label}{' (' + unit.strip() + ')' if unit else ''}: mean ± 95% CI", body))
+        if spec.baseline is None:
+            continue
+        diff = [["grid point", "policy", f"difference from {spec.baseline}", "95% CI", "p"]]
+        for point in points:
+            base = cells[(point, spec.baseline)]
+            for policy in spec.policies:
+                if policy == spec.baseline:
+                    continue
+                mine = cells[(point, policy)]
+                seeds = sorted(set(base) & set(mine))
+                mean, half, p = paired([mine[s] for s in seeds], [base[s] for s in seeds])
+                ci = (f"[{_fmt(mean - half, metric)}, {_fmt(mean + half, metric)}]"
+                      if not math.isnan(half) else "—")
+                diff.append([_label(point), policy, _fmt(mean, metric), ci,
+                             "—" if math.isnan(p) else f"{p:.3g}"])
+        out.append((f"{label}: paired against {spec.baseline}", diff))
+    return out
+
+
+def markdown(spec: ExperimentSpec, rows: list[dict[str, Any]], plots: list[Path]) -> str:
+    seeds = sorted({r["seed"] for r in rows})
+    lines = [f"# Experiment {spec.name}", "",
+             f"{spec.workload.model} workload, {spec.workload.jobs} jobs"
+             f"{' (preset ' + spec.workload.preset + ')' if spec.workload.preset else ''};"
+             f" {len(seeds)} replications (seeds {seeds[0]}–{seeds[-1]}); policies"
+             f" {', '.join(spec.policies)}; {len(spec.points())} grid points.", ""]
+    for title, body in tables(spec, rows):
+        lines += [f"## {title}", "", "| " + " | ".join(body[0]) + " |",
+                  "|" + "---|" * len(body[0])]
+        lines += ["| " + " | ".join(r) + " |" for r in body[1:]]
+        lines.append("")
+    if plots:
+        lines += ["## Plots", ""] + [f"![{p.stem}]({p.name})" for p in plots
+                                     if p.suffix == ".png"] + [""]
+    return "\n".join(lines)
+
+
+def to_html(spec: ExperimentSpec, rows: list[dict[str, Any]], plots: list[Path]) -> str:
+    parts = [f"<!doctype html><meta charset='utf-8'><title>{html.escape(spec.name)}</title>",
+             "<style>body{font-family:sans-serif;max-width:70em;margin:2em auto}"
+             "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;"
+             "padding:.2em .6em;text-align:right}th{background:#eee}</style>",
+             f"<h1>Experiment {html.escape(spec.name)}</h1>"]
+    for title, body in tables(spec, rows):
+        parts.append(f"<h2>{html.escape(title)}</h2><table><tr>"
+                     + "".join(f"<th>{html.escape(c)}</th>" for c in body[0]) + "</tr>")
+        parts += ["<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>"
+                  for r in body[1:]]
+        parts.append("</table>")
+    parts += [f"<p><img src='{html.escape(p.name)}' alt='{html.escape(p.stem)}'></p>"
+              for p in plots if p.suffix == ".svg"]
+    return "\n".join(parts) + "\n"
+
+
+def draw(spec: ExperimentSpec, rows: list[dict[str, Any]], out: Path) -> list[Path]:
+    """One figure per metric: the metric against the grid's single numeric parameter
+    (one line per policy, 95% CI as error bars), or bars per grid point."""
+    points = spec.points()
+    keys = sorted(spec.grid)
+    numeric = len(keys) == 1 and all(isinstance(p[keys[0]], int | float) for p in points)
+    files = []
+    for metric in METRICS:
+        label, scale, unit = SHOWN[metric]
+        cells = _by_cell(rows, metric)
+        fig, ax = plt.subplots(figsize=(6.4, 4))
+        for k, policy in enumerate(spec.policies):
+            means, halves = [], []
+            for point in points:
+                values = list(cells[(json.dumps(point, sort_keys=True), policy)].values())
+                mean, half = interval(values) if values else (math.nan, math.nan)
+                means.append(mean * scale)
+                halves.append(0 if math.isnan(half) else half * scale)
+            if numeric:
+                xs = [p[keys[0]] for p in points]
+                ax.errorbar(xs, means, yerr=halves, marker="o", capsize=3, label=policy)
+            else:
+                width = 0.8 / len(spec.policies)
+                xs = [i + k * width for i in range(len(points))]
+                ax.bar(xs, means, width, yerr=halves, capsize=3, label=policy)
+        if numeric:
+            ax.set_xlabel(keys[0])
+        else:
+            ax.set_xticks([i + 0.4 - 0.4 / len(spec.policies) for i in range(len(points))],
+                          [_label(json.dumps(p, sort_keys=True)) for p in points],
+                          rotation=15)
+        ax.set_ylabel(f"{label}{' (' + unit.strip() + ')' if unit else ''}")
+        ax.set_title(f"{spec.name}: {label}")
+        ax.legend(fontsize="small")
+        fig.tight_layout()
+        for ext in ("png", "svg"):
+            path = out / f"{metric}.{ext}"
+            fig.savefig(path)
+            files.append(path)
+        plt.close(fig)
+    return files
+
+
+def write_report(spec: ExperimentSpec, out: Path) -> list[Path]:
+    """Plots, ``report.md`` and ``report.html`` from ``out/results.csv``."""
+    rows = read_results(out)
+    plots = draw(spec, rows, out)
+    (out / "report.md").write_text(markdown(spec, rows, plots), encoding="utf-8")
+    (out / "report.html").write_text(to_html(spec, rows, plots), encoding="utf-8")
+    return [*plots, out / "report.md", out / "report.html"]

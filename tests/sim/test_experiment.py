@@ -1,0 +1,93 @@
+"""Experiments: grid × policies × replications, resumable, reported with CIs and
+paired t-tests."""
+
+from __future__ import annotations
+
+import csv
+import math
+
+import pytest
+from scipy import stats
+
+from leasehold_emulator.sim.experiment import (
+    RESULTS,
+    ExperimentError,
+    run,
+    validate_experiment,
+)
+from leasehold_emulator.sim.experiment_report import interval, paired, write_report
+
+BASE = {
+    "name": "tiny",
+    "workload": {"model": "lublin99", "preset": "papers", "jobs": 120},
+    "mix": {"local": 0.33},
+    "cluster": {"pools": [{"name": "rp", "nodes": 32, "exclusive": True}]},
+    "policies": ["nop", "moml"],
+    "grid": {"mix.local": [0.2, 0.5]},
+    "replications": 3,
+    "baseline": "nop",
+}
+
+
+def rows(out):
+    with (out / RESULTS).open(newline="") as fh:
+        return sorted((r["point"], r["seed"], r["policy"], r["preemptions"], r["utilization"])
+                      for r in csv.DictReader(fh))
+
+
+def test_a_run_covers_every_cell_and_reports_it(tmp_path):
+    spec = validate_experiment(BASE)
+    assert run(spec, tmp_path, processes=1) == 6  # 2 grid points x 3 seeds
+    got = rows(tmp_path)
+    assert len(got) == 12 and {r[2] for r in got} == {"nop", "moml"}
+    assert all(r[3] == "0" for r in got if r[2] == "nop")  # nop never preempts
+    files = write_report(spec, tmp_path)
+    report = (tmp_path / "report.md").read_text()
+    assert "## local rejection (%): mean ± 95% CI" in report
+    assert "| mix.local = 0.2 | moml |" in report  # the paired table
+    assert "<table>" in (tmp_path / "report.html").read_text()
+    pngs = [f for f in files if f.suffix == ".png"]
+    assert len(pngs) == 7 and all(f.read_bytes()[:4] == b"\x89PNG" for f in pngs)
+
+
+def test_a_run_resumes_and_processes_do_not_change_results(tmp_path):
+    spec = validate_experiment(BASE)
+    serial, parallel = tmp_path / "serial", tmp_path / "parallel"
+    run(spec, serial, processes=1)
+    # an interrupted run: only the header and the first unit's rows were written
+    parallel.mkdir()
+    lines = (serial / RESULTS).read_text().splitlines(keepends=True)
+    (parallel / RESULTS).write_text("".join(lines[:3]))
+    assert run(spec, parallel, processes=2) == 5
+    assert rows(parallel) == rows(serial)
+    assert run(spec, parallel, processes=2) == 0  # nothing left to do
+
+
+def test_intervals_and_paired_tests_are_students():
+    mean, half = interval([1.0, 2.0, 3.0])
+    assert mean == 2.0 and half == pytest.approx(stats.t.ppf(0.975, 2) / math.sqrt(3))
+    assert math.isnan(interval([5.0])[1])
+    diff, _, p = paired([3.0, 5.0, 4.0, 6.0], [1.0, 2.0, 2.5, 2.0])
+    assert diff == pytest.approx(2.625)
+    assert p == pytest.approx(stats.ttest_rel([3, 5, 4, 6], [1, 2, 2.5, 2]).pvalue)
+    assert math.isnan(paired([1.0, 2.0], [0.0, 1.0])[2])  # identical differences: no test
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"workload": {"model": "lublin2000"}}, "workload.model: unknown model"),
+    ({"workload": {"model": "lublin99", "jobs": 0}}, "workload.jobs: must be >= 1, got 0"),
+    ({"workload": {"model": "das2", "preset": "papers"}},
+     "workload.preset: das2 has the presets gridsim, c64, c128, c256, not 'papers'"),
+    ({"workload": {"model": "swf"}}, "workload.path: required for model swf"),
+    ({"policies": ["moml", "fifo"]}, "policies: unknown policy 'fifo'"),
+    ({"baseline": "kueue"}, "baseline: 'kueue' is not one of the policies"),
+    ({"grid": {"mix.locale": [0.1]}}, "grid.mix.locale: not a parameter"),
+    ({"grid": {"mix.local": [0.2, 1.5]}}, "grid.mix.local: value 1.5 is not valid there"),
+    ({"replications": 0}, "replications: must be >= 1, got 0"),
+    ({"colour": "blue"}, "colour: unknown field"),
+])
+def test_a_bad_experiment_says_what_is_wrong(change, message):
+    with pytest.raises(ExperimentError) as err:
+        validate_experiment({**BASE, **change}, "e.yaml")
+    assert any(p.startswith("e.yaml: ") and message in p for p in err.value.problems), (
+        err.value.problems)
