@@ -85,9 +85,16 @@ def test_intervals_and_paired_tests_are_students():
     ({"grid": {"mix.local": [0.2, 1.5]}}, "grid.mix.local: value 1.5 is not valid there"),
     ({"replications": 0}, "replications: must be >= 1, got 0"),
     ({"colour": "blue"}, "colour: unknown field"),
+    ({"mix": {"best_effort": 0.2, "deadline": 0.3}}, "mix: give best_effort or deadline, not both"),
 ])
 def test_a_bad_experiment_says_what_is_wrong(change, message):
     with pytest.raises(ExperimentError) as err:
         validate_experiment({**BASE, **change}, "e.yaml")
     assert any(p.startswith("e.yaml: ") and message in p for p in err.value.problems), (
         err.value.problems)
+
+
+def test_best_effort_and_deadline_shares_set_the_type_weights():
+    be = validate_experiment({**BASE, "mix": {"best_effort": 0.3}}).mix.weights()
+    dl = validate_experiment({**BASE, "mix": {"deadline": 0.7}}).mix.weights()
+    assert be == pytest.approx((0.15, 0.15, 0.35, 0.35)) and dl == pytest.approx(be)

@@ -84,9 +84,22 @@ class MixSpec(_Spec):
     suspendable: float = Field(default=1.0, ge=0)
     migratable: float = Field(default=1.0, ge=0)
     nonpreemptable: float = Field(default=1.0, ge=0)
+    #: 000 §7.2's knobs, instead of the four weights: the share of external leases
+    #: that are best-effort (cancellable and suspendable in equal parts), the rest
+    #: deadline-bound (migratable and non-preemptable in equal parts); or the share
+    #: that is deadline-bound, the rest best-effort
+    best_effort: float | None = Field(default=None, ge=0, le=1)
+    deadline: float | None = Field(default=None, ge=0, le=1)
     slack: tuple[float, float] = (2.0, 5.0)
     cpu: int = Field(default=1000, gt=0)
     memory: int = Field(default=1024, gt=0)
+
+    def weights(self) -> tuple[float, float, float, float]:
+        """(cancellable, suspendable, migratable, non-preemptable)."""
+        be = self.best_effort if self.deadline is None else 1 - self.deadline
+        if be is None:
+            return (self.cancellable, self.suspendable, self.migratable, self.nonpreemptable)
+        return (be / 2, be / 2, (1 - be) / 2, (1 - be) / 2)
 
 
 class ExperimentSpec(_Spec):
@@ -157,6 +170,8 @@ def _cross_check(spec: ExperimentSpec) -> list[str]:
     if w.preset is not None and w.preset not in presets:
         out.append(f"workload.preset: {w.model} has the presets {', '.join(presets) or 'none'},"
                    f" not {w.preset!r}")
+    if spec.mix.best_effort is not None and spec.mix.deadline is not None:
+        out.append("mix: give best_effort or deadline, not both (each sets the other)")
     if spec.baseline is not None and spec.baseline not in spec.policies:
         out.append(f"baseline: {spec.baseline!r} is not one of the policies")
     for key, values in spec.grid.items():
@@ -209,9 +224,9 @@ class Unit:
 
 def workload(spec: ExperimentSpec, seed: int) -> list[Request]:
     w, m = spec.workload, spec.mix
-    mix = TypeMix(local=m.local, cancellable=m.cancellable, suspendable=m.suspendable,
-                  migratable=m.migratable, nonpreemptable=m.nonpreemptable, slack=m.slack,
-                  cpu=m.cpu, memory=m.memory)
+    c, s, mi, n = m.weights()
+    mix = TypeMix(local=m.local, cancellable=c, suspendable=s, migratable=mi,
+                  nonpreemptable=n, slack=m.slack, cpu=m.cpu, memory=m.memory)
     if w.model == "swf":
         assert w.path is not None
         jobs = [Job(int(r.submitted), r.vms, int(r.duration)) for r in

@@ -94,20 +94,28 @@ def tables(spec: ExperimentSpec, rows: list[dict[str, Any]]) -> list[tuple[str, 
         if spec.baseline is None:
             continue
         diff = [["grid point", "policy", f"difference from {spec.baseline}", "95% CI", "p"]]
-        for point in points:
-            base = cells[(point, spec.baseline)]
+        # per grid point, then pooled over every (point, seed) pair, as 000 Table I
+        groups = [(_label(pt), [pt]) for pt in points]
+        if len(points) > 1:
+            groups.append(("all points", points))
+        for where, members in groups:
             for policy in spec.policies:
                 if policy == spec.baseline:
                     continue
-                mine = cells[(point, policy)]
-                seeds = sorted(set(base) & set(mine))
-                mean, half, p = paired([mine[s] for s in seeds], [base[s] for s in seeds])
+                pairs = [(cells[(pt, policy)][s], cells[(pt, spec.baseline)][s])
+                         for pt in members for s in _common(cells, pt, policy, spec.baseline)]
+                mean, half, p = paired([a for a, _ in pairs], [b for _, b in pairs])
                 ci = (f"[{_fmt(mean - half, metric)}, {_fmt(mean + half, metric)}]"
                       if not math.isnan(half) else "—")
-                diff.append([_label(point), policy, _fmt(mean, metric), ci,
+                diff.append([where, policy, _fmt(mean, metric), ci,
                              "—" if math.isnan(p) else f"{p:.3g}"])
         out.append((f"{label}: paired against {spec.baseline}", diff))
     return out
+
+
+def _common(cells: dict[Cell, dict[int, float]], point: str, a: str, b: str) -> list[int]:
+    """The seeds both policies ran at ``point``."""
+    return sorted(set(cells[(point, a)]) & set(cells[(point, b)]))
 
 
 def markdown(spec: ExperimentSpec, rows: list[dict[str, Any]], plots: list[Path]) -> str:
