@@ -22,6 +22,8 @@ from pathlib import Path
 
 from leasehold.core.model import LeaseType, Request, Shape
 
+from .lines import parsed_lines
+
 LWF_FIELDS = 10
 
 
@@ -50,18 +52,7 @@ def read_lwf(path: str | Path, skip_bad_lines: bool = False,
     with ``skip_bad_lines`` it is left out and its message appended to ``skipped``."""
     path = Path(path)
     with path.open(encoding="ascii", errors="replace") as fh:
-        for lineno, raw in enumerate(fh, 1):
-            text = raw.strip()
-            if not text or text.startswith("#"):
-                continue
-            try:
-                yield _lease(text, lineno)
-            except LWFError as exc:
-                message = f"{path}:{lineno}: {exc}"
-                if not skip_bad_lines:
-                    raise LWFError(message) from None
-                if skipped is not None:
-                    skipped.append(message)
+        yield from parsed_lines(fh, str(path), _lease, LWFError, "#", skip_bad_lines, skipped)
 
 
 def _lease(text: str, lineno: int) -> LWFLease:

@@ -14,6 +14,8 @@ from pathlib import Path
 
 from leasehold.core.model import LeaseType, Request, Shape
 
+from .lines import parsed_lines
+
 SWF_FIELDS = 18
 
 
@@ -41,21 +43,10 @@ def read_swf(path: str | Path, skip_bad_lines: bool = False,
     path = Path(path)
     opener = gzip.open if path.suffix == ".gz" else open
     with opener(path, "rt", encoding="ascii", errors="replace") as fh:
-        for lineno, line in enumerate(fh, 1):
-            line = line.strip()
-            if not line or line.startswith(";"):
-                continue
-            try:
-                yield _record(line)
-            except SWFError as exc:
-                message = f"{path}:{lineno}: {exc}"
-                if not skip_bad_lines:
-                    raise SWFError(message) from None
-                if skipped is not None:
-                    skipped.append(message)
+        yield from parsed_lines(fh, str(path), _record, SWFError, ";", skip_bad_lines, skipped)
 
 
-def _record(line: str) -> SWFJob:
+def _record(line: str, _lineno: int) -> SWFJob:
     parts = line.split()
     if len(parts) != SWF_FIELDS:
         raise SWFError(f"expected {SWF_FIELDS} fields, found {len(parts)}")
