@@ -122,8 +122,7 @@ def cmd_experiment(args: argparse.Namespace) -> int:
 
     try:
         spec = load_experiment(args.file)
-        out = Path(args.out) if args.out else Path(args.file).with_suffix("").parent / (
-            "results-" + spec.name)
+        out = Path(args.out) if args.out else Path(args.file).parent / f"results-{spec.name}"
         ran = run(spec, out, args.processes, progress=None if args.quiet else progress_bar)
         files = write_report(spec, out)
     except ExperimentError as exc:
