@@ -31,6 +31,8 @@ lint: $(STAMP)
 ## make bench: CPU-time benchmarks; record results in docs/benchmarks.md
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_sdsc_backfilling.py
+	$(BIN)/python benchmarks/bench_sdsc_backfilling.py \
+		--trace benchmarks/data/lublin99-256n-10k.swf --nodes 256
 	$(BIN)/python benchmarks/bench_preemption.py
 	$(BIN)/python benchmarks/compare_policies.py
 
