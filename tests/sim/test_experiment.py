@@ -86,6 +86,9 @@ def test_intervals_and_paired_tests_are_students():
     ({"replications": 0}, "replications: must be >= 1, got 0"),
     ({"colour": "blue"}, "colour: unknown field"),
     ({"mix": {"best_effort": 0.2, "deadline": 0.3}}, "mix: give best_effort or deadline, not both"),
+    ({"grid": {"workload.mean_vms": [4, 40]}},
+     "workload.mean_vms at {'workload.mean_vms': 40}: no share of small jobs gives a mean of 40"),
+    ({"workload": {"model": "das2", "mean_vms": 4}}, "workload.mean_vms: only for model lublin99"),
 ])
 def test_a_bad_experiment_says_what_is_wrong(change, message):
     with pytest.raises(ExperimentError) as err:
@@ -98,3 +101,12 @@ def test_best_effort_and_deadline_shares_set_the_type_weights():
     be = validate_experiment({**BASE, "mix": {"best_effort": 0.3}}).mix.weights()
     dl = validate_experiment({**BASE, "mix": {"deadline": 0.7}}).mix.weights()
     assert be == pytest.approx((0.15, 0.15, 0.35, 0.35)) and dl == pytest.approx(be)
+
+
+def test_mean_vms_refits_the_sizes():
+    spec = validate_experiment({**BASE, "workload": {"model": "lublin99", "preset": "papers",
+                                                     "jobs": 4000, "mean_vms": 6}})
+    from leasehold_emulator.sim.experiment import workload
+
+    reqs = workload(spec, 1)
+    assert abs(sum(r.vms for r in reqs) / len(reqs) - 6) < 0.5

@@ -26,7 +26,7 @@ import os
 import sys
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -65,6 +65,9 @@ class WorkloadSpec(_Spec):
     model: Literal["lublin99", "das2", "swf"]
     preset: str | None = None
     jobs: int = Field(default=1000, ge=1)
+    #: lublin99 only: the preset's sizes refitted to this mean (001 Table 1's
+    #: "average No. VMs" sweep; :func:`.lublin99.fitted_sizes`)
+    mean_vms: float | None = Field(default=None, gt=0)
     #: swf only: the trace
     path: str | None = None
 
@@ -170,6 +173,15 @@ def _cross_check(spec: ExperimentSpec) -> list[str]:
     if w.preset is not None and w.preset not in presets:
         out.append(f"workload.preset: {w.model} has the presets {', '.join(presets) or 'none'},"
                    f" not {w.preset!r}")
+    if w.mean_vms is not None and w.model != "lublin99":
+        out.append(f"workload.mean_vms: only for model lublin99, not {w.model}")
+    elif w.model == "lublin99":
+        for point in spec.points():
+            try:
+                lublin_model(_with(spec, point).workload)
+            except ValueError as exc:
+                where = f" at {point}" if point else ""
+                out.append(f"workload.mean_vms{where}: {exc}")
     if spec.mix.best_effort is not None and spec.mix.deadline is not None:
         out.append("mix: give best_effort or deadline, not both (each sets the other)")
     if spec.baseline is not None and spec.baseline not in spec.policies:
@@ -222,6 +234,20 @@ class Unit:
         return json.dumps(self.point, sort_keys=True)
 
 
+def lublin_model(w: WorkloadSpec) -> lublin99.Lublin99:
+    """The Lublin99 preset, with its sizes refitted to ``mean_vms`` if given."""
+    model = lublin99.PRESETS[w.preset or "program"]
+    if w.mean_vms is None:
+        return model
+
+    def fit(p: lublin99.TypeParams) -> lublin99.TypeParams:
+        return lublin99.fitted_sizes(p, round(2**p.uhi), w.mean_vms)
+
+    if model.typed:
+        return replace(model, batch=fit(model.batch), interactive=fit(model.interactive))
+    return replace(model, typeless=fit(model.typeless))
+
+
 def workload(spec: ExperimentSpec, seed: int) -> list[Request]:
     w, m = spec.workload, spec.mix
     c, s, mi, n = m.weights()
@@ -234,7 +260,7 @@ def workload(spec: ExperimentSpec, seed: int) -> list[Request]:
     elif w.model == "das2":
         jobs = das2.generate(w.jobs, seed, das2.PRESETS[w.preset or "gridsim"])
     else:
-        jobs = lublin99.generate(w.jobs, seed, lublin99.PRESETS[w.preset or "program"])
+        jobs = lublin99.generate(w.jobs, seed, lublin_model(w))
     return requests(jobs, mix, seed)
 
 
