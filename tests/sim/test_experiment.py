@@ -110,3 +110,17 @@ def test_mean_vms_refits_the_sizes():
 
     reqs = workload(spec, 1)
     assert abs(sum(r.vms for r in reqs) / len(reqs) - 6) < 0.5
+
+
+def test_a_trace_workload_takes_its_first_jobs(tmp_path):
+    trace = tmp_path / "t.swf"
+    line = "{} {} -1 {} {} -1 -1 -1 -1 -1 1 -1 -1 -1 0 -1 -1 -1\n"
+    trace.write_text("".join(line.format(i + 1, 60 * i, 600, 1 + i % 4) for i in range(50)))
+    spec = validate_experiment({**BASE, "grid": {}, "replications": 1,
+                                "workload": {"model": "swf", "path": str(trace), "jobs": 20}})
+    from leasehold_emulator.sim.experiment import workload
+
+    reqs = workload(spec, 1)
+    assert [(r.submitted, r.vms, r.duration) for r in reqs] == [
+        (60 * i, 1 + i % 4, 600) for i in range(20)]
+    assert run(spec, tmp_path / "out", processes=1) == 1
