@@ -10,6 +10,7 @@ import pytest
 from scipy import stats
 
 from leasehold_emulator.sim.experiment import (
+    METRICS,
     RESULTS,
     ExperimentError,
     run,
@@ -47,7 +48,7 @@ def test_a_run_covers_every_cell_and_reports_it(tmp_path):
     assert "| mix.local = 0.2 | moml |" in report  # the paired table
     assert "<table>" in (tmp_path / "report.html").read_text()
     pngs = [f for f in files if f.suffix == ".png"]
-    assert len(pngs) == 7 and all(f.read_bytes()[:4] == b"\x89PNG" for f in pngs)
+    assert len(pngs) == len(METRICS) and all(f.read_bytes()[:4] == b"\x89PNG" for f in pngs)
 
 
 def test_a_run_resumes_and_processes_do_not_change_results(tmp_path):
@@ -124,3 +125,9 @@ def test_a_trace_workload_takes_its_first_jobs(tmp_path):
     assert [(r.submitted, r.vms, r.duration) for r in reqs] == [
         (60 * i, 1 + i % 4, 600) for i in range(20)]
     assert run(spec, tmp_path / "out", processes=1) == 1
+
+
+def test_results_of_another_version_are_not_mixed_in(tmp_path):
+    (tmp_path / RESULTS).write_text("point,seed,policy,utilization\n{},1,nop,0.5\n")
+    with pytest.raises(ExperimentError, match="written with other columns"):
+        run(validate_experiment(BASE), tmp_path, processes=1)

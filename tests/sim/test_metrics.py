@@ -53,3 +53,31 @@ def test_progress_and_step_callbacks_see_every_step():
              progress=lambda i, n: seen.append((i, n)),
              on_step=lambda s, t, a: steps.append(t))
     assert seen[-1] == (2, 2) and steps == [0, 5, 10, 20]
+
+
+def test_best_effort_metrics_of_003_and_004():
+    # A runs 0-100 (2 VMs), B waits for it and runs 100-150 (1 VM, ready at 10)
+    m = metrics([exclusive(2)], [req("A", 2, 100), req("B", 1, 50, at=10)])
+    # AWRT: (2·100·(100-0) + 1·50·(150-10)) / (2·100 + 1·50) = 27,000 / 250
+    assert m["awrtBestEffort"] == pytest.approx(108)
+    assert m["allBestEffortSeconds"] == pytest.approx(150)
+    # the first 5% of two leases is none: waits 0 and 90; slowdowns 100/100, 140/50
+    assert m["waitBestEffort"] == pytest.approx(45)
+    assert m["boundedSlowdownBestEffort"] == pytest.approx((1 + 2.8) / 2)
+
+
+def test_a_short_lease_slows_down_against_ten_seconds():
+    m = metrics([exclusive(1)], [req("A", 1, 100), req("B", 1, 2, at=10)])
+    assert m["boundedSlowdownBestEffort"] == pytest.approx((1 + (102 - 10) / 10) / 2)
+
+
+def test_preempted_vms_and_valuable_users():
+    pool = [exclusive(2)]
+    m = metrics(pool, [
+        req("S", 2, 1000),  # suspendable, 2 VMs: preempted once by L
+        req("L", 1, 100, at=10, type=DNP, origin=Origin.LOCAL),
+        req("N", 2, 10, at=10, type=DNP, deadline=30),  # external non-preemptable: rejected
+    ], config(policy="moml"))
+    assert m["preemptions"] == 1 and m["preemptedVMs"] == 2
+    assert m["nonPreemptableRejectionRate"] == pytest.approx(1.0)
+    assert m["migrationRate"] == 0.0

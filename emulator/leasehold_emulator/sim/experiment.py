@@ -45,7 +45,10 @@ from .metrics import run_metrics
 
 #: the metrics a report covers, in this order (names of :func:`.metrics.run_metrics`)
 METRICS = ("localRejectionRate", "externalRejectionRate", "utilization", "preemptions",
-           "overheadSeconds", "makespanBestEffort", "meanWaitSeconds")
+           "preemptedVMs", "overheadSeconds", "makespanBestEffort", "meanWaitSeconds",
+           "awrtBestEffort", "boundedSlowdownBestEffort", "migrationRate",
+           "nonPreemptableRejectionRate")
+FIELDS = ["point", "seed", "policy", *METRICS]
 RESULTS = "results.csv"
 
 
@@ -291,7 +294,12 @@ def done_keys(out: Path) -> set[tuple[str, int]]:
     if not path.exists():
         return set()
     with path.open(newline="") as fh:
-        return {(row["point"], int(row["seed"])) for row in csv.DictReader(fh)}
+        reader = csv.DictReader(fh)
+        if reader.fieldnames != FIELDS:
+            raise ExperimentError([f"{path}: written with other columns than this version"
+                                   f" writes ({', '.join(reader.fieldnames or [])}); move it"
+                                   f" away or choose another --out"])
+        return {(row["point"], int(row["seed"])) for row in reader}
 
 
 def read_results(out: Path) -> list[dict[str, Any]]:
@@ -311,7 +319,7 @@ def run(spec: ExperimentSpec, out: Path, processes: int | None = None,
     path = out / RESULTS
     new = not path.exists()
     with path.open("a", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=["point", "seed", "policy", *METRICS])
+        writer = csv.DictWriter(fh, fieldnames=FIELDS)
         if new:
             writer.writeheader()
         finished = 0

@@ -31,9 +31,14 @@ SHOWN = {
     "externalRejectionRate": ("external rejection", 100, "%"),
     "utilization": ("utilization", 100, "%"),
     "preemptions": ("preemptions", 1, ""),
+    "preemptedVMs": ("preempted VMs", 1, ""),
     "overheadSeconds": ("overhead", 1 / 3600, " h"),
     "makespanBestEffort": ("best-effort makespan", 1 / 3600, " h"),
     "meanWaitSeconds": ("mean wait", 1 / 60, " min"),
+    "awrtBestEffort": ("best-effort AWRT", 1 / 3600, " h"),
+    "boundedSlowdownBestEffort": ("best-effort bounded slowdown", 1, ""),
+    "migrationRate": ("migrations per migratable lease", 1, ""),
+    "nonPreemptableRejectionRate": ("non-preemptable rejection", 100, "%"),
 }
 
 Cell = tuple[str, str]  # (point, policy)

@@ -16,7 +16,9 @@ def _rate(part: int, whole: int) -> float:
 def run_metrics(leases: Iterable[LeaseState], pools: Iterable[PoolSpec]) -> dict[str, float | int]:
     """Rejection rates, utilization (000 eq. 11), preemptions, overhead, best-effort
     makespan (000 eq. 13) and mean wait (first start - submission, advance
-    reservations left out), over one finished run.
+    reservations left out), over one finished run; and the preemption and
+    best-effort metrics of 003 and 004 (:func:`_preemption_metrics`,
+    :func:`_best_effort_metrics`).
 
     Utilization is the VM run time actually executed, weighted by the share of a node
     one VM takes (a whole node in exclusive pools, its cpu share otherwise), over the
@@ -62,4 +64,54 @@ def run_metrics(leases: Iterable[LeaseState], pools: Iterable[PoolSpec]) -> dict
         "leases": len(leases),
         "completed": sum(s.phase == Phase.COMPLETED for s in leases),
         "rejected": sum(rejected),
+        **_preemption_metrics(leases),
+        **_best_effort_metrics(leases, span_from),
+    }
+
+
+def _preemption_metrics(leases: list[LeaseState]) -> dict[str, float | int]:
+    """Preempted VMs; 003 §5.3.4's respect for valuable users: migrations per
+    external ``DeadlineMigratable`` lease (migration rate) and the rejection rate of
+    external ``DeadlineNonPreemptable`` ones."""
+    migratable = [s for s in leases if s.req.origin == Origin.EXTERNAL
+                  and s.req.type == LeaseType.DEADLINE_MIGRATABLE]
+    non_preemptable = [s for s in leases if s.req.origin == Origin.EXTERNAL
+                       and s.req.type == LeaseType.DEADLINE_NON_PREEMPTABLE]
+    return {
+        "preemptedVMs": sum(s.preemptions * s.req.vms for s in leases),
+        "migrationRate": _rate(sum(s.migrations for s in migratable), len(migratable)),
+        "nonPreemptableRejectionRate": _rate(
+            sum(s.phase == Phase.REJECTED for s in non_preemptable), len(non_preemptable)),
+    }
+
+
+#: 004 §4.4 leaves the first 5% of best-effort requests out of waits and slowdowns
+RAMP_UP = 0.05
+#: bounded slowdown divides by at least this many seconds (004 §4.4, after [10])
+SLOWDOWN_BOUND = 10.0
+
+
+def _best_effort_metrics(leases: list[LeaseState], start: float) -> dict[str, float]:
+    """Best-effort leases that completed:
+
+    * AWRT, 003 eq. 23 on one cluster: ``Σ v·d·(c - b) / Σ v·d`` over VMs ``v``,
+      duration ``d``, completion ``c`` and ready time ``b``;
+    * all-best-effort, 004 §4.4: from the first submission to the last completion
+      (seconds, not normalised to a reference run);
+    * mean wait ``t_s - t_a`` and mean bounded slowdown ``(t_e - t_a) / max(t_u, 10 s)``
+      with ``t_u`` the run time, 004 §4.4, leaving out the first 5% by submission.
+    """
+    done = sorted((s for s in leases if s.req.type.best_effort and s.phase == Phase.COMPLETED
+                   and s.end is not None and s.first_start is not None),
+                  key=lambda s: (s.req.submitted, s.seq))
+    weight = sum(s.req.vms * s.req.duration for s in done)
+    awrt = sum(s.req.vms * s.req.duration * (s.end - s.req.earliest) for s in done)
+    kept = done[int(len(done) * RAMP_UP):]
+    return {
+        "awrtBestEffort": awrt / weight if weight else 0.0,
+        "allBestEffortSeconds": max((s.end for s in done), default=start) - start,
+        "waitBestEffort": fmean(s.first_start - s.req.submitted for s in kept) if kept else 0.0,
+        "boundedSlowdownBestEffort": fmean(
+            (s.end - s.req.submitted) / max(s.req.actual_runtime, SLOWDOWN_BOUND) for s in kept
+        ) if kept else 0.0,
     }
