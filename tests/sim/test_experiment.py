@@ -48,7 +48,8 @@ def test_a_run_covers_every_cell_and_reports_it(tmp_path):
     assert "| mix.local = 0.2 | moml |" in report  # the paired table
     assert "<table>" in (tmp_path / "report.html").read_text()
     pngs = [f for f in files if f.suffix == ".png"]
-    assert len(pngs) == len(METRICS) and all(f.read_bytes()[:4] == b"\x89PNG" for f in pngs)
+    assert len(pngs) == len(METRICS) + 1 and all(f.read_bytes()[:4] == b"\x89PNG" for f in pngs)
+    assert (tmp_path / "gantt.svg").read_text().count("<path") > 20  # bars were drawn
 
 
 def test_a_run_resumes_and_processes_do_not_change_results(tmp_path):
