@@ -267,6 +267,13 @@ def workload(spec: ExperimentSpec, seed: int) -> list[Request]:
     return requests(jobs, mix, seed)
 
 
+def scheduler_config(cell: ExperimentSpec, policy: str) -> SchedulerConfig:
+    """The experiment's scheduler configuration under ``policy``."""
+    return SchedulerConfig(policy=policy, alpha=cell.config.alpha,
+                           backfilling=cell.config.backfilling,
+                           suspend_before_blocking=cell.config.suspend_before_blocking)
+
+
 def run_unit(spec: ExperimentSpec, unit: Unit) -> list[dict[str, Any]]:
     """Every policy on the unit's workload: one row each."""
     cell = _with(spec, unit.point)
@@ -279,10 +286,7 @@ def run_unit(spec: ExperimentSpec, unit: Unit) -> list[dict[str, Any]]:
                                f" pool has ({len(too_big)} such requests)"])
     rows = []
     for policy in spec.policies:
-        cfg = SchedulerConfig(policy=policy, alpha=cell.config.alpha,
-                              backfilling=cell.config.backfilling,
-                              suspend_before_blocking=cell.config.suspend_before_blocking)
-        result = simulate(pool_specs, cfg, reqs, keep_actions=False)
+        result = simulate(pool_specs, scheduler_config(cell, policy), reqs, keep_actions=False)
         metrics = run_metrics(result.scheduler.leases.values(), pool_specs)
         rows.append({"point": unit.key, "seed": unit.seed, "policy": policy,
                      **{m: metrics[m] for m in METRICS}})

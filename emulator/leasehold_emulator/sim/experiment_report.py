@@ -23,10 +23,15 @@ matplotlib.use("Agg")  # headless: files only
 import matplotlib.pyplot as plt
 from scipy import stats
 
-from leasehold.core.model import SchedulerConfig
-
 from .engine import simulate
-from .experiment import METRICS, ExperimentSpec, _with, read_results, workload
+from .experiment import (
+    METRICS,
+    ExperimentSpec,
+    _with,
+    read_results,
+    scheduler_config,
+    workload,
+)
 from .timeline import lease_timelines
 
 #: how each metric is shown: (label, scale, unit)
@@ -196,13 +201,18 @@ def draw(spec: ExperimentSpec, rows: list[dict[str, Any]], out: Path) -> list[Pa
         ax.set_ylabel(f"{label}{' (' + unit.strip() + ')' if unit else ''}")
         ax.set_title(f"{spec.name}: {label}")
         ax.legend(fontsize="small")
-        fig.tight_layout()
-        for ext in ("png", "svg"):
-            path = out / f"{metric}.{ext}"
-            fig.savefig(path)
-            files.append(path)
-        plt.close(fig)
+        files += _save(fig, out, metric)
     return files
+
+
+def _save(fig: plt.Figure, out: Path, stem: str) -> list[Path]:
+    """``fig`` as ``<stem>.png`` and ``<stem>.svg``, then closed."""
+    fig.tight_layout()
+    paths = [out / f"{stem}.{ext}" for ext in ("png", "svg")]
+    for path in paths:
+        fig.savefig(path)
+    plt.close(fig)
+    return paths
 
 
 #: leases a Gantt chart shows: the first ones submitted (a chart of thousands is a blur)
@@ -219,10 +229,7 @@ def gantt(spec: ExperimentSpec, out: Path) -> list[Path]:
     cell = _with(spec, point)
     reqs = workload(cell, 1)
     pools = [p.to_pool_spec() for p in cell.cluster.pools]
-    cfg = SchedulerConfig(policy=policy, alpha=cell.config.alpha,
-                          backfilling=cell.config.backfilling,
-                          suspend_before_blocking=cell.config.suspend_before_blocking)
-    result = simulate(pools, cfg, reqs)
+    result = simulate(pools, scheduler_config(cell, policy), reqs)
     timelines = lease_timelines(result.actions)
     shown = sorted(reqs, key=lambda r: (r.submitted, r.name))[:GANTT_LEASES]
     fig, ax = plt.subplots(figsize=(9, max(3.0, 0.06 * len(shown) + 1)))
@@ -241,14 +248,7 @@ def gantt(spec: ExperimentSpec, out: Path) -> list[Path]:
     where = _label(json.dumps(point, sort_keys=True))
     ax.set_title(f"{spec.name}: {policy}, {where}, seed 1 (red local, blue external,"
                  f" orange overhead)", fontsize="small")
-    fig.tight_layout()
-    files = []
-    for ext in ("png", "svg"):
-        path = out / f"gantt.{ext}"
-        fig.savefig(path)
-        files.append(path)
-    plt.close(fig)
-    return files
+    return _save(fig, out, "gantt")
 
 
 def write_report(spec: ExperimentSpec, out: Path) -> list[Path]:
