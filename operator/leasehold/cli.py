@@ -10,6 +10,10 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .api.scenario import Scenario
 
 POLICIES = ("nop", "mlip", "mov", "moml", "kueue", "kube-scheduler", "haizea")
 BACKFILLING = ("conservative", "easy", "none")
@@ -28,14 +32,38 @@ def _write(text: str, out: str | None) -> None:
         Path(out).write_text(text, encoding="utf-8")
 
 
+def _is_trace(path: str) -> bool:
+    return path.endswith((".jsonl", ".jsonl.gz"))
+
+
+def _load_run(path: str, skip_bad_lines: bool = False) -> Scenario:
+    """A scenario file, or a leasehold trace (``.jsonl``, ``.jsonl.gz``) whose header
+    names its cluster. Raises ``ScenarioError``."""
+    from .api.scenario import ScenarioError, load_scenario
+
+    if not _is_trace(path):
+        return load_scenario(path)
+    from leasehold_emulator.workloads.trace import TraceError, read_trace, trace_scenario
+
+    skipped: list[str] = []
+    try:
+        trace = read_trace(path, skip_bad_lines, skipped)
+    except TraceError as exc:
+        raise ScenarioError([f"{exc} (--skip-bad-lines leaves such lines out)"]) from None
+    if skipped:
+        print(f"warning: skipped {len(skipped)} malformed lines; the first: {skipped[0]}",
+              file=sys.stderr)
+    return trace_scenario(trace, path)
+
+
 def cmd_simulate(args: argparse.Namespace) -> int:
     from leasehold_emulator.sim.engine import simulate
     from leasehold_emulator.sim.report import result_document, to_json, to_table
 
-    from .api.scenario import ScenarioError, load_scenario
+    from .api.scenario import ScenarioError
 
     try:
-        scenario = load_scenario(args.scenario)
+        scenario = _load_run(args.scenario, args.skip_bad_lines)
     except ScenarioError as exc:
         return _fail(exc.problems)
     pools = scenario.pool_specs()
@@ -43,6 +71,32 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     result = simulate(pools, config, scenario.requests())
     doc = result_document(result, pools)
     _write(to_json(doc) if args.output == "json" else to_table(doc), args.out)
+    return 0
+
+
+def cmd_trace_convert(args: argparse.Namespace) -> int:
+    """A scenario as a leasehold trace, or a trace (with its cluster) as a scenario."""
+    import yaml
+
+    from leasehold_emulator.workloads.trace import FORMAT, VERSION, TraceHeader, trace_lines
+
+    from .api.scenario import ScenarioError
+
+    try:
+        scenario = _load_run(args.input)
+    except ScenarioError as exc:
+        return _fail(exc.problems)
+    if _is_trace(args.input):
+        doc = scenario.model_dump(mode="json", by_alias=True, exclude_none=True)
+        text = yaml.safe_dump(doc, sort_keys=False)
+    else:
+        header = TraceHeader(format=FORMAT, version=VERSION, source=args.input,
+                             cluster=scenario.cluster)
+        text = "".join(line + "\n" for line in trace_lines(scenario.leases, header))
+    try:
+        _write(text, args.out)
+    except OSError as exc:
+        return _fail([f"cannot write {args.out}: {exc.strerror}"])
     return 0
 
 
@@ -153,13 +207,24 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     sim = sub.add_parser("simulate", help="run one discrete-event simulation of a scenario file")
-    sim.add_argument("scenario", help="scenario YAML (see examples/scenarios/)")
+    sim.add_argument("scenario", help="scenario YAML (see examples/scenarios/), or a leasehold"
+                     " trace (.jsonl, .jsonl.gz) whose header names its cluster")
     sim.add_argument("--policy", choices=POLICIES, help="override config.policy")
     sim.add_argument("--backfilling", choices=BACKFILLING, help="override config.backfilling")
     sim.add_argument("-o", "--output", choices=("json", "table"), default="json",
                      help="output format (default: json)")
     sim.add_argument("--out", metavar="FILE", help="write the output to FILE instead of stdout")
+    sim.add_argument("--skip-bad-lines", action="store_true",
+                     help="a trace's malformed lines are left out (with a warning)")
     sim.set_defaults(func=cmd_simulate)
+
+    tr = sub.add_parser("trace", help="leasehold traces (docs/workloads.md)")
+    tr_sub = tr.add_subparsers(dest="trace_command", required=True, metavar="COMMAND")
+    conv = tr_sub.add_parser("convert", help="a scenario as a trace (.jsonl), or a trace as a"
+                             " scenario (YAML)")
+    conv.add_argument("input", help="scenario YAML, or trace (.jsonl, .jsonl.gz)")
+    conv.add_argument("--out", metavar="FILE", help="write to FILE instead of stdout")
+    conv.set_defaults(func=cmd_trace_convert)
 
     swf = sub.add_parser("swf", help="replay a Standard Workload Format trace and print waits")
     swf.add_argument("trace", help="SWF file (.swf or .swf.gz)")

@@ -4,6 +4,7 @@ paired t-tests."""
 from __future__ import annotations
 
 import csv
+import json
 import math
 
 import pytest
@@ -48,8 +49,10 @@ def test_a_run_covers_every_cell_and_reports_it(tmp_path):
     assert "| mix.local = 0.2 | moml |" in report  # the paired table
     assert "<table>" in (tmp_path / "report.html").read_text()
     pngs = [f for f in files if f.suffix == ".png"]
-    assert len(pngs) == len(METRICS) + 1 and all(f.read_bytes()[:4] == b"\x89PNG" for f in pngs)
+    # a plot per metric, the Gantt chart and the over-time plot
+    assert len(pngs) == len(METRICS) + 2 and all(f.read_bytes()[:4] == b"\x89PNG" for f in pngs)
     assert (tmp_path / "gantt.svg").read_text().count("<path") > 20  # bars were drawn
+    assert (tmp_path / "over-time.png").exists()
 
 
 def test_a_run_resumes_and_processes_do_not_change_results(tmp_path):
@@ -132,3 +135,35 @@ def test_results_of_another_version_are_not_mixed_in(tmp_path):
     (tmp_path / RESULTS).write_text("point,seed,policy,utilization\n{},1,nop,0.5\n")
     with pytest.raises(ExperimentError, match="written with other columns"):
         run(validate_experiment(BASE), tmp_path, processes=1)
+
+
+def test_a_leasehold_trace_is_replayed_with_its_own_types(tmp_path):
+    from leasehold_emulator.sim.experiment import workload
+
+    trace = tmp_path / "t.jsonl"
+    kinds = ["BestEffortSuspendable", "BestEffortCancellable"]
+    trace.write_text("\n".join([json.dumps({"format": "leasehold-trace", "version": 1})] + [
+        json.dumps({"name": f"j{i}", "type": kinds[i % 2], "arrival": 60 * i, "vms": 1 + i % 4,
+                    "duration": 600}) for i in range(30)]) + "\n")
+    spec = validate_experiment({**BASE, "mix": {}, "grid": {}, "replications": 2,
+                                "workload": {"model": "trace", "path": str(trace), "jobs": 25}})
+    reqs = workload(spec, 1)
+    assert [(r.name, r.type.value) for r in reqs] == [(f"j{i}", kinds[i % 2]) for i in range(25)]
+    assert workload(spec, 2) == reqs  # a trace is the same whatever the seed
+    assert run(spec, tmp_path / "out", processes=1) == 2
+
+
+@pytest.mark.parametrize("workload, extra, message", [
+    ({"model": "trace", "path": "missing.jsonl"}, {"mix": {}},
+     "workload.path: missing.jsonl: cannot read file"),
+    ({"model": "swf", "path": "missing.swf"}, {}, "workload.path: cannot read missing.swf"),
+    ({"model": "trace", "path": "t.jsonl"}, {}, "mix: a trace's leases have their own types"),
+    ({"model": "lublin99", "path": "t.jsonl"}, {}, "workload.path: only for the models swf,"),
+])
+def test_a_workload_file_is_checked_before_anything_runs(tmp_path, monkeypatch, workload,
+                                                           extra, message):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "t.jsonl").write_text(json.dumps({"format": "leasehold-trace", "version": 1}))
+    with pytest.raises(ExperimentError) as err:
+        validate_experiment({**BASE, "grid": {}, **extra, "workload": workload}, "e.yaml")
+    assert any(message in p for p in err.value.problems), err.value.problems

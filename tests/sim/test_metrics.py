@@ -81,3 +81,35 @@ def test_preempted_vms_and_valuable_users():
     assert m["preemptions"] == 1 and m["preemptedVMs"] == 2
     assert m["nonPreemptableRejectionRate"] == pytest.approx(1.0)
     assert m["migrationRate"] == 0.0
+    # 003 eq. 21: the overhead against the VM-seconds asked of the leases that ran
+    # (S: 2 × 1000, L: 1 × 100; N never ran)
+    assert m["netUtilization"] == pytest.approx(1 - m["overheadSeconds"] / 2100)
+    assert 0 < m["overheadSeconds"] < 2100
+
+
+def test_net_utilization_without_preemption_is_whole():
+    m = metrics([exclusive(1)], [req("A", 1, 100), req("B", 1, 100, at=10)])
+    assert m["netUtilization"] == 1.0 and m["overheadSeconds"] == 0
+
+
+def test_over_time_counts_busy_vms_and_waiting_leases_step_by_step():
+    from leasehold_emulator.sim.metrics import over_time
+    from leasehold_emulator.sim.timeline import lease_timelines
+
+    # S (2 VMs) runs from 0 and is suspended for L (local, 2 VMs) at 10; L runs
+    # after S has vacated, then S resumes and finishes
+    pool = [exclusive(2)]
+    result = simulate(pool, config(policy="moml"), [
+        req("S", 2, 1000), req("L", 2, 100, at=10, type=DNP, origin=Origin.LOCAL)])
+    leases = result.scheduler.leases
+    timelines = lease_timelines(result.actions)
+    series = over_time(leases.values(), timelines)
+    at = dict(zip(series["time"], zip(series["busyVMs"], series["waiting"], strict=True),
+                  strict=True))
+    s_suspend, l_run = timelines["S"][1], timelines["L"][0]
+    assert at[0] == (2, 0) and at[10] == (2, 1)  # S suspending, L waiting for it
+    assert at[l_run[1]][0] == 2  # L runs alone (S waits suspended, or is resuming)
+    assert at[s_suspend[2]] == (2, 1)  # L in, S out and waiting
+    assert series["busyVMs"][-1] == 0 and series["waiting"][-1] == 0
+    assert max(series["busyVMs"]) <= 2 and min(series["waiting"]) >= 0
+    assert series["time"] == sorted(series["time"])

@@ -3,8 +3,9 @@
 An experiment file (YAML)::
 
     name: local-share
-    workload: {model: lublin99, preset: papers, jobs: 3000}   # or das2, or swf + path
+    workload: {model: lublin99, preset: papers, jobs: 3000}   # or das2, swf or trace + path
     mix: {local: 0.33}                 # lease types (workloads.mix.TypeMix fields)
+                                       # (not for a trace: its leases have their types)
     cluster: {pools: [{name: rp, nodes: 32, exclusive: true}]}   # as in a scenario
     config: {backfilling: conservative}
     policies: [nop, mlip, mov, moml]
@@ -39,14 +40,15 @@ from leasehold.core.model import Request, SchedulerConfig
 from ..workloads import das2, lublin99
 from ..workloads.jobs import Job
 from ..workloads.mix import TypeMix, requests
-from ..workloads.swf import swf_requests
+from ..workloads.swf import SWFError, swf_requests
+from ..workloads.trace import TraceError, read_trace
 from .engine import simulate
 from .metrics import run_metrics
 
 #: the metrics a report covers, in this order (names of :func:`.metrics.run_metrics`)
-METRICS = ("localRejectionRate", "externalRejectionRate", "utilization", "preemptions",
-           "preemptedVMs", "overheadSeconds", "makespanBestEffort", "meanWaitSeconds",
-           "awrtBestEffort", "boundedSlowdownBestEffort", "migrationRate",
+METRICS = ("localRejectionRate", "externalRejectionRate", "utilization", "netUtilization",
+           "preemptions", "preemptedVMs", "overheadSeconds", "makespanBestEffort",
+           "meanWaitSeconds", "awrtBestEffort", "boundedSlowdownBestEffort", "migrationRate",
            "nonPreemptableRejectionRate")
 FIELDS = ["point", "seed", "policy", *METRICS]
 RESULTS = "results.csv"
@@ -65,13 +67,13 @@ class _Spec(BaseModel):
 
 
 class WorkloadSpec(_Spec):
-    model: Literal["lublin99", "das2", "swf"]
+    model: Literal["lublin99", "das2", "swf", "trace"]
     preset: str | None = None
     jobs: int = Field(default=1000, ge=1)
     #: lublin99 only: the preset's sizes refitted to this mean (001 Table 1's
     #: "average No. VMs" sweep; :func:`.lublin99.fitted_sizes`)
     mean_vms: float | None = Field(default=None, gt=0)
-    #: swf only: the trace
+    #: swf and trace only: the file (a leasehold trace: :mod:`..workloads.trace`)
     path: str | None = None
 
     @field_validator("preset")
@@ -168,10 +170,22 @@ def validate_experiment(data: object, source: str = "<experiment>") -> Experimen
 def _cross_check(spec: ExperimentSpec) -> list[str]:
     out = []
     w = spec.workload
-    if w.model == "swf" and w.path is None:
-        out.append("workload.path: required for model swf")
-    if w.model != "swf" and w.path is not None:
-        out.append(f"workload.path: only for model swf, not {w.model}")
+    if w.model in FILE_MODELS:
+        if w.path is None:
+            out.append(f"workload.path: required for model {w.model}")
+        else:
+            try:  # read once here: a bad file is one error line, not a worker's traceback
+                file_requests(w)
+            except (SWFError, TraceError) as exc:
+                out.append(f"workload.path: {exc}")
+            except OSError as exc:
+                out.append(f"workload.path: cannot read {w.path}: {exc.strerror or exc}")
+    elif w.path is not None:
+        out.append(f"workload.path: only for the models {', '.join(FILE_MODELS)},"
+                   f" not {w.model}")
+    if w.model == "trace" and (spec.mix != MixSpec() or any(k.startswith("mix.")
+                                                           for k in spec.grid)):
+        out.append("mix: a trace's leases have their own types; leave mix out")
     presets = {"lublin99": lublin99.PRESETS, "das2": das2.PRESETS}.get(w.model, {})
     if w.preset is not None and w.preset not in presets:
         out.append(f"workload.preset: {w.model} has the presets {', '.join(presets) or 'none'},"
@@ -251,15 +265,26 @@ def lublin_model(w: WorkloadSpec) -> lublin99.Lublin99:
     return replace(model, typeless=fit(model.typeless))
 
 
+#: workload models read from a file (``workload.path``)
+FILE_MODELS = ("swf", "trace")
+
+
+def file_requests(w: WorkloadSpec) -> list[Request]:
+    """The first ``jobs`` requests of an SWF file or a leasehold trace."""
+    assert w.path is not None
+    reqs = read_trace(w.path).requests() if w.model == "trace" else swf_requests(w.path)
+    return reqs[:w.jobs]
+
+
 def workload(spec: ExperimentSpec, seed: int) -> list[Request]:
     w, m = spec.workload, spec.mix
+    if w.model == "trace":
+        return file_requests(w)
     c, s, mi, n = m.weights()
     mix = TypeMix(local=m.local, cancellable=c, suspendable=s, migratable=mi,
                   nonpreemptable=n, slack=m.slack, cpu=m.cpu, memory=m.memory)
     if w.model == "swf":
-        assert w.path is not None
-        jobs = [Job(int(r.submitted), r.vms, int(r.duration)) for r in
-                swf_requests(w.path)][:w.jobs]
+        jobs = [Job(int(r.submitted), r.vms, int(r.duration)) for r in file_requests(w)]
     elif w.model == "das2":
         jobs = das2.generate(w.jobs, seed, das2.PRESETS[w.preset or "gridsim"])
     else:

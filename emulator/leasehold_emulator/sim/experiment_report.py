@@ -23,7 +23,9 @@ matplotlib.use("Agg")  # headless: files only
 import matplotlib.pyplot as plt
 from scipy import stats
 
-from .engine import simulate
+from leasehold.core.model import Request
+
+from .engine import SimResult, simulate
 from .experiment import (
     METRICS,
     ExperimentSpec,
@@ -32,6 +34,7 @@ from .experiment import (
     scheduler_config,
     workload,
 )
+from .metrics import over_time
 from .timeline import lease_timelines
 
 #: how each metric is shown: (label, scale, unit)
@@ -39,6 +42,7 @@ SHOWN = {
     "localRejectionRate": ("local rejection", 100, "%"),
     "externalRejectionRate": ("external rejection", 100, "%"),
     "utilization": ("utilization", 100, "%"),
+    "netUtilization": ("utilization net of overhead (003 eq. 21)", 100, "%"),
     "preemptions": ("preemptions", 1, ""),
     "preemptedVMs": ("preempted VMs", 1, ""),
     "overheadSeconds": ("overhead", 1 / 3600, " h"),
@@ -219,17 +223,26 @@ def _save(fig: plt.Figure, out: Path, stem: str) -> list[Path]:
 GANTT_LEASES = 120
 
 
+def _first_run(spec: ExperimentSpec, policy: str) -> tuple[list[Request], SimResult]:
+    """The first grid point's seed-1 workload run under ``policy``, re-simulated:
+    the results keep no schedules."""
+    cell = _with(spec, spec.points()[0])
+    reqs = workload(cell, 1)
+    pools = [p.to_pool_spec() for p in cell.cluster.pools]
+    return reqs, simulate(pools, scheduler_config(cell, policy), reqs)
+
+
+def _first_point(spec: ExperimentSpec) -> str:
+    return _label(json.dumps(spec.points()[0], sort_keys=True))
+
+
 def gantt(spec: ExperimentSpec, out: Path) -> list[Path]:
     """One run drawn lease by lease — the first grid point, seed 1, the first policy
     that is not the baseline — for its first :data:`GANTT_LEASES` leases: running
     (local or external), overheads (suspending, resuming, migrating), and the wait
-    from submission as a thin line. Re-simulated: the results keep no schedules."""
+    from submission as a thin line."""
     policy = next((p for p in spec.policies if p != spec.baseline), spec.policies[0])
-    point = spec.points()[0]
-    cell = _with(spec, point)
-    reqs = workload(cell, 1)
-    pools = [p.to_pool_spec() for p in cell.cluster.pools]
-    result = simulate(pools, scheduler_config(cell, policy), reqs)
+    reqs, result = _first_run(spec, policy)
     timelines = lease_timelines(result.actions)
     shown = sorted(reqs, key=lambda r: (r.submitted, r.name))[:GANTT_LEASES]
     fig, ax = plt.subplots(figsize=(9, max(3.0, 0.06 * len(shown) + 1)))
@@ -245,16 +258,33 @@ def gantt(spec: ExperimentSpec, out: Path) -> list[Path]:
     ax.set_yticks([])
     ax.set_xlabel("hours")
     ax.set_ylabel(f"the first {len(shown)} leases, by submission")
-    where = _label(json.dumps(point, sort_keys=True))
-    ax.set_title(f"{spec.name}: {policy}, {where}, seed 1 (red local, blue external,"
-                 f" orange overhead)", fontsize="small")
+    ax.set_title(f"{spec.name}: {policy}, {_first_point(spec)}, seed 1 (red local,"
+                 f" blue external, orange overhead)", fontsize="small")
     return _save(fig, out, "gantt")
+
+
+def over_time_plot(spec: ExperimentSpec, out: Path) -> list[Path]:
+    """The first grid point's seed-1 run under every policy, over time: the VMs
+    holding nodes and the leases waiting (:func:`.metrics.over_time`)."""
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(9, 5.5), sharex=True)
+    for policy in spec.policies:
+        _, result = _first_run(spec, policy)
+        series = over_time(result.scheduler.leases.values(), lease_timelines(result.actions))
+        hours = [t / 3600 for t in series["time"]]
+        top.step(hours, series["busyVMs"], where="post", linewidth=0.8, label=policy)
+        bottom.step(hours, series["waiting"], where="post", linewidth=0.8, label=policy)
+    top.set_ylabel("VMs holding nodes")
+    bottom.set_ylabel("leases waiting")
+    bottom.set_xlabel("hours")
+    top.legend(fontsize="small", ncol=4)
+    top.set_title(f"{spec.name}: {_first_point(spec)}, seed 1, over time", fontsize="small")
+    return _save(fig, out, "over-time")
 
 
 def write_report(spec: ExperimentSpec, out: Path) -> list[Path]:
     """Plots, a Gantt chart, ``report.md`` and ``report.html`` from ``out/results.csv``."""
     rows = read_results(out)
-    plots = [*draw(spec, rows, out), *gantt(spec, out)]
+    plots = [*draw(spec, rows, out), *gantt(spec, out), *over_time_plot(spec, out)]
     (out / "report.md").write_text(markdown(spec, rows, plots), encoding="utf-8")
     (out / "report.html").write_text(to_html(spec, rows, plots), encoding="utf-8")
     return [*plots, out / "report.md", out / "report.html"]

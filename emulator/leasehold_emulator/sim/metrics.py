@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
 from statistics import fmean
 
 from leasehold.core.model import LeaseType, Origin, Phase, PoolSpec
 from leasehold.core.state import LeaseState
+
+from .timeline import Segment
 
 
 def _rate(part: int, whole: int) -> float:
@@ -57,6 +60,7 @@ def run_metrics(leases: Iterable[LeaseState], pools: Iterable[PoolSpec]) -> dict
             sum(s.phase == Phase.REJECTED for s in external), len(external)
         ),
         "utilization": used / capacity if capacity else 0.0,
+        "netUtilization": _net_utilization(leases),
         "preemptions": sum(s.preemptions for s in leases),
         "overheadSeconds": sum(s.overhead for s in leases),
         "makespanBestEffort": fmean(best_effort) if best_effort else 0.0,
@@ -67,6 +71,16 @@ def run_metrics(leases: Iterable[LeaseState], pools: Iterable[PoolSpec]) -> dict
         **_preemption_metrics(leases),
         **_best_effort_metrics(leases, span_from),
     }
+
+
+def _net_utilization(leases: list[LeaseState]) -> float:
+    """003 eq. 21 (22): ``1 - Σ overhead / Σ v(l)·d(l)`` over the leases that were
+    allocated (started at least once), as a fraction; overhead is the seconds
+    recorded per preemption (000's ``h(L)``, which sums the VMs' suspension or
+    migration times as 003's per-VM figures do)."""
+    allocated = [s for s in leases if s.first_start is not None]
+    work = sum(s.req.vms * s.req.duration for s in allocated)
+    return 1 - sum(s.overhead for s in leases) / work if work else 0.0
 
 
 def _preemption_metrics(leases: list[LeaseState]) -> dict[str, float | int]:
@@ -115,3 +129,34 @@ def _best_effort_metrics(leases: list[LeaseState], start: float) -> dict[str, fl
             (s.end - s.req.submitted) / max(s.req.actual_runtime, SLOWDOWN_BOUND) for s in kept
         ) if kept else 0.0,
     }
+
+
+def over_time(leases: Iterable[LeaseState], timelines: Mapping[str, list[Segment]]
+              ) -> dict[str, list[float]]:
+    """A run as step series, for plots: at each instant where something changes
+    (``time``), the VMs that hold nodes — running, or being suspended, resumed or
+    migrated — (``busyVMs``) and the leases waiting — submitted and not ended,
+    holding nothing: queued, reserved for later, or suspended — (``waiting``). Each
+    value holds until the next instant."""
+    busy: dict[float, int] = defaultdict(int)
+    waiting: dict[float, int] = defaultdict(int)
+    for st in leases:
+        segments = timelines.get(st.name, [])
+        end = st.end if st.end is not None else max((b for _, _, b in segments),
+                                                    default=st.req.submitted)
+        waiting[st.req.submitted] += 1
+        waiting[end] -= 1
+        for _, a, b in segments:
+            busy[a] += st.req.vms
+            busy[b] -= st.req.vms
+            waiting[a] -= 1
+            waiting[b] += 1
+    times = sorted(busy.keys() | waiting.keys())
+    series: dict[str, list[float]] = {"time": times, "busyVMs": [], "waiting": []}
+    vms = queue = 0
+    for t in times:
+        vms += busy.get(t, 0)
+        queue += waiting.get(t, 0)
+        series["busyVMs"].append(vms)
+        series["waiting"].append(queue)
+    return series

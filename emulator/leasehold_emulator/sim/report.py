@@ -7,12 +7,12 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from leasehold.core.model import PoolSpec
+from leasehold.core.model import Phase, PoolSpec
 from leasehold.core.preemption import Decision
 from leasehold.core.state import LeaseState
 
 from .engine import SimResult
-from .metrics import run_metrics
+from .metrics import over_time, run_metrics
 from .timeline import lease_timelines, render_gantt
 
 
@@ -39,6 +39,12 @@ def lease_record(st: LeaseState) -> dict[str, Any]:
         "migrations": st.migrations,
         "overheadSeconds": round(st.overhead, 3),
         "reason": st.reason,
+        # per-lease metrics: from submission to the first start, and from the
+        # earliest allowed start (ready time, reservation start) to the end
+        "waitSeconds": _num(None if st.first_start is None
+                            else st.first_start - st.req.submitted),
+        "responseSeconds": _num(None if st.end is None or st.phase != Phase.COMPLETED
+                                else st.end - st.req.earliest),
     }
 
 
@@ -68,10 +74,13 @@ def result_document(result: SimResult, pools: Sequence[PoolSpec]) -> dict[str, A
         record = lease_record(st)
         record["timeline"] = [[kind, _num(a), _num(b)] for kind, a, b in timelines.get(st.name, [])]
         records.append(record)
+    series = over_time(leases, timelines)
     return {
         "leases": records,
         "decisions": [decision_record(d) for d in sched.decisions],
         "metrics": metrics,
+        # step series (each value holds until the next time): for plots
+        "overTime": {k: [_num(x) for x in v] for k, v in series.items()},
     }
 
 

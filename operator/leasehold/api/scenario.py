@@ -59,6 +59,7 @@ __all__ = [
     "parse_alpha",
     "parse_scenario",
     "validate_scenario",
+    "validation_problems",
 ]
 
 Policy = Literal["nop", "mlip", "mov", "moml", "kueue", "kube-scheduler", "haizea"]
@@ -466,6 +467,19 @@ def _partial_cross_check(data: dict[Any, Any]) -> list[tuple[Loc, str]]:
         except ValidationError:
             continue
     return violations + _pool_checks(pools, leases)
+
+
+def validation_problems(exc: ValidationError, at: Loc = ()) -> list[str]:
+    """Each problem of ``exc`` as ``<field>: <what is wrong>``, for a model validated
+    on its own; ``at`` is where that model sits in a scenario (e.g. ``("leases", 0)``
+    for a lease), so that an unknown field is matched against the right fields."""
+    problems = []
+    for error in exc.errors():
+        error = {**error, "loc": (*at, *error["loc"])}
+        for loc, message in _translate(error):
+            field = ".".join(map(str, loc[len(at):]))
+            problems.append(f"{field}: {message}" if field else message)
+    return problems
 
 
 def _translate(error: Any) -> list[tuple[Loc, str]]:

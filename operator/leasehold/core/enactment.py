@@ -43,7 +43,7 @@ from .preemption import focus
 from .preemption import instance as problem
 from .preemption.instance import Victim
 from .slots import Booking, clip
-from .state import Event, LeaseState
+from .state import Event, LeaseState, PreemptCosts
 
 if TYPE_CHECKING:
     from .scheduler import Scheduler
@@ -71,6 +71,17 @@ def _costs(req: Request, params: OverheadParams, action: str) -> tuple[float, fl
     if action == "cancel":
         return params.stop_seconds, overhead.cancel_overhead(req, params)
     return overhead.suspend_seconds(req, params), overhead.suspend_overhead(req, params)
+
+
+def _preempt_costs(req: Request, params: OverheadParams) -> PreemptCosts:
+    """What preempting ``req`` on a pool of ``params`` means: its action when
+    running, the seconds that takes to vacate, its overhead, and the overhead of
+    re-planning it when queued (empty: never preemptable)."""
+    if req.origin != Origin.EXTERNAL or req.type not in PREEMPTABLE:
+        return ()
+    action = _RUNNING_ACTION[req.type]
+    took, cost = _costs(req, params, action)
+    return action, took, cost, _costs(req, params, "replan")[1]
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,22 +151,25 @@ class EnactmentMixin:
         pool = self.slots.pools[pool_name]
         victim = self._victim_maker(pool_name, now, t, excluded)
         victims: dict[str, Victim] = {}
-        for name in pool.overlapping(t, req.duration):
-            v = victim(name)
-            if v is not None:
-                victims[name] = v
         end = t + req.duration
+        # bookings scanned in the table's order, not by name: a large pool has
+        # thousands, and the instance orders the ones it keeps
+        for name, b in pool.bookings.items():
+            if b.start < end and b.end > t:
+                v = victim(name, b)
+                if v is not None:
+                    victims[name] = v
         latest = max((v.vacate for v in victims.values()), default=t)
         if latest > t:
             # computed as the preemptor's booking end will be, max(t, vacate) + d,
             # so that no float rounding puts that end past the window's
-            end = latest + req.duration
+            tail, end = end, latest + req.duration
             # queued reservations in the tail (the others were looked at above)
-            tail = t + req.duration
-            for name in sorted(n for n, b in pool.bookings.items() if tail <= b.start < end):
-                v = victim(name)
-                if v is not None and not v.running:
-                    victims[name] = v
+            for name, b in pool.bookings.items():
+                if tail <= b.start < end:
+                    v = victim(name, b)
+                    if v is not None and not v.running:
+                        victims[name] = v
         if len(victims) <= focus.NARROW_ABOVE:
             # each deadline-bound candidate needs somewhere to go (checked jointly
             # for the chosen ones later). On a large pool that search would cost
@@ -169,40 +183,31 @@ class EnactmentMixin:
 
     def _victim_maker(
         self: Scheduler, pool_name: str, now: float, t: float, excluded: set[str]
-    ) -> Callable[[str], Victim | None]:
-        """What preempting a lease booked on the pool means, as a :class:`Victim`
-        (``None``: not preemptable now). Made once per pool and decision: on a large
-        pool it runs for thousands of leases."""
+    ) -> Callable[[str, Booking], Victim | None]:
+        """What preempting a lease with a booking on the pool means, as a
+        :class:`Victim` (``None``: not preemptable now). Made once per pool and
+        decision: on a large pool it runs for thousands of leases, so it is kept
+        plain (one memo lookup per lease, the named tuple made without keywords)."""
         params = self.pool_specs[pool_name].overhead
-        bookings, leases, waiting = self.slots.pools[pool_name].bookings, self.leases, self._waiting
+        leases, waiting, running = self.leases, self._waiting, Phase.RUNNING
+        new = tuple.__new__
 
-        # enum members and methods looked up once: this runs for thousands of leases
-        # (and _make skips the keyword handling of a named tuple's constructor)
-        external, running, actions = Origin.EXTERNAL, Phase.RUNNING, _RUNNING_ACTION
-        make = Victim._make
-
-        def costs(st: LeaseState, action: str) -> tuple[float, float]:
-            got = st.preempt_costs.get((pool_name, action))
-            if got is None:
-                got = st.preempt_costs[(pool_name, action)] = _costs(st.req, params, action)
-            return got
-
-        def victim(name: str) -> Victim | None:
+        def victim(name: str, booking: Booking) -> Victim | None:
             st = leases.get(name)  # None for a migration's source booking
             if st is None or name in excluded:
                 return None
-            req = st.req
-            if req.origin != external or req.type not in PREEMPTABLE:
+            memo = st.preempt_costs
+            got = memo.get(pool_name)
+            if got is None:
+                got = memo[pool_name] = _preempt_costs(st.req, params)
+            if not got:
                 return None
-            booking = bookings[name]
+            action, took, cost, replan = got
             if name in waiting:
-                _, cost = costs(st, "replan")
-                return make((name, "replan", req.vms, cost, now, booking.start, req.submitted,
-                             st.seq))
+                return new(Victim, (name, "replan", st.vms, replan, now, booking.start,
+                                    st.req.submitted, st.seq))
             if st.phase != running:
                 return None  # resuming, suspending or migrating: not preemptable right now
-            action = actions[req.type]
-            took, cost = costs(st, action)
             # a migration starts at once (its new slot was found for now); the others
             # just in time, as late as lets them vacate by t: max(now, t - took) + took
             late = t - took
@@ -210,7 +215,8 @@ class EnactmentMixin:
             if vacate >= booking.end:
                 return None  # it leaves by itself no later
             since = st.first_start if st.first_start is not None else booking.start
-            return make((name, action, req.vms, cost, vacate, since, req.submitted, st.seq))
+            return new(Victim, (name, action, st.vms, cost, vacate, since, st.req.submitted,
+                                st.seq))
 
         return victim
 

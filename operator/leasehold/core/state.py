@@ -20,6 +20,12 @@ class Event(IntEnum):
     START = 5  # a reservation begins
 
 
+#: what preempting a lease means on one pool: (its action when running, seconds
+#: that takes to vacate, its overhead, its overhead when queued), or ``()`` when it
+#: is never preemptable
+PreemptCosts = tuple[()] | tuple[str, float, float, float]
+
+
 # eq=False: leases are compared by identity (queue membership must be cheap)
 @dataclass(slots=True, eq=False)
 class LeaseState:
@@ -53,10 +59,10 @@ class LeaseState:
     reason: str | None = None
     #: bumped whenever the lease's timers change; stale heap entries are skipped
     version: int = 0
-    #: per (pool, action): (seconds to vacate, overhead h(L)) of preempting it.
-    #: Both depend only on the request and the pool's parameters, and a decision on
-    #: a large pool asks for thousands: computed once
-    preempt_costs: dict[tuple[str, str], tuple[float, float]] = field(default_factory=dict)
+    #: per pool: what preempting it means there. It depends only on the request and
+    #: the pool's parameters, and a decision on a large pool asks for thousands:
+    #: computed once
+    preempt_costs: dict[str, PreemptCosts] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.name = self.req.name

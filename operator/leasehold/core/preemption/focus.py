@@ -29,6 +29,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 if TYPE_CHECKING:
     from .instance import Instance
 
@@ -38,19 +40,21 @@ NARROW_ABOVE = 40
 SLACK = 2
 
 
-def pick(gain: Mapping[int, int], cost: Mapping[int, int],
-         count: Mapping[int, int], missing: int) -> set[int]:
-    """The nodes to keep, given per node the room all its candidates would free
-    (``gain``), their summed overhead and their number. Ties go to the lower node."""
-    useful = [n for n, g in gain.items() if g > 0]
+def pick(gain: Sequence[int], cost: Sequence[int], count: Sequence[int],
+         missing: int) -> set[int]:
+    """The nodes to keep, given per node (by index) the room all its candidates
+    would free (``gain``), their summed overhead and their number. Ties go to the
+    lower node. Vectorised: on the slot table it ranks a thousand nodes."""
+    gains = np.asarray(gain, dtype=np.int64)
+    useful = np.flatnonzero(gains > 0)
+    g = gains[useful]
     chosen: set[int] = set()
-    for key in (lambda n: (cost[n] / gain[n], n), lambda n: (count[n] / gain[n], n)):
-        got = 0
-        for n in sorted(useful, key=key):
-            if got >= SLACK * missing:
-                break
-            chosen.add(n)
-            got += gain[n]
+    for weight in (cost, count):
+        ratio = np.asarray(weight, dtype=np.int64)[useful] / g
+        order = np.lexsort((useful, ratio))  # by ratio, then by node
+        # take nodes while those taken before free less than the slack asks
+        before = np.cumsum(g[order]) - g[order]
+        chosen.update(useful[order[before < SLACK * missing]].tolist())
     return chosen
 
 
@@ -68,7 +72,7 @@ def narrow(inst: Instance) -> tuple[Instance, tuple[int, ...]]:
     for i, c in enumerate(cands):
         for p in c.parts:
             on_bin[p.bin].append(i)
-    gain, cost, count = {}, {}, {}
+    gain, cost, count = [0] * len(bins), [0] * len(bins), [0] * len(bins)
     for b, bin_ in enumerate(bins):
         arrays = [list(d) for d in bin_.free]
         for i in on_bin[b]:

@@ -185,22 +185,27 @@ def build(
     on estimates that may overstate what they free: if all the kept victims
     together would not make room, the full instance is built after all (and the
     policy narrows it on exact figures), so narrowing never loses a preemption."""
-    victims = sorted(victims, key=lambda v: v.name)
-    bookings = [pool.bookings[v.name] for v in victims]
     if isinstance(pool, ExclusivePool):
         holds = shape.cpu <= pool.spec.cpu and shape.memory <= pool.spec.memory
         if not holds:
             return Instance(pool.spec.name, need, 0, (), (), now)
-        bin_, parts = _exclusive_bin(pool.nodes_free, start, end, bookings)
+        victims = _by_name(victims)
+        bin_, parts = _exclusive_bin(pool.nodes_free, start, end,
+                                     [pool.bookings[v.name] for v in victims])
         cands = tuple(
             Candidate(v, to_micro(v.overhead), (p,)) for v, p in zip(victims, parts, strict=True)
         )
         return Instance(pool.spec.name, need, 0, (bin_,), cands, now)
     assert isinstance(pool, SharedPool)
-    inst = _shared_instance(pool, shape, need, start, end, victims, bookings, narrow)
+    inst = _shared_instance(pool, shape, need, start, end, victims, narrow)
     if inst.narrowed and not inst.feasible(range(len(inst.candidates))):
-        inst = _shared_instance(pool, shape, need, start, end, victims, bookings, False)
+        inst = _shared_instance(pool, shape, need, start, end, victims, False)
     return replace(inst, now=now)
+
+
+def _by_name(victims: Iterable[Victim]) -> list[Victim]:
+    """Candidates are indexed in name order (the policies' last tie-breaker)."""
+    return sorted(victims, key=lambda v: v.name)
 
 
 def _breakpoints(prof_times: list[float], start: float, end: float,
@@ -234,7 +239,7 @@ def _exclusive_bin(
 
 def _shared_instance(
     pool: SharedPool, shape: Shape, need: int, start: float, end: float,
-    victims: list[Victim], bookings: list[Booking], narrow: bool,
+    victims: Sequence[Victim], narrow: bool,
 ) -> Instance:
     rooms: list[int] | None = None
     narrowed = False
@@ -245,9 +250,11 @@ def _shared_instance(
         missing = need - sum(rooms)
         narrowed = missing > 0
         if narrowed:
-            keep = _promising(pool, shape, lows, rooms, victims, bookings, missing)
+            # only the kept ones are sorted: on a large pool they are a handful
+            keep = _promising(pool, shape, lows, rooms, victims, missing)
             victims = [victims[i] for i in keep]
-            bookings = [bookings[i] for i in keep]
+    victims = _by_name(victims)
+    bookings = [pool.bookings[v.name] for v in victims]
     on_node = _on_node(bookings)
     touched = sorted(on_node)
     index = {node: k for k, node in enumerate(touched)}
@@ -289,17 +296,19 @@ def _on_node(bookings: Sequence[Booking]) -> dict[int, list[int]]:
 
 def _promising(
     pool: SharedPool, shape: Shape, lows: list[tuple[int, int]], rooms: list[int],
-    victims: list[Victim], bookings: list[Booking], missing: int,
+    victims: Sequence[Victim], missing: int,
 ) -> tuple[int, ...]:
-    """The victims on the nodes :func:`.focus.pick` keeps, ranked on the slot table.
-    The room a node would gain is estimated from its least free cpu and memory over
-    the window (``lows``) plus all its candidates give back: as if they all ran at
-    its busiest instant. One pass over thousands of victims: kept plain."""
-    size = pool.spec.nodes
+    """The victims (indices, ascending) on the nodes :func:`.focus.pick` keeps,
+    ranked on the slot table. The room a node would gain is estimated from its
+    least free cpu and memory over the window (``lows``) plus all its candidates
+    give back: as if they all ran at its busiest instant. One pass over thousands
+    of victims: kept plain (numpy's conversions cost more than this loop here)."""
+    size, table = pool.spec.nodes, pool.bookings
     on_node: list[list[int]] = [[] for _ in range(size)]
     cpu, mem, cost = [0] * size, [0] * size, [0.0] * size
-    for i, b in enumerate(bookings):
-        h, c, m = victims[i].overhead, b.shape.cpu, b.shape.memory
+    for i, v in enumerate(victims):
+        b = table[v.name]
+        h, c, m = v.overhead, b.shape.cpu, b.shape.memory
         for node in b.nodes or ():  # one entry per VM
             mine = on_node[node]
             if not mine or mine[-1] != i:
@@ -307,9 +316,7 @@ def _promising(
                 cost[node] += h
             cpu[node] += c
             mem[node] += m
-    touched = [node for node in range(size) if on_node[node]]
-    gain = {node: fit_count(cpu[node] + lows[node][0], mem[node] + lows[node][1], shape)
-            - rooms[node] for node in touched}
-    micro = {node: to_micro(cost[node]) for node in touched}
-    count = {node: len(on_node[node]) for node in touched}
-    return kept(pick(gain, micro, count, missing), on_node)
+    gain = [fit_count(c + lc, m + lm, shape) - room if mine else 0
+            for c, m, (lc, lm), room, mine in zip(cpu, mem, lows, rooms, on_node, strict=True)]
+    micro = [to_micro(h) for h in cost]
+    return kept(pick(gain, micro, list(map(len, on_node)), missing), on_node)

@@ -1,0 +1,194 @@
+"""leasehold's own trace format: the leases a cluster was asked for, to replay them
+under another policy or on another cluster.
+
+JSON Lines (optionally gzipped, ``.gz``). The first line is a header::
+
+    {"format": "leasehold-trace", "version": 1, "epoch": "2026-11-22T06:00:00Z",
+     "source": "cluster prod-a", "cluster": {"pools": [...]}}
+
+``epoch`` (the wall-clock instant of time 0), ``source`` and ``cluster`` (the pools
+it was recorded on, as in a scenario) are optional. Every other line is one lease,
+with the keys and units of a scenario's ``leases`` items (``name``, ``type``,
+``origin``, ``arrival`` in seconds from the epoch, ``vms``, ``cpu``, ``memory``,
+``duration``, ``ready``, ``deadline``, ``start``, ``runtime``, ``pool``, ``image``,
+``imageSizeMB``). ``runtime`` is how long the lease actually ran when it ended
+early: a replay ends it then too. Blank lines and lines starting with ``#`` are
+skipped. What happened to a lease (its waits and preemptions) is not part of a
+trace: that is what a replay computes.
+
+This is what ``leasehold trace export`` is to write from a live cluster (the
+operator's side); ``leasehold trace convert`` turns a scenario into a trace and
+back, and experiments (``workload: {model: trace}``) and ``leasehold simulate``
+replay one. A malformed line is reported with its line number
+and every problem of the lease, in the scenario loader's words.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import IO, Literal
+
+from pydantic import Field, ValidationError
+
+from leasehold.api.fields import Spec
+from leasehold.api.lease import LeaseSpec
+from leasehold.api.scenario import (
+    ClusterSpec,
+    Scenario,
+    ScenarioError,
+    validate_scenario,
+    validation_problems,
+)
+from leasehold.core.model import LeaseType, Request
+
+from .lines import parsed_lines
+
+FORMAT = "leasehold-trace"
+VERSION = 1
+
+
+class TraceError(ValueError):
+    """A trace that cannot be read: says which file and line, and what is wrong."""
+
+
+class TraceHeader(Spec):
+    format: Literal["leasehold-trace"]
+    version: Literal[1]
+    epoch: datetime | None = Field(default=None, description="Wall-clock instant of time 0.")
+    source: str | None = Field(default=None, description="Where the trace was recorded.")
+    cluster: ClusterSpec | None = Field(default=None, description="The pools it ran on.")
+
+
+@dataclass(frozen=True, slots=True)
+class Trace:
+    header: TraceHeader
+    #: in file order
+    leases: list[LeaseSpec]
+
+    def requests(self) -> list[Request]:
+        """In submission order; leases submitted together keep their file order."""
+        return [lease.to_request() for lease in sorted(self.leases, key=lambda x: x.arrival)]
+
+
+def _open(path: Path, mode: str) -> IO[str]:
+    if path.suffix == ".gz":
+        return gzip.open(path, mode + "t", encoding="utf-8")
+    return path.open(mode, encoding="utf-8")
+
+
+def read_trace(path: str | Path, skip_bad_lines: bool = False,
+               skipped: list[str] | None = None) -> Trace:
+    """Read a trace. A malformed header, a missing file or (unless
+    ``skip_bad_lines``, which leaves it out and appends its message to
+    ``skipped``) a malformed lease or a lease name used twice raises
+    :class:`TraceError`."""
+    path = Path(path)
+    try:
+        with _open(path, "r") as fh:
+            lines = fh.read().splitlines()
+    except OSError as exc:
+        raise TraceError(f"{path}: cannot read file: {exc.strerror or exc}") from None
+    except (UnicodeDecodeError, EOFError, gzip.BadGzipFile) as exc:
+        raise TraceError(f"{path}: cannot read file: {exc}") from None
+    at, header = _header(path, lines)
+    names: dict[str, int] = {}
+
+    def lease(text: str, lineno: int) -> LeaseSpec:
+        spec = _lease(text)
+        first = names.setdefault(spec.name, lineno)
+        if first != lineno:
+            raise TraceError(f'duplicate lease name "{spec.name}" (first at line {first});'
+                             f" lease names must be unique")
+        return spec
+
+    # the header and what precedes it read as blank: line numbers stay the file's
+    body = [""] * (at + 1) + lines[at + 1:]
+    leases = list(parsed_lines(body, str(path), lease, TraceError, "#", skip_bad_lines,
+                               skipped))
+    return Trace(header, leases)
+
+
+def _header(path: Path, lines: list[str]) -> tuple[int, TraceHeader]:
+    """The header and its index: the first line that is not blank."""
+    for at, text in enumerate(lines):
+        if not text.strip():
+            continue
+        where = f"{path}:{at + 1}"
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise TraceError(f"{where}: header: not JSON ({exc.msg}, column {exc.colno})"
+                             ) from None
+        if not isinstance(data, dict) or data.get("format") != FORMAT:
+            raise TraceError(f"{where}: not a leasehold trace: the first line must be a header"
+                             f' like {{"format": "{FORMAT}", "version": {VERSION}}}')
+        try:
+            return at, TraceHeader.model_validate(data)
+        except ValidationError as exc:
+            raise TraceError(f"{where}: header: {'; '.join(validation_problems(exc))}"
+                             ) from None
+    raise TraceError(f"{path}: empty file; expected a header line"
+                     f' {{"format": "{FORMAT}", "version": {VERSION}}} and one lease per line')
+
+
+def _lease(text: str) -> LeaseSpec:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise TraceError(f"not JSON ({exc.msg}, column {exc.colno})") from None
+    if not isinstance(data, dict):
+        raise TraceError("expected one lease as a JSON object")
+    try:
+        return LeaseSpec.model_validate(data)
+    except ValidationError as exc:
+        name = data.get("name")
+        who = f'lease "{name}": ' if isinstance(name, str | int) else ""
+        raise TraceError(who + "; ".join(validation_problems(exc, ("leases", 0)))) from None
+
+
+def trace_scenario(trace: Trace, source: str) -> Scenario:
+    """The trace as a scenario on the cluster its header names (default
+    configuration), with the scenario's checks: every lease fits some node."""
+    if trace.header.cluster is None:
+        raise ScenarioError([f"{source}: the header names no cluster; add one"
+                             f' ("cluster": {{"pools": [...]}}, as in a scenario), or replay'
+                             f" the trace in an experiment (workload model trace)"])
+    # validated from plain data, so that a problem names the lease it is about
+    leases = [lease.model_dump(mode="json", by_alias=True, exclude_none=True)
+              for lease in trace.leases]
+    return validate_scenario({"cluster": trace.header.cluster, "leases": leases}, source)
+
+
+# ---- writing ------------------------------------------------------------------------
+def lease_of(req: Request) -> LeaseSpec:
+    """The lease a request was made from (the inverse of ``LeaseSpec.to_request``)."""
+    writes_deadline = req.type in (LeaseType.DEADLINE_MIGRATABLE,
+                                   LeaseType.DEADLINE_NON_PREEMPTABLE)
+    return LeaseSpec.model_validate({
+        "name": req.name, "origin": req.origin, "type": req.type, "arrival": req.submitted,
+        "vms": req.vms, "cpu": f"{req.shape.cpu}m", "memory": req.shape.memory,
+        "duration": req.duration, "ready": req.ready,
+        "deadline": req.deadline if writes_deadline else None, "start": req.start,
+        "runtime": req.runtime, "pool": req.pool,
+        "imageSizeMB": req.image_mb or None,
+    })
+
+
+def trace_lines(leases: Iterable[LeaseSpec], header: TraceHeader | None = None) -> Iterator[str]:
+    """The lines of a trace (without line ends)."""
+    header = header or TraceHeader(format=FORMAT, version=VERSION)
+    yield json.dumps(header.model_dump(mode="json", by_alias=True, exclude_none=True))
+    for lease in leases:
+        yield json.dumps(lease.model_dump(mode="json", by_alias=True, exclude_none=True))
+
+
+def write_trace(path: str | Path, leases: Iterable[LeaseSpec],
+                header: TraceHeader | None = None) -> None:
+    with _open(Path(path), "w") as fh:
+        for line in trace_lines(leases, header):
+            fh.write(line + "\n")
