@@ -43,13 +43,20 @@ def _load_run(path: str, skip_bad_lines: bool = False) -> Scenario:
 
     if not _is_trace(path):
         return load_scenario(path)
-    from leasehold_emulator.workloads.trace import TraceError, read_trace, trace_scenario
+    from leasehold_emulator.workloads.trace import (
+        TraceError,
+        TraceLineError,
+        read_trace,
+        trace_scenario,
+    )
 
     skipped: list[str] = []
     try:
         trace = read_trace(path, skip_bad_lines, skipped)
-    except TraceError as exc:
+    except TraceLineError as exc:
         raise ScenarioError([f"{exc} (--skip-bad-lines leaves such lines out)"]) from None
+    except TraceError as exc:
+        raise ScenarioError([str(exc)]) from None
     if skipped:
         print(f"warning: skipped {len(skipped)} malformed lines; the first: {skipped[0]}",
               file=sys.stderr)

@@ -135,3 +135,10 @@ def test_simulate_stops_at_a_bad_trace_line_unless_told_to_skip(tmp_path):
     r = leasehold("simulate", str(path), "--skip-bad-lines", "-o", "json")
     assert r.returncode == 0 and "skipped 1 malformed lines" in r.stderr
     assert [x["name"] for x in json.loads(r.stdout)["leases"]] == ["a"]
+
+
+def test_a_file_that_cannot_be_read_gets_no_hint_about_skipping(tmp_path):
+    r = leasehold("simulate", str(tmp_path / "nope.jsonl"))
+    assert r.returncode == 2
+    assert r.stderr.startswith("error: ") and "cannot read file" in r.stderr
+    assert "--skip-bad-lines" not in r.stderr and "Traceback" not in r.stderr

@@ -56,6 +56,10 @@ class TraceError(ValueError):
     """A trace that cannot be read: says which file and line, and what is wrong."""
 
 
+class TraceLineError(TraceError):
+    """A malformed lease line: ``skip_bad_lines`` can leave it out."""
+
+
 class TraceHeader(Spec):
     format: Literal["leasehold-trace"]
     version: Literal[1]
@@ -102,13 +106,13 @@ def read_trace(path: str | Path, skip_bad_lines: bool = False,
         spec = _lease(text)
         first = names.setdefault(spec.name, lineno)
         if first != lineno:
-            raise TraceError(f'duplicate lease name "{spec.name}" (first at line {first});'
+            raise TraceLineError(f'duplicate lease name "{spec.name}" (first at line {first});'
                              f" lease names must be unique")
         return spec
 
     # the header and what precedes it read as blank: line numbers stay the file's
     body = [""] * (at + 1) + lines[at + 1:]
-    leases = list(parsed_lines(body, str(path), lease, TraceError, "#", skip_bad_lines,
+    leases = list(parsed_lines(body, str(path), lease, TraceLineError, "#", skip_bad_lines,
                                skipped))
     return Trace(header, leases)
 
@@ -140,15 +144,15 @@ def _lease(text: str) -> LeaseSpec:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise TraceError(f"not JSON ({exc.msg}, column {exc.colno})") from None
+        raise TraceLineError(f"not JSON ({exc.msg}, column {exc.colno})") from None
     if not isinstance(data, dict):
-        raise TraceError("expected one lease as a JSON object")
+        raise TraceLineError("expected one lease as a JSON object")
     try:
         return LeaseSpec.model_validate(data)
     except ValidationError as exc:
         name = data.get("name")
         who = f'lease "{name}": ' if isinstance(name, str | int) else ""
-        raise TraceError(who + "; ".join(validation_problems(exc, ("leases", 0)))) from None
+        raise TraceLineError(who + "; ".join(validation_problems(exc, ("leases", 0)))) from None
 
 
 def trace_scenario(trace: Trace, source: str) -> Scenario:
