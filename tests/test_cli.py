@@ -182,3 +182,14 @@ def test_experiment_bad_file_is_one_line_per_problem(tmp_path):
         f"error: {spec}: cluster: required field is missing"]
     r = leasehold("experiment", "run", str(tmp_path / "none.yaml"))
     assert r.returncode == 2 and "cannot read file" in r.stderr
+
+
+@pytest.mark.parametrize("args", [
+    ("simulate", "examples/scenarios/backfilling.yaml"),
+    ("trace", "convert", "examples/scenarios/backfilling.yaml"),
+    ("workload", "das2", "--jobs", "5"),
+])
+def test_an_output_that_cannot_be_written_is_one_clear_line(tmp_path, args):
+    r = leasehold(*args, "--out", str(tmp_path / "no-such-dir" / "out"))
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert r.stderr.startswith("error: cannot write ") and len(r.stderr.splitlines()) == 1

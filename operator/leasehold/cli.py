@@ -25,11 +25,16 @@ def _fail(lines: Sequence[str]) -> int:
     return 2
 
 
-def _write(text: str, out: str | None) -> None:
+def _write(text: str, out: str | None) -> int:
+    """``text`` to stdout or to ``out``: the command's exit status."""
     if out is None:
         sys.stdout.write(text)
-    else:
+        return 0
+    try:
         Path(out).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        return _fail([f"cannot write {out}: {exc.strerror or exc}"])
+    return 0
 
 
 def _is_trace(path: str) -> bool:
@@ -77,8 +82,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     config = scenario.scheduler_config(policy=args.policy, backfilling=args.backfilling)
     result = simulate(pools, config, scenario.requests())
     doc = result_document(result, pools)
-    _write(to_json(doc) if args.output == "json" else to_table(doc), args.out)
-    return 0
+    return _write(to_json(doc) if args.output == "json" else to_table(doc), args.out)
 
 
 def cmd_trace_convert(args: argparse.Namespace) -> int:
@@ -100,11 +104,7 @@ def cmd_trace_convert(args: argparse.Namespace) -> int:
         header = TraceHeader(format=FORMAT, version=VERSION, source=args.input,
                              cluster=scenario.cluster)
         text = "".join(line + "\n" for line in trace_lines(scenario.leases, header))
-    try:
-        _write(text, args.out)
-    except OSError as exc:
-        return _fail([f"cannot write {args.out}: {exc.strerror}"])
-    return 0
+    return _write(text, args.out)
 
 
 def cmd_swf(args: argparse.Namespace) -> int:
@@ -164,11 +164,7 @@ def cmd_workload(args: argparse.Namespace) -> int:
             return _fail([f"--rng {args.rng}: only lublin99 has the C program's stream"])
         model = das2.PRESETS[preset]
         text = das2.to_swf(das2.generate(args.jobs, args.seed, model), model)
-    try:
-        _write(text, args.out)
-    except OSError as exc:
-        return _fail([f"cannot write {args.out}: {exc.strerror}"])
-    return 0
+    return _write(text, args.out)
 
 
 def cmd_experiment(args: argparse.Namespace) -> int:
