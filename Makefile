@@ -39,9 +39,17 @@ bench: $(STAMP)
 ## make reproduce: replay the SDSC Blue trace under every backfilling mode and print
 ## the mean waits (tests/sim/test_sdsc_reference.py compares them with the references);
 ## run the example experiments (results and reports in examples/experiments/results-*)
+## and copy the reproductions' reports and main plots into docs/reproduction/
 reproduce: $(STAMP)
 	$(BIN)/leasehold swf ../shared/data/SDSC-BLUE-haizea-30days.swf.gz
 	for f in examples/experiments/*.yaml; do $(BIN)/leasehold experiment run $$f; done
+	for e in 000-best-effort 000-deadline 000-local 001-vms; do \
+		r=examples/experiments/results-$$e; \
+		{ sed '/^## Plots/,$$d' $$r/report.md; \
+		  echo "(Full report of \`make reproduce\`, copied from \`$$r/\`; plots in [reproduction.md](../reproduction.md).)"; \
+		} > docs/reproduction/$$e.md; \
+		for m in utilization preemptions makespanBestEffort externalCancellationRate; do \
+			cp $$r/$$m.png docs/reproduction/$$e-$$m.png; done; done
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis build *.egg-info

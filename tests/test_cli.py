@@ -105,6 +105,29 @@ def test_swf_command_on_a_small_trace(tmp_path):
     assert r.returncode == 2 and "needs more than --nodes 1" in r.stderr
 
 
+def test_swf_injects_the_advance_reservations_of_an_lwf_file(tmp_path):
+    line = "{} {} 0 {} 1 -1 -1 {} {} -1 1 -1 -1 -1 -1 -1 -1 -1\n"
+    trace = tmp_path / "t.swf"
+    trace.write_text(line.format(1, 0, 100, 2, 100) + line.format(2, 0, 50, 2, 50))
+    lwf = tmp_path / "ar.lwf"
+    # reqTime startTime duration realDuration numNodes CPU mem disk vmImage vmImageSize
+    lwf.write_text("0 500 20 20 2 1 1024 0 'NONE.img' 600\n"
+                   "0 510 20 20 1 1 1024 0 'NONE.img' 600\n")  # overlaps the first: rejected
+    r = leasehold("swf", str(trace), "--nodes", "2", "--backfilling", "none",
+                  "--inject", str(lwf))
+    assert r.returncode == 0, r.stderr
+    header, row = r.stdout.splitlines()
+    assert header.split()[-5:] == ["ARs", "rejected", "all", "best-effort", "(h)"]
+    # the jobs column counts the trace's jobs, done by 150 s; the nodes are busy for
+    # 2·100 + 2·50 + 2·20 of 2·520 node-seconds
+    assert row.split() == ["none", "2", "0.83", "32.7%", "1/2", "0.0"]
+    lwf.write_text("0 500 20 20 0 1 1024 0 'NONE.img' 600\n")
+    r = leasehold("swf", str(trace), "--nodes", "2", "--inject", str(lwf))
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert r.stderr.splitlines() == [f"error: {lwf}:1: numNodes must be >= 1, got 0"
+                                     " (--skip-bad-lines leaves such lines out)"]
+
+
 def test_workload_lublin99_prints_what_the_c_program_prints(tmp_path):
     out = tmp_path / "w.swf"
     r = leasehold("workload", "lublin99", "--jobs", "300", "--seed", "42", "--rng", "drand48",

@@ -108,20 +108,26 @@ def cmd_trace_convert(args: argparse.Namespace) -> int:
 
 
 def cmd_swf(args: argparse.Namespace) -> int:
-    """Replay an SWF trace on one exclusive pool (one VM per node) and print the waits."""
+    """Replay an SWF trace on one exclusive pool (one VM per node) and print the waits;
+    with ``--inject``, with a Haizea LWF file's advance reservations among its jobs
+    (004 §4.2)."""
     from leasehold_emulator.sim.engine import simulate
     from leasehold_emulator.sim.metrics import run_metrics
+    from leasehold_emulator.workloads.lwf import LWFError, lwf_requests
     from leasehold_emulator.workloads.swf import SWFError, swf_requests
 
-    from .core.model import Backfilling, PoolSpec, SchedulerConfig
+    from .core.model import Backfilling, LeaseType, Phase, PoolSpec, SchedulerConfig
 
     skipped: list[str] = []
-    try:
-        requests = swf_requests(args.trace, skip_bad_lines=args.skip_bad_lines, skipped=skipped)
-    except OSError as exc:
-        return _fail([f"cannot read {args.trace}: {exc.strerror}"])
-    except SWFError as exc:
-        return _fail([f"{exc} (--skip-bad-lines leaves such lines out)"])
+    requests = []
+    for path, read, error in [(args.trace, swf_requests, SWFError),
+                              *([(args.inject, lwf_requests, LWFError)] if args.inject else [])]:
+        try:
+            requests += read(path, skip_bad_lines=args.skip_bad_lines, skipped=skipped)
+        except OSError as exc:
+            return _fail([f"cannot read {path}: {exc.strerror}"])
+        except error as exc:
+            return _fail([f"{exc} (--skip-bad-lines leaves such lines out)"])
     if skipped:
         print(f"warning: skipped {len(skipped)} malformed lines; the first: {skipped[0]}",
               file=sys.stderr)
@@ -129,14 +135,24 @@ def cmd_swf(args: argparse.Namespace) -> int:
     if too_big:
         return _fail([f"{args.trace}: job {too_big[0]} needs more than --nodes {args.nodes} "
                       f"nodes ({len(too_big)} such jobs)"])
+    # submission order; a job and a reservation submitted together keep file order
+    requests.sort(key=lambda r: r.submitted)
+    ars = sum(r.type == LeaseType.ADVANCE_RESERVATION for r in requests)
     pool = PoolSpec("trace", args.nodes, 1000, 1024, exclusive=True)
-    print(f"{'backfilling':<14}{'jobs':>6}{'mean wait (min)':>17}{'utilization':>13}")
+    print(f"{'backfilling':<14}{'jobs':>6}{'mean wait (min)':>17}{'utilization':>13}"
+          + (f"{'ARs rejected':>14}{'all best-effort (h)':>21}" if ars else ""))
     for mode in args.backfilling:
         result = simulate([pool], SchedulerConfig(backfilling=Backfilling(mode)), requests,
                           keep_actions=False)
-        m = run_metrics(result.scheduler.leases.values(), [pool])
-        print(f"{mode:<14}{m['leases']:>6}{m['meanWaitSeconds'] / 60:>17.2f}"
-              f"{m['utilization']:>13.1%}")
+        leases = result.scheduler.leases.values()
+        m = run_metrics(leases, [pool])
+        line = (f"{mode:<14}{m['leases'] - ars:>6}{m['meanWaitSeconds'] / 60:>17.2f}"
+                f"{m['utilization']:>13.1%}")
+        if ars:
+            rejected = sum(s.phase == Phase.REJECTED for s in leases
+                           if s.req.type == LeaseType.ADVANCE_RESERVATION)
+            line += f"{f'{rejected}/{ars}':>14}{m['allBestEffortSeconds'] / 3600:>21.1f}"
+        print(line)
     return 0
 
 
@@ -171,8 +187,8 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     """Run an experiment file's missing units, then write its report."""
     from leasehold_emulator.sim.experiment import (
         ExperimentError,
+        ProgressBar,
         load_experiment,
-        progress_bar,
         run,
     )
     from leasehold_emulator.sim.experiment_report import write_report
@@ -180,7 +196,7 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     try:
         spec = load_experiment(args.file)
         out = Path(args.out) if args.out else Path(args.file).parent / f"results-{spec.name}"
-        ran = run(spec, out, args.processes, progress=None if args.quiet else progress_bar)
+        ran = run(spec, out, args.processes, progress=None if args.quiet else ProgressBar())
         files = write_report(spec, out)
     except ExperimentError as exc:
         return _fail(exc.problems)
@@ -234,6 +250,9 @@ def build_parser() -> argparse.ArgumentParser:
     swf.add_argument("--nodes", type=int, default=144, help="nodes in the pool (default: 144)")
     swf.add_argument("--backfilling", nargs="+", choices=BACKFILLING, default=list(BACKFILLING),
                      help="modes to compare (default: all)")
+    swf.add_argument("--inject", metavar="LWF",
+                     help="a Haizea LWF file whose advance reservations join the trace's"
+                          " jobs, as in seed 004 (shared/data has 72)")
     swf.add_argument("--skip-bad-lines", action="store_true",
                      help="leave malformed lines out (with a warning) instead of stopping")
     swf.set_defaults(func=cmd_swf)

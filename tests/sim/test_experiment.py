@@ -4,6 +4,7 @@ paired t-tests."""
 from __future__ import annotations
 
 import csv
+import io
 import json
 import math
 
@@ -14,6 +15,7 @@ from leasehold_emulator.sim.experiment import (
     METRICS,
     RESULTS,
     ExperimentError,
+    ProgressBar,
     run,
     validate_experiment,
 )
@@ -167,3 +169,39 @@ def test_a_workload_file_is_checked_before_anything_runs(tmp_path, monkeypatch, 
     with pytest.raises(ExperimentError) as err:
         validate_experiment({**BASE, "grid": {}, **extra, "workload": workload}, "e.yaml")
     assert any(message in p for p in err.value.problems), err.value.problems
+
+
+class _Stream(io.StringIO):
+    def __init__(self, tty: bool) -> None:
+        super().__init__()
+        self.tty = tty
+
+    def isatty(self) -> bool:
+        return self.tty
+
+
+def _bar(tty: bool, steps: list[tuple[int, int, float]]) -> str:
+    now = [0.0]
+    stream = _Stream(tty)
+    bar = ProgressBar(stream, width=10, clock=lambda: now[0])
+    for done, total, at in steps:
+        now[0] = at
+        bar(done, total)
+    return stream.getvalue()
+
+
+def test_the_progress_bar_tells_elapsed_and_left_time():
+    out = _bar(True, [(0, 4, 0), (1, 4, 30), (4, 4, 250)])
+    frames = out.split("\r")[1:]
+    assert frames[0].startswith("[..........] 0/4 units, 0 s\033[K")
+    # 30 s for one unit: three more take about 90 s
+    assert frames[1] == "[##........] 1/4 units, 30 s, about 1 min 30 s left\033[K"
+    assert frames[2] == "[##########] 4/4 units, 4 min 10 s\033[K\n"
+
+
+def test_into_a_log_the_progress_bar_writes_a_line_per_tenth():
+    out = _bar(False, [(i, 100, i * 40.0) for i in range(101)])
+    lines = out.splitlines()
+    assert len(lines) == 11 and "\r" not in out and "\033" not in out
+    assert lines[5] == "[#####.....] 50/100 units, 33 min 20 s, about 33 min 20 s left"
+    assert lines[-1] == "[##########] 100/100 units, 1 h 06 min"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from builders import AR, DNP, config, exclusive, req, shared
+from builders import AR, BEC, DNP, config, exclusive, req, shared
 from leasehold.core.model import Origin
 from leasehold_emulator.sim.engine import simulate
 from leasehold_emulator.sim.metrics import run_metrics
@@ -38,6 +38,18 @@ def test_rejection_rates_are_per_origin():
     assert m["localRejectionRate"] == pytest.approx(0.5)
     assert m["externalRejectionRate"] == pytest.approx(0.5)
     assert (m["rejected"], m["completed"]) == (2, 2)
+
+
+def test_a_cancelled_external_lease_is_not_a_rejection():
+    pool = [exclusive(1)]
+    m = metrics(pool, [
+        req("C", 1, 1000, type=BEC),  # cancelled by L
+        req("S", 1, 10, at=5),  # queued behind C, runs after L
+        req("L", 1, 100, at=10, type=DNP, origin=Origin.LOCAL),
+    ], config(policy="moml"))
+    assert m["externalRejectionRate"] == 0.0
+    assert m["externalCancellationRate"] == pytest.approx(0.5)
+    assert m["localRejectionRate"] == 0.0
 
 
 def test_best_effort_makespan_is_completion_minus_ready():

@@ -25,11 +25,12 @@ import itertools
 import json
 import os
 import sys
+import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import IO, Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -46,7 +47,8 @@ from .engine import simulate
 from .metrics import run_metrics
 
 #: the metrics a report covers, in this order (names of :func:`.metrics.run_metrics`)
-METRICS = ("localRejectionRate", "externalRejectionRate", "utilization", "netUtilization",
+METRICS = ("localRejectionRate", "externalRejectionRate", "externalCancellationRate",
+           "utilization", "netUtilization",
            "preemptions", "preemptedVMs", "overheadSeconds", "makespanBestEffort",
            "meanWaitSeconds", "awrtBestEffort", "boundedSlowdownBestEffort", "migrationRate",
            "nonPreemptableRejectionRate")
@@ -379,10 +381,41 @@ def _units(spec: ExperimentSpec) -> list[Unit]:
             for seed in range(1, spec.replications + 1)]
 
 
-def progress_bar(done: int, total: int, width: int = 30) -> None:
-    """A one-line progress bar on stderr."""
-    filled = width * done // total if total else width
-    sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} units")
-    if done == total:
-        sys.stderr.write("\n")
-    sys.stderr.flush()
+class ProgressBar:
+    """A progress line on ``stream`` with the elapsed time and an estimate of what is
+    left. On a terminal it redraws in place; into a file or a pipe (CI logs) it writes
+    a line per tenth of the work instead of hundreds of carriage returns."""
+
+    def __init__(self, stream: IO[str] | None = None, width: int = 30,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.stream = stream or sys.stderr
+        self.width = width
+        self.clock = clock
+        self.began = clock()
+        self.tty = self.stream.isatty()
+        self.shown = -1  # the last tenth written when not on a terminal
+
+    def __call__(self, done: int, total: int) -> None:
+        if not self.tty:
+            tenth = 10 * done // total if total else 10
+            if tenth == self.shown and done != total:
+                return
+            self.shown = tenth
+        filled = self.width * done // total if total else self.width
+        elapsed = self.clock() - self.began
+        left = f", about {_clock(elapsed / done * (total - done))} left" if 0 < done < total else ""
+        line = (f"[{'#' * filled}{'.' * (self.width - filled)}] {done}/{total} units,"
+                f" {_clock(elapsed)}{left}")
+        end = "\n" if done == total or not self.tty else ""
+        self.stream.write(f"\r{line}\033[K{end}" if self.tty else line + end)
+        self.stream.flush()
+
+
+def _clock(seconds: float) -> str:
+    """``1 h 02 min``, ``3 min 05 s`` or ``12 s``."""
+    s = round(seconds)
+    if s >= 3600:
+        return f"{s // 3600} h {s % 3600 // 60:02d} min"
+    if s >= 60:
+        return f"{s // 60} min {s % 60:02d} s"
+    return f"{s} s"

@@ -41,6 +41,7 @@ from .timeline import lease_timelines
 SHOWN = {
     "localRejectionRate": ("local rejection", 100, "%"),
     "externalRejectionRate": ("external rejection", 100, "%"),
+    "externalCancellationRate": ("external cancelled by preemption", 100, "%"),
     "utilization": ("utilization", 100, "%"),
     "netUtilization": ("utilization net of overhead (003 eq. 21)", 100, "%"),
     "preemptions": ("preemptions", 1, ""),

@@ -59,6 +59,11 @@ def run_metrics(leases: Iterable[LeaseState], pools: Iterable[PoolSpec]) -> dict
         "externalRejectionRate": _rate(
             sum(s.phase == Phase.REJECTED for s in external), len(external)
         ),
+        # admitted, then cancelled by a preemption: not a rejection in 000's sense, but
+        # work the cluster dropped, which frees room for later external leases
+        "externalCancellationRate": _rate(
+            sum(s.phase == Phase.CANCELLED for s in external), len(external)
+        ),
         "utilization": used / capacity if capacity else 0.0,
         "netUtilization": _net_utilization(leases),
         "preemptions": sum(s.preemptions for s in leases),
