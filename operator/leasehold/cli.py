@@ -156,6 +156,33 @@ def cmd_swf(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_emulator(args: argparse.Namespace) -> int:
+    """The emulated cluster: up (foreground), down, status."""
+    from leasehold_emulator.apiserver import run
+
+    data = Path(args.data).expanduser()
+    try:
+        if args.emulator_command == "up":
+            run.up(data, port=args.port, time_scale=args.time_scale)
+        elif args.emulator_command == "down":
+            print(f"stopped the emulated cluster of {data} (pid {run.down(data)})")
+        else:
+            print(run.status(data))
+    except run.EmulatorError as exc:
+        return _fail([str(exc)])
+    return 0
+
+
+def _positive(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be > 0, got {text}")
+    return value
+
+
 #: per workload model, its presets (the first is the default)
 WORKLOAD_PRESETS = {
     "lublin99": ("program", "typeless", "papers"),
@@ -256,6 +283,21 @@ def build_parser() -> argparse.ArgumentParser:
     swf.add_argument("--skip-bad-lines", action="store_true",
                      help="leave malformed lines out (with a warning) instead of stopping")
     swf.set_defaults(func=cmd_swf)
+
+    em = sub.add_parser("emulator", help="an emulated Kubernetes cluster, no Docker needed")
+    em_sub = em.add_subparsers(dest="emulator_command", required=True, metavar="COMMAND")
+    data_help = "the cluster's data directory (default: ~/.leasehold/cluster)"
+    em_up = em_sub.add_parser("up", help="start the API server in the foreground")
+    em_up.add_argument("--port", type=int, default=6443, help="port on 127.0.0.1 (default:"
+                       " 6443; 0 picks a free one)")
+    em_up.add_argument("--data", default="~/.leasehold/cluster", help=data_help)
+    em_up.add_argument("--time-scale", type=_positive, default=1.0,
+                       help="emulated seconds per real second (default: 1)")
+    for name, text in (("down", "stop the running server"),
+                       ("status", "where the server runs and whether it answers")):
+        em_cmd = em_sub.add_parser(name, help=text)
+        em_cmd.add_argument("--data", default="~/.leasehold/cluster", help=data_help)
+    em.set_defaults(func=cmd_emulator)
 
     wl = sub.add_parser("workload", help="generate a synthetic workload as an SWF trace")
     wl.add_argument("model", choices=tuple(WORKLOAD_PRESETS),

@@ -1,0 +1,417 @@
+"""The HTTP face of the emulated API server (aiohttp): authentication, routing of
+the Kubernetes REST paths, content types, watches, and errors as ``Status``
+objects. What happens to objects is :mod:`.objects`'s business."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import logging
+import ssl
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import yaml
+from aiohttp import web
+
+from . import discovery, protobuf
+from .errors import ApiError
+from .objects import Cluster
+from .resources import Resource
+from .selectors import SelectorError, field_selector, label_selector
+from .store import Change, Gone, Obj, Store
+from .table import table
+
+log = logging.getLogger("leasehold.apiserver")
+
+#: the real server's default limit on a request body
+MAX_BODY = 3 * 1024 * 1024
+PATCH_TYPES = {
+    "application/merge-patch+json": "merge",
+    "application/json-patch+json": "json",
+    "application/strategic-merge-patch+json": "strategic",
+    "application/apply-patch+yaml": "apply",
+    "application/apply-patch+cbor": None,
+}
+#: a watcher that falls this far behind is dropped (it re-lists, as after a restart)
+WATCH_BACKLOG = 50_000
+
+
+def _json(data: Any, status: int = 200) -> web.Response:
+    return web.Response(body=json.dumps(data, separators=(",", ":")).encode(), status=status,
+                        content_type="application/json")
+
+
+class ApiServer:
+    def __init__(self, store: Store, token: str | None = None, max_body: int = MAX_BODY,
+                 bookmark_seconds: float = 30.0, seed: int | None = None) -> None:
+        self.store = store
+        self.cluster = Cluster(store, seed)
+        self.token = token
+        self.max_body = max_body
+        self.bookmark_seconds = bookmark_seconds
+        self.address = "127.0.0.1:6443"
+        self._watchers: set[asyncio.Task[Any]] = set()
+        self._stopping = asyncio.Event()
+
+    def app(self) -> web.Application:
+        app = web.Application(client_max_size=self.max_body,
+                              middlewares=[self._errors, self._auth])
+        app.router.add_route("*", "/{path:.*}", self._route)
+        app.on_shutdown.append(self._shutdown)
+        return app
+
+    async def _shutdown(self, app: web.Application) -> None:
+        self._stopping.set()
+
+    # ---- middlewares --------------------------------------------------------------
+    @web.middleware
+    async def _errors(self, request: web.Request,
+                      handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+                      ) -> web.StreamResponse:
+        try:
+            return await handler(request)
+        except ApiError as exc:
+            return _json(exc.status(), exc.code)
+        except web.HTTPRequestEntityTooLarge:
+            return _json(ApiError(413, f"the request body is larger than {self.max_body} bytes"
+                                  ).status(), 413)
+        except (ConnectionResetError, asyncio.CancelledError):
+            raise
+        except Exception as exc:  # a bug of ours: the client still gets a Status
+            log.exception("internal error on %s %s", request.method, request.path)
+            return _json(ApiError(500, f"internal error: {exc}").status(), 500)
+
+    @web.middleware
+    async def _auth(self, request: web.Request,
+                    handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+                    ) -> web.StreamResponse:
+        if self.token and request.headers.get("Authorization") != f"Bearer {self.token}":
+            raise ApiError(401, "Unauthorized")
+        return await handler(request)
+
+    # ---- routing ------------------------------------------------------------------
+    async def _route(self, request: web.Request) -> web.StreamResponse:
+        raw = request.path
+        parts = [p for p in raw.split("/") if p]
+        if any(p in (".", "..") or "\\" in p for p in parts) or "//" in raw.rstrip("/"):
+            raise ApiError(400, f"invalid path {raw!r}")
+        if request.method == "GET":
+            static = self._static(parts)
+            if static is not None:
+                return _json(static)
+        if len(parts) >= 2 and parts[0] == "api" and parts[1] == "v1":
+            return await self._resource_request(request, "", "v1", parts[2:])
+        if len(parts) >= 3 and parts[0] == "apis":
+            return await self._resource_request(request, parts[1], parts[2], parts[3:])
+        raise ApiError(404, "the server could not find the requested resource")
+
+    def _static(self, parts: list[str]) -> Obj | None:
+        reg = self.cluster.registry
+        match parts:
+            case ["version"]:
+                return discovery.VERSION
+            case ["healthz"] | ["livez"] | ["readyz"]:
+                return {"status": "ok"}
+            case ["api"]:
+                return discovery.api_versions(self.address)
+            case ["apis"]:
+                return discovery.api_groups(reg)
+            case ["apis", group]:
+                return self._or_404(discovery.api_group(reg, group))
+            case ["api", "v1"]:
+                return discovery.resource_list(reg, "", "v1")
+            case ["apis", group, version]:
+                return self._or_404(discovery.resource_list(reg, group, version))
+            case ["openapi", "v3"]:
+                return discovery.openapi_index(reg)
+            case ["openapi", "v3", "api", "v1"]:
+                return discovery.openapi_document(reg, "", "v1")
+            case ["openapi", "v3", "apis", group, version]:
+                return self._or_404(discovery.openapi_document(reg, group, version))
+        return None
+
+    @staticmethod
+    def _or_404(doc: Obj | None) -> Obj:
+        if doc is None:
+            raise ApiError(404, "the server could not find the requested resource")
+        return doc
+
+    def _target(self, group: str, version: str, rest: list[str]
+                ) -> tuple[Resource, str | None, str | None, str | None]:
+        """(resource, namespace, name, subresource) of a resource path."""
+        reg = self.cluster.registry
+
+        def resource(plural: str) -> Resource:
+            r = reg.get(group, version, plural)
+            if r is None:
+                raise ApiError(404, "the server could not find the requested resource")
+            return r
+        if len(rest) >= 3 and rest[0] == "namespaces":
+            candidate = reg.get(group, version, rest[2])
+            if (candidate is not None and candidate.namespaced) or len(rest) > 3:
+                r = resource(rest[2])
+                if not r.namespaced:
+                    raise ApiError(404, "the server could not find the requested resource")
+                return r, rest[1], rest[3] if len(rest) > 3 else None, \
+                    rest[4] if len(rest) > 4 else None
+        if not 1 <= len(rest) <= 3:
+            raise ApiError(404, "the server could not find the requested resource")
+        r = resource(rest[0])
+        name = rest[1] if len(rest) > 1 else None
+        if name is not None and r.namespaced:
+            raise ApiError(404, "the server could not find the requested resource")
+        return r, None, name, rest[2] if len(rest) > 2 else None
+
+    async def _resource_request(self, request: web.Request, group: str, version: str,
+                                rest: list[str]) -> web.StreamResponse:
+        r, ns, name, sub = self._target(group, version, rest)
+        if sub is not None and not (sub == "status" and r.status):
+            raise ApiError(404, "the server could not find the requested resource")
+        q = request.query
+        method = request.method
+        dry_run = q.get("dryRun") == "All"
+        strict = q.get("fieldValidation") == "Strict"
+        manager = q.get("fieldManager")
+        if method == "GET":
+            if name is None:
+                if q.get("watch") in ("1", "true", "True"):
+                    return await self._watch(request, r, ns, None)
+                return self._list(request, r, ns)
+            obj = self.cluster.get(r, ns, name)
+            return self._reply(request, r, obj)
+        if method == "POST" and name is None:
+            obj = self.cluster.create(r, ns, await self._body(request), dry_run, strict,
+                                      manager or _agent(request))
+            return self._reply(request, r, obj, 201)
+        if method == "PUT" and name is not None:
+            obj = self.cluster.update(r, ns, name, await self._body(request), sub, dry_run,
+                                      strict, manager or _agent(request))
+            return self._reply(request, r, obj)
+        if method == "PATCH" and name is not None:
+            ctype = request.content_type
+            kind = PATCH_TYPES.get(ctype)
+            if kind is None:
+                raise ApiError(415, f"the body of the request was in an unknown format -"
+                                    f" accepted media types include: "
+                                    f"{', '.join(t for t, k in PATCH_TYPES.items() if k)}")
+            body = await self._body(request, yaml_ok=kind == "apply")
+            if kind == "apply" and not manager:
+                raise ApiError(400, "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager:"
+                                    " Required value: is required for apply patch")
+            obj, created = self.cluster.patch(
+                r, ns, name, kind, body, sub, dry_run, strict, manager or _agent(request),
+                q.get("force") == "true")
+            return self._reply(request, r, obj, 201 if created else 200)
+        if method == "DELETE":
+            options = await self._body(request, optional=True) or {}
+            if "gracePeriodSeconds" in q:
+                options["gracePeriodSeconds"] = _int(q["gracePeriodSeconds"], "gracePeriodSeconds")
+            if "propagationPolicy" in q:
+                options["propagationPolicy"] = q["propagationPolicy"]
+            if options.pop("orphanDependents", False):
+                options.setdefault("propagationPolicy", "Orphan")
+            if name is None:
+                return self._delete_collection(request, r, ns, options, dry_run)
+            obj = self.cluster.delete(r, ns, name, options, dry_run)
+            return self._reply(request, r, obj)
+        raise ApiError(405, f"{method} is not supported here", "MethodNotAllowed")
+
+    async def _body(self, request: web.Request, yaml_ok: bool = True,
+                    optional: bool = False) -> Any:
+        raw = await request.read()
+        if not raw.strip():
+            if optional:
+                return None
+            raise ApiError(400, "the request has no body")
+        ctype = request.content_type
+        if ctype == protobuf.CONTENT_TYPE:
+            try:
+                return protobuf.decode(raw)
+            except (protobuf.ProtobufError, UnicodeDecodeError) as exc:
+                raise ApiError(415, str(exc), "UnsupportedMediaType") from None
+        try:
+            if ctype in ("application/yaml", "application/apply-patch+yaml") and yaml_ok:
+                return yaml.safe_load(raw)
+            if ctype in ("application/json", "application/merge-patch+json",
+                         "application/json-patch+json",
+                         "application/strategic-merge-patch+json", "",
+                         "application/octet-stream", "text/plain"):
+                return json.loads(raw)
+        except (json.JSONDecodeError, yaml.YAMLError, UnicodeDecodeError) as exc:
+            raise ApiError(400, f"the body is not valid {ctype.split('/')[-1]}: {exc}"
+                           ) from None
+        raise ApiError(415, f"unsupported media type {ctype!r}", "UnsupportedMediaType")
+
+    def _reply(self, request: web.Request, r: Resource, obj: Obj, status: int = 200
+               ) -> web.Response:
+        if _wants_table(request):
+            return _json(table(r, [obj], obj["metadata"].get("resourceVersion", ""),
+                               request.query.get("includeObject", "Metadata")), status)
+        return _json(obj, status)
+
+    # ---- lists --------------------------------------------------------------------
+    def _matching(self, request: web.Request, r: Resource) -> Callable[[Obj], bool]:
+        try:
+            labels = label_selector(request.query.get("labelSelector"))
+            fields = field_selector(request.query.get("fieldSelector"), r.kind)
+        except SelectorError as exc:
+            raise ApiError(400, str(exc)) from None
+        return lambda obj: labels(obj) and fields(obj)
+
+    def _list(self, request: web.Request, r: Resource, ns: str | None) -> web.Response:
+        match = self._matching(request, r)
+        items = [o for o in self.cluster.list(r, ns) if match(o)]
+        q = request.query
+        cont = None
+        if q.get("continue"):
+            try:
+                after = tuple(json.loads(base64.urlsafe_b64decode(q["continue"]))["after"])
+            except (ValueError, KeyError, TypeError):
+                raise ApiError(400, "the continue token is not valid") from None
+            items = [o for o in items if (o["metadata"].get("namespace", ""),
+                                          o["metadata"]["name"]) > after]
+        limit = _int(q["limit"], "limit") if q.get("limit") else 0
+        if limit > 0 and len(items) > limit:
+            items = items[:limit]
+            last = items[-1]["metadata"]
+            cont = base64.urlsafe_b64encode(json.dumps(
+                {"after": [last.get("namespace", ""), last["name"]]}).encode()).decode()
+        rv = str(self.store.rv)
+        if _wants_table(request):
+            return _json(table(r, items, rv, q.get("includeObject", "Metadata"), cont))
+        meta: Obj = {"resourceVersion": rv}
+        if cont:
+            meta["continue"] = cont
+        return _json({"kind": r.list_kind, "apiVersion": r.api_version, "metadata": meta,
+                      "items": items})
+
+    def _delete_collection(self, request: web.Request, r: Resource, ns: str | None,
+                           options: Obj, dry_run: bool) -> web.Response:
+        match = self._matching(request, r)
+        gone = [self.cluster.delete(r, o["metadata"].get("namespace"), o["metadata"]["name"],
+                                    options, dry_run)
+                for o in self.cluster.list(r, ns) if match(o)]
+        return _json({"kind": r.list_kind, "apiVersion": r.api_version,
+                      "metadata": {"resourceVersion": str(self.store.rv)}, "items": gone})
+
+    # ---- watches ------------------------------------------------------------------
+    async def _watch(self, request: web.Request, r: Resource, ns: str | None,
+                     name: str | None) -> web.StreamResponse:
+        q = request.query
+        match = self._matching(request, r)
+        as_table = _wants_table(request)
+        bookmarks = q.get("allowWatchBookmarks") in ("true", "1")
+        timeout = _int(q["timeoutSeconds"], "timeoutSeconds") if q.get("timeoutSeconds") \
+            else 1800
+        since = q.get("resourceVersion", "")
+        queue: asyncio.Queue[Change | None] = asyncio.Queue()
+
+        def wanted(obj: Obj) -> bool:
+            meta = obj["metadata"]
+            return (ns is None or meta.get("namespace") == ns) and match(obj)
+
+        def listener(change: Change) -> None:
+            if change[1] == r.key:
+                if queue.qsize() > WATCH_BACKLOG:
+                    queue.put_nowait(None)
+                else:
+                    queue.put_nowait(change)
+
+        # registering and reading the backlog happen without an await in between, so
+        # no change falls between them
+        self.store.listeners.add(listener)
+        expired = False
+        try:
+            if since in ("", "0"):
+                backlog: list[tuple[str, Obj]] = [("ADDED", o) for o in self.cluster.list(r, ns)]
+            else:
+                try:
+                    backlog = [(kind, obj) for _, key, kind, obj in
+                               self.store.changes_since(_int(since, "resourceVersion"))
+                               if key == r.key]
+                except Gone:
+                    backlog, expired = [], True
+            response = web.StreamResponse(headers={"Content-Type": "application/json",
+                                                   "Cache-Control": "no-cache"})
+            await response.prepare(request)
+
+            async def send(kind: str, obj: Obj) -> None:
+                body = table(r, [obj], obj["metadata"].get("resourceVersion", ""),
+                             q.get("includeObject", "Object")) if as_table else obj
+                await response.write(json.dumps({"type": kind, "object": body},
+                                                separators=(",", ":")).encode() + b"\n")
+
+            if expired:
+                gone = ApiError(410, f"too old resource version: {since}"
+                                     f" ({self.store.compacted})", "Expired").status()
+                await response.write(json.dumps({"type": "ERROR", "object": gone}).encode()
+                                     + b"\n")
+                return response
+            for kind, obj in backlog:
+                if wanted(obj):
+                    await send(kind, self.cluster._as(r, obj))
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + timeout
+            while not self._stopping.is_set():
+                left = deadline - loop.time()
+                if left <= 0:
+                    break
+                try:
+                    change = await asyncio.wait_for(queue.get(),
+                                                    min(left, self.bookmark_seconds))
+                except TimeoutError:
+                    if bookmarks:
+                        await response.write(json.dumps({"type": "BOOKMARK", "object": {
+                            "kind": r.kind, "apiVersion": r.api_version,
+                            "metadata": {"resourceVersion": str(self.store.rv)}}}).encode()
+                            + b"\n")
+                    continue
+                if change is None:
+                    break  # fell too far behind: the client re-lists
+                _, _, kind, obj = change
+                if wanted(obj):
+                    await send(kind, self.cluster._as(r, obj))
+            return response
+        except (ConnectionResetError, asyncio.CancelledError):
+            return web.StreamResponse()
+        finally:
+            self.store.listeners.discard(listener)
+
+
+def _agent(request: web.Request) -> str:
+    """The default field manager: the client's name, as the real server derives it."""
+    agent = request.headers.get("User-Agent", "unknown")
+    return agent.split("/")[0] or "unknown"
+
+
+def _int(value: str, what: str) -> int:
+    try:
+        return int(value)
+    except ValueError:
+        raise ApiError(400, f"{what}: expected an integer, got {value!r}") from None
+
+
+def _wants_table(request: web.Request) -> bool:
+    accept = request.headers.get("Accept", "")
+    return "as=Table" in accept.split(",")[0]
+
+
+async def serve(store: Store, host: str = "127.0.0.1", port: int = 6443,
+                token: str | None = None, ssl_context: ssl.SSLContext | None = None,
+                **options: Any) -> tuple[web.AppRunner, ApiServer]:
+    """Start serving (returns once listening; port 0 picks a free one); stop with
+    ``await runner.cleanup()``."""
+    server = ApiServer(store, token, **options)
+    # open keep-alive connections and watches get one second to close on shutdown
+    runner = web.AppRunner(server.app(), access_log=None, handle_signals=False,
+                           shutdown_timeout=1.0)
+    await runner.setup()
+    site = web.TCPSite(runner, host, port, ssl_context=ssl_context)
+    await site.start()
+    sockets = site._server.sockets if site._server else []  # type: ignore[union-attr]
+    if sockets:
+        bound = sockets[0].getsockname()
+        server.address = f"{bound[0]}:{bound[1]}"
+    return runner, server

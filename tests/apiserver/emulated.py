@@ -1,0 +1,113 @@
+"""A real emulated cluster for tests: ``leasehold emulator up`` in a subprocess,
+reached by the real kubectl; and the objects the tests apply to it."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+KUBECTL = shutil.which("kubectl")
+
+
+class Emulated:
+    def __init__(self, data: Path) -> None:
+        self.data = data
+        self.kubeconfig = data / "kubeconfig"
+        self.proc: subprocess.Popen[str] | None = None
+        self.url = ""
+
+    def start(self, port: int = 0) -> None:
+        (self.data / "server.json").unlink(missing_ok=True)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "leasehold.cli", "emulator", "up", "--port", str(port),
+             "--data", str(self.data)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            text=True)
+        deadline = time.monotonic() + 30
+        while not (self.data / "server.json").exists():
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                out = self.proc.stdout.read() if self.proc.stdout else ""
+                raise RuntimeError(f"the emulator did not start: {out}")
+            time.sleep(0.05)
+        self.url = json.loads((self.data / "server.json").read_text())["url"]
+
+    @property
+    def port(self) -> int:
+        return int(self.url.rsplit(":", 1)[1])
+
+    def stop(self, sig: int = signal.SIGTERM) -> None:
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            self.proc.wait(timeout=15)
+        self.proc = None
+
+    def kubectl(self, *args: str, stdin: str | None = None, check: bool = True,
+                timeout: float = 30) -> subprocess.CompletedProcess[str]:
+        assert KUBECTL
+        r = subprocess.run([KUBECTL, "--kubeconfig", str(self.kubeconfig), *args],
+                           input=stdin, capture_output=True, text=True, timeout=timeout,
+                           env={**os.environ, "KUBECTL_KUBERC": "false"})
+        if check and r.returncode != 0:
+            raise AssertionError(f"kubectl {' '.join(args)} failed:\n{r.stderr}")
+        return r
+
+    def apply(self, *docs: dict[str, Any], server_side: bool = False
+              ) -> subprocess.CompletedProcess[str]:
+        text = yaml.safe_dump_all(docs)
+        return self.kubectl("apply", *(["--server-side"] if server_side else []), "-f", "-",
+                            stdin=text)
+
+    def get(self, *args: str) -> Any:
+        return json.loads(self.kubectl("get", *args, "-o", "json").stdout)
+
+    def token(self) -> str:
+        return (self.data / "token").read_text().strip()
+
+
+CRD = {
+    "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+    "metadata": {"name": "widgets.example.io"},
+    "spec": {
+        "group": "example.io", "scope": "Namespaced",
+        "names": {"plural": "widgets", "singular": "widget", "kind": "Widget",
+                  "shortNames": ["wd"], "categories": ["all"]},
+        "versions": [{
+            "name": "v1", "served": True, "storage": True, "subresources": {"status": {}},
+            "additionalPrinterColumns": [
+                {"name": "Size", "type": "integer", "jsonPath": ".spec.size"},
+                {"name": "Phase", "type": "string", "jsonPath": ".status.phase"},
+                {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"}],
+            "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                "spec": {"type": "object", "required": ["size"], "properties": {
+                    "size": {"type": "integer", "minimum": 1},
+                    "color": {"type": "string", "enum": ["red", "blue"]}}},
+                # Kopf keeps handler results and progress in the status
+                "status": {"type": "object", "x-kubernetes-preserve-unknown-fields": True,
+                           "properties": {"phase": {"type": "string"}}},
+            }}},
+        }],
+    },
+}
+
+
+def widget(name: str, size: int = 3, **spec: Any) -> dict[str, Any]:
+    return {"apiVersion": "example.io/v1", "kind": "Widget",
+            "metadata": {"name": name, "labels": {"app": "demo"}},
+            "spec": {"size": size, **spec}}
+
+
+def pod(name: str, node: str | None = None, **meta: Any) -> dict[str, Any]:
+    spec: dict[str, Any] = {"containers": [{"name": "c", "image": "busybox",
+                                            "env": [{"name": "A", "value": "1"}]}]}
+    if node:
+        spec["nodeName"] = node
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, **meta},
+            "spec": spec}

@@ -1,0 +1,53 @@
+"""A real Kopf operator against the emulated server (kopf.testing.KopfRunner)."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from emulated import CRD, widget
+from kopf.testing import KopfRunner
+
+OPERATOR = Path(__file__).with_name("kopf_operator.py")
+
+
+def wait_for(check, timeout: float = 20.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = check()
+        if value:
+            return value
+        time.sleep(0.2)
+    raise AssertionError(f"not within {timeout} s: {check.__doc__ or check}")
+
+
+def test_kopf_handlers_status_finalizers_and_events(emulated, monkeypatch):
+    monkeypatch.setenv("KUBECONFIG", str(emulated.kubeconfig))
+    emulated.apply(CRD)
+    emulated.kubectl("wait", "--for=condition=Established", "crd/widgets.example.io")
+    args = ["run", "--standalone", "--namespace", "default", "--verbose", str(OPERATOR)]
+    with KopfRunner(args, timeout=60) as runner:
+        emulated.apply(widget("kw", 2))
+
+        def handled():
+            """the create handler's result in the status, a finalizer, ticks"""
+            obj = emulated.get("wd", "kw")
+            status = obj.get("status", {})
+            return (status.get("created", {}).get("seen") == 2
+                    and "example.io/kopf-finalizer" in obj["metadata"].get("finalizers", [])
+                    and status.get("ticks", 0) >= 2) and obj
+        wait_for(handled)
+        events = emulated.get("events", "--field-selector", "involvedObject.name=kw")["items"]
+        assert any(e["reason"] == "Created" and e["message"] == "size 2" for e in events)
+
+        emulated.apply(widget("kw", 4))
+        wait_for(lambda: emulated.get("wd", "kw").get("status", {}).get("phase")
+                 == "resized to 4")
+
+        emulated.kubectl("delete", "wd", "kw", "--wait=false")
+        wait_for(lambda: emulated.kubectl("get", "wd", "kw", check=False).returncode != 0)
+    assert runner.exit_code == 0, runner.output
+    assert runner.exception is None
+    assert "created kw" in runner.output and "deleted kw" in runner.output
+    assert os.environ["KUBECONFIG"] == str(emulated.kubeconfig)

@@ -1,0 +1,50 @@
+"""The store: what survives a restart, and watch history with compaction."""
+
+from __future__ import annotations
+
+import pytest
+
+from leasehold_emulator.apiserver.store import Gone, Store
+
+
+def obj(name, **extra):
+    return {"metadata": {"name": name, "namespace": "ns"}, **extra}
+
+
+def test_objects_and_the_counter_survive_a_restart(tmp_path):
+    store = Store(tmp_path / "s.db")
+    store.write("/pods", obj("a", spec={"x": 1}), "ADDED")
+    store.write("/pods", obj("b"), "ADDED")
+    store.remove("/pods", obj("b"))
+    store.close()
+    again = Store(tmp_path / "s.db")
+    assert again.rv == 3
+    assert [o["metadata"]["name"] for o in again.items("/pods")] == ["a"]
+    assert again.get("/pods", "ns", "a")["metadata"]["resourceVersion"] == "1"
+    assert [(rv, kind) for rv, _, kind, _ in again.changes_since(1)] == [(2, "ADDED"),
+                                                                         (3, "DELETED")]
+
+
+def test_old_versions_are_compacted_and_gone(tmp_path):
+    store = Store(tmp_path / "s.db", history=10)
+    for i in range(25):
+        store.write("/cm", obj(f"o{i}"), "ADDED")
+    assert [c[0] for c in store.changes_since(20)] == [21, 22, 23, 24, 25]
+    assert len(store.changes_since(15)) == 10
+    with pytest.raises(Gone):
+        store.changes_since(14)
+    store.close()
+    again = Store(tmp_path / "s.db", history=10)
+    assert [c[0] for c in again.changes_since(20)] == [21, 22, 23, 24, 25]
+    with pytest.raises(Gone):
+        again.changes_since(14)
+
+
+def test_listeners_see_every_change_in_order():
+    store = Store()
+    seen = []
+    store.listeners.add(lambda change: seen.append((change[0], change[2])))
+    store.write("/cm", obj("a"), "ADDED")
+    store.write("/cm", obj("a"), "MODIFIED")
+    store.remove("/cm", obj("a"))
+    assert seen == [(1, "ADDED"), (2, "MODIFIED"), (3, "DELETED")]
