@@ -160,10 +160,19 @@ def cmd_emulator(args: argparse.Namespace) -> int:
     """The emulated cluster: up (foreground), down, status."""
     from leasehold_emulator.apiserver import run
 
-    data = Path(args.data).expanduser()
+    data = Path(getattr(args, "data", "~/.leasehold/cluster")).expanduser()
     try:
         if args.emulator_command == "up":
-            run.up(data, port=args.port, time_scale=args.time_scale)
+            run.up(data, port=args.port, time_scale=args.time_scale,
+                   pools=Path(args.pools) if args.pools else None, with_nodes=not args.no_nodes,
+                   max_body=args.max_body)
+        elif args.emulator_command == "nodes":
+            from leasehold_emulator.nodes import run_nodes
+
+            try:
+                run_nodes(args.kubeconfig, args.time_scale)
+            except ValueError as exc:
+                return _fail([str(exc)])
         elif args.emulator_command == "down":
             print(f"stopped the emulated cluster of {data} (pid {run.down(data)})")
         else:
@@ -293,6 +302,19 @@ def build_parser() -> argparse.ArgumentParser:
     em_up.add_argument("--data", default="~/.leasehold/cluster", help=data_help)
     em_up.add_argument("--time-scale", type=_positive, default=1.0,
                        help="emulated seconds per real second (default: 1)")
+    em_up.add_argument("--pools", metavar="FILE", help="NodePool manifests (YAML) to create;"
+                       " their `emulated` blocks become nodes")
+    em_up.add_argument("--max-body", type=_count, default=3 << 20, metavar="BYTES",
+                       help="the largest request body accepted (default: 3 MiB, as a real"
+                            " server)")
+    em_up.add_argument("--no-nodes", action="store_true", help="the API server only (run"
+                       " `leasehold emulator nodes` separately)")
+    em_nodes = em_sub.add_parser("nodes", help="only the emulated nodes, against any cluster")
+    em_nodes.add_argument("--kubeconfig", help="the cluster's kubeconfig (default:"
+                          " $KUBECONFIG, then ~/.kube/config)")
+    em_nodes.add_argument("--time-scale", type=_positive, default=None,
+                          help="emulated seconds per real second (default: the cluster's"
+                               " leasehold-clock ConfigMap, else 1)")
     for name, text in (("down", "stop the running server"),
                        ("status", "where the server runs and whether it answers")):
         em_cmd = em_sub.add_parser(name, help=text)

@@ -11,8 +11,9 @@ import urllib.error
 import urllib.request
 
 import pytest
-from emulated import CRD, Emulated, pod, widget
 from kubernetes import client, config, watch
+
+from emulated import CRD, Emulated, pod, widget
 
 
 @pytest.fixture
@@ -53,6 +54,16 @@ def test_the_python_client_watches_and_resumes(emulated, api):
         if len(seen) == 3:
             w.stop()
     assert seen == [("ADDED", "cm0"), ("ADDED", "cm1"), ("ADDED", "cm2")]
+
+
+def test_a_write_that_changes_nothing_keeps_the_version(emulated, api):
+    core = client.CoreV1Api(api)
+    cm = core.create_namespaced_config_map("default", {"metadata": {"name": "same"},
+                                                       "data": {"a": "1"}})
+    again = core.patch_namespaced_config_map("same", "default", {"data": {"a": "1"}})
+    assert again.metadata.resource_version == cm.metadata.resource_version
+    changed = core.patch_namespaced_config_map("same", "default", {"data": {"a": "2"}})
+    assert int(changed.metadata.resource_version) > int(cm.metadata.resource_version)
 
 
 def test_ownerless_dependents_are_collected(emulated, api):
@@ -138,6 +149,18 @@ def test_an_oversized_body_is_refused(emulated):
     body = json.dumps({"metadata": {"name": "big"}, "data": {"x": "a" * (4 << 20)}}).encode()
     status, doc = raw(emulated, "POST", "/api/v1/namespaces/default/configmaps", body)
     assert (status, doc["reason"]) == (413, "RequestEntityTooLarge")
+
+
+def test_the_body_limit_is_configurable(tmp_path):
+    small = Emulated(tmp_path)
+    small.start(0, "--max-body", "2000")
+    try:
+        body = json.dumps({"metadata": {"name": "b"}, "data": {"x": "a" * 3000}}).encode()
+        status, doc = raw(small, "POST", "/api/v1/namespaces/default/configmaps", body)
+        assert (status, doc["reason"]) == (413, "RequestEntityTooLarge")
+        assert "larger than 2000 bytes" in doc["message"]
+    finally:
+        small.stop()
 
 
 def test_a_failed_json_patch_test_is_422(emulated):

@@ -6,8 +6,9 @@ import os
 import time
 from pathlib import Path
 
-from emulated import CRD, widget
 from kopf.testing import KopfRunner
+
+from emulated import CRD, widget
 
 OPERATOR = Path(__file__).with_name("kopf_operator.py")
 

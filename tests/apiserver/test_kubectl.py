@@ -6,6 +6,7 @@ import subprocess
 import time
 
 import pytest
+
 from emulated import CRD, KUBECTL, pod, widget
 
 

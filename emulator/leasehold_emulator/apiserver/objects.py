@@ -43,6 +43,12 @@ def _content(obj: Obj) -> Obj:
     return {k: v for k, v in obj.items() if k not in ("metadata", "status")}
 
 
+def _unmanaged(obj: Obj) -> Obj:
+    """The object without ``managedFields``, which every write would change."""
+    meta = {k: v for k, v in obj["metadata"].items() if k != "managedFields"}
+    return {**obj, "metadata": meta}
+
+
 class Cluster:
     def __init__(self, store: Store, seed: int | None = None) -> None:
         self.store = store
@@ -82,7 +88,9 @@ class Cluster:
 
     # ---- create -------------------------------------------------------------------
     def create(self, r: Resource, ns: str | None, body: Any, dry_run: bool = False,
-               strict: bool = False, manager: str | None = None) -> Obj:
+               strict: bool = False, manager: str | None = None,
+               applied: Obj | None = None) -> Obj:
+        """``applied``: the configuration of a server-side apply that creates it."""
         obj = self._body(r, ns, body)
         meta = obj["metadata"]
         if not meta.get("name"):
@@ -113,7 +121,7 @@ class Cluster:
         self._defaults(r, obj)
         self._validate(r, obj, strict)
         if manager:
-            self._own(obj, manager, "Update")
+            self._own(obj, manager, "Update" if applied is None else "Apply", applied)
         if dry_run:
             return obj
         self.store.write(r.key, obj, "ADDED")
@@ -289,11 +297,7 @@ class Cluster:
                     raise not_found(r.plural, name, r.group)
                 body = copy.deepcopy(body)
                 body.setdefault("metadata", {}).setdefault("name", name)
-                obj = self.create(r, ns, body, dry_run, strict)
-                if not dry_run:
-                    self._own(obj, manager, "Apply", body)
-                    self.store.write(r.key, obj, "MODIFIED")
-                return obj, True
+                return self.create(r, ns, body, dry_run, strict, manager, body), True
         if current is None:
             raise not_found(r.plural, name, r.group)
         try:
@@ -365,12 +369,14 @@ class Cluster:
                                             " metadata.finalizers: Forbidden: no new finalizers"
                                             " can be added if the object is being deleted")
         self._validate(r, new, strict and sub is None)
-        if manager:
-            self._own(new, manager, operation, applied)
         if r.key == CRD_KEY:
             new["status"] = copy.deepcopy(current.get("status", {}))
         new["metadata"]["resourceVersion"] = old_meta["resourceVersion"]
-        if new == current or dry_run:
+        if _unmanaged(new) == _unmanaged(current):
+            return current  # a no-op: no write, no event, the same resource version
+        if manager:
+            self._own(new, manager, operation, applied)
+        if dry_run:
             return new
         if new["metadata"].get("deletionTimestamp") and not new["metadata"].get("finalizers") \
                 and not self._pod_grace_pending(r, new):

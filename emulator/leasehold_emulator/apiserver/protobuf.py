@@ -117,46 +117,36 @@ def object_meta(data: bytes) -> dict[str, Any]:
     return meta
 
 
-def _secret(data: bytes) -> dict[str, Any]:
+#: a kind's top-level fields: number -> (JSON name, how to read it)
+Layout = dict[int, tuple[str, str]]
+
+
+def _message(data: bytes, layout: Layout) -> dict[str, Any]:
+    """Decode by layout: "meta" (ObjectMeta), "text", "bool", "map" (a map of strings)
+    and "bytes" (a map of bytes, base64 in JSON as the real server writes them)."""
     obj: dict[str, Any] = {}
     for n, v in fields(data):
-        if n == 1 and isinstance(v, bytes):
-            obj["metadata"] = object_meta(v)
-        elif n == 2:
+        if n not in layout:
+            continue
+        name, how = layout[n]
+        if how == "meta" and isinstance(v, bytes):
+            obj[name] = object_meta(v)
+        elif how == "text":
+            obj[name] = _text(v)
+        elif how == "bool":
+            obj[name] = bool(v)
+        elif how in ("map", "bytes"):
             key, item = _entry(v)
-            obj.setdefault("data", {})[key] = base64.b64encode(item).decode()
-        elif n == 3:
-            obj["type"] = _text(v)
-        elif n == 4:
-            key, item = _entry(v)
-            obj.setdefault("stringData", {})[key] = item.decode()
-        elif n == 5:
-            obj["immutable"] = bool(v)
+            value = base64.b64encode(item).decode() if how == "bytes" else item.decode()
+            obj.setdefault(name, {})[key] = value
     return obj
 
 
-def _config_map(data: bytes) -> dict[str, Any]:
-    obj: dict[str, Any] = {}
-    for n, v in fields(data):
-        if n == 1 and isinstance(v, bytes):
-            obj["metadata"] = object_meta(v)
-        elif n == 2:
-            key, item = _entry(v)
-            obj.setdefault("data", {})[key] = item.decode()
-        elif n == 3:
-            key, item = _entry(v)
-            obj.setdefault("binaryData", {})[key] = base64.b64encode(item).decode()
-        elif n == 4:
-            obj["immutable"] = bool(v)
-    return obj
-
-
-def _namespace(data: bytes) -> dict[str, Any]:
-    obj: dict[str, Any] = {}
-    for n, v in fields(data):
-        if n == 1 and isinstance(v, bytes):
-            obj["metadata"] = object_meta(v)
-    return obj
+SECRET: Layout = {1: ("metadata", "meta"), 2: ("data", "bytes"), 3: ("type", "text"),
+                  4: ("stringData", "map"), 5: ("immutable", "bool")}
+CONFIG_MAP: Layout = {1: ("metadata", "meta"), 2: ("data", "map"), 3: ("binaryData", "bytes"),
+                      4: ("immutable", "bool")}
+NAMESPACE: Layout = {1: ("metadata", "meta")}
 
 
 def _delete_options(data: bytes) -> dict[str, Any]:
@@ -177,9 +167,9 @@ def _delete_options(data: bytes) -> dict[str, Any]:
 
 
 DECODERS: dict[tuple[str, str], Callable[[bytes], dict[str, Any]]] = {
-    ("v1", "Secret"): _secret,
-    ("v1", "ConfigMap"): _config_map,
-    ("v1", "Namespace"): _namespace,
+    ("v1", "Secret"): lambda data: _message(data, SECRET),
+    ("v1", "ConfigMap"): lambda data: _message(data, CONFIG_MAP),
+    ("v1", "Namespace"): lambda data: _message(data, NAMESPACE),
     ("v1", "DeleteOptions"): _delete_options,
     ("meta.k8s.io/v1", "DeleteOptions"): _delete_options,
 }

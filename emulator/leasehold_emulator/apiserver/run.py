@@ -17,13 +17,24 @@ import time
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+import yaml
+
+import leasehold
+from leasehold.api.scenario import yaml_problem
+
+from ..kube import KubeClient
+from ..nodes import NodeEmulator
+from .errors import ApiError
 from .kubeconfig import new_token, write_kubeconfig
-from .server import serve
+from .server import MAX_BODY, ApiServer, serve
 from .store import Store
 from .tls import ensure_certificates
 
 DEFAULT_DATA = Path.home() / ".leasehold" / "cluster"
+#: leasehold's CustomResourceDefinitions, installed into every emulated cluster
+CRDS = Path(leasehold.__file__).parent / "crds"
 DEFAULT_PORT = 6443
 #: the ConfigMap both sides read emulated time from (DESIGN §4)
 CLOCK = ("kube-system", "leasehold-clock")
@@ -65,7 +76,8 @@ def running(data: Path) -> Running | None:
 
 
 async def _serve(data: Path, host: str, port: int, time_scale: float,
-                 ready: asyncio.Event | None = None) -> None:
+                 pools: Path | None = None, with_nodes: bool = True,
+                 max_body: int = MAX_BODY) -> None:
     data.mkdir(parents=True, exist_ok=True)
     if running(data):
         raise EmulatorError(f"an emulated cluster already runs on {data}"
@@ -74,7 +86,7 @@ async def _serve(data: Path, host: str, port: int, time_scale: float,
     certs = ensure_certificates(data / "pki")
     try:
         runner, server = await serve(store, host, port, _token(data),
-                                     ssl_context=certs.server_context())
+                                     ssl_context=certs.server_context(), max_body=max_body)
     except OSError as exc:
         store.close()
         if exc.errno == errno.EADDRINUSE:
@@ -83,8 +95,21 @@ async def _serve(data: Path, host: str, port: int, time_scale: float,
         raise EmulatorError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
     url = f"https://{server.address}"
     kubeconfig = write_kubeconfig(data / "kubeconfig", url, _token(data), certs.ca)
-    _set_clock(server, time_scale)
+    try:
+        _set_clock(server, time_scale)
+        install_crds(server)
+        if pools is not None:
+            apply_pools(server, pools)
+    except EmulatorError:
+        await runner.cleanup()
+        store.close()
+        raise
     (data / "server.json").write_text(json.dumps({"pid": os.getpid(), "url": url}))
+    # the emulated nodes talk to the server as any client would (`leasehold emulator
+    # nodes` runs the same against another cluster)
+    client = KubeClient.from_kubeconfig(kubeconfig)
+    nodes = NodeEmulator(client, time_scale)
+    nodes_task = asyncio.create_task(nodes.run()) if with_nodes else None
     print(f"emulated cluster up at {url} (data in {data})\n"
           f"  export KUBECONFIG={kubeconfig}\n"
           f"  kubectl get nodes\n"
@@ -93,23 +118,22 @@ async def _serve(data: Path, host: str, port: int, time_scale: float,
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    if ready:
-        ready.set()
     try:
         await stop.wait()
     finally:
+        if nodes_task is not None:
+            nodes_task.cancel()
+        await nodes.stop()
+        await client.close()
         await runner.cleanup()
         store.close()
         with contextlib.suppress(FileNotFoundError):
             (data / "server.json").unlink()
 
 
-def _set_clock(server: object, time_scale: float) -> None:
+def _set_clock(server: ApiServer, time_scale: float) -> None:
     """Write the clock ConfigMap (time scale and the wall-clock origin of emulated
     time, kept across restarts so emulated time never jumps back)."""
-    from .server import ApiServer
-
-    assert isinstance(server, ApiServer)
     cluster = server.cluster
     cm = cluster.registry.get("", "v1", "configmaps")
     assert cm is not None
@@ -126,11 +150,64 @@ def _set_clock(server: object, time_scale: float) -> None:
 
 
 def up(data: Path = DEFAULT_DATA, host: str = "127.0.0.1", port: int = DEFAULT_PORT,
-       time_scale: float = 1.0) -> None:
-    """Serve in the foreground until SIGINT or SIGTERM."""
+       time_scale: float = 1.0, pools: Path | None = None, with_nodes: bool = True,
+       max_body: int = MAX_BODY) -> None:
+    """Serve in the foreground until SIGINT or SIGTERM, with emulated nodes."""
     if time_scale <= 0:
         raise EmulatorError(f"--time-scale must be > 0, got {time_scale:g}")
-    asyncio.run(_serve(data, host, port, time_scale))
+    if pools is not None:
+        read_pools(pools)  # a bad file stops us before anything starts
+    asyncio.run(_serve(data, host, port, time_scale, pools, with_nodes, max_body))
+
+
+def install_crds(server: ApiServer) -> None:
+    """leasehold's CRDs, created or brought up to date."""
+    crd = server.cluster.registry.get("apiextensions.k8s.io", "v1", "customresourcedefinitions")
+    assert crd is not None
+    for path in sorted(CRDS.glob("*.yaml")):
+        body = yaml.safe_load(path.read_text())
+        name = body["metadata"]["name"]
+        current = server.store.get(crd.key, "", name)
+        if current is None:
+            server.cluster.create(crd, None, body, manager="leasehold-emulator")
+        elif current["spec"] != {**current["spec"], **body["spec"]}:
+            server.cluster.update(crd, None, name, body, manager="leasehold-emulator")
+
+
+def read_pools(path: Path) -> list[dict[str, Any]]:
+    """The NodePool manifests of a YAML file (one or more documents)."""
+    try:
+        docs = [d for d in yaml.safe_load_all(path.read_text()) if d is not None]
+    except OSError as exc:
+        raise EmulatorError(f"cannot read {path}: {exc.strerror}") from None
+    except yaml.YAMLError as exc:
+        raise EmulatorError(yaml_problem(str(path), exc)) from None
+    for i, doc in enumerate(docs):
+        kind = doc.get("kind") if isinstance(doc, dict) else None
+        if kind != "NodePool" or doc.get("apiVersion") != "leasehold.io/v1alpha1":
+            raise EmulatorError(f"{path}: document {i + 1} is not a leasehold.io/v1alpha1"
+                                f" NodePool (kind: {kind})")
+    return docs
+
+
+def apply_pools(server: ApiServer, path: Path) -> None:
+    """Create or replace the file's NodePools; schema errors name the pool and field."""
+    pools = server.cluster.registry.get("leasehold.io", "v1alpha1", "nodepools")
+    assert pools is not None
+    for doc in read_pools(path):
+        name = (doc.get("metadata") or {}).get("name", "")
+        try:
+            if server.store.get(pools.key, "", name) is None:
+                server.cluster.create(pools, None, doc, manager="leasehold-emulator")
+            else:
+                current = server.store.get(pools.key, "", name)
+                assert current is not None
+                body = {**doc, "metadata": {**doc["metadata"],
+                                            "resourceVersion": current["metadata"][
+                                                "resourceVersion"]}}
+                server.cluster.update(pools, None, name, body, manager="leasehold-emulator")
+        except ApiError as exc:
+            raise EmulatorError(f"{path}: {exc.message}") from None
 
 
 def down(data: Path = DEFAULT_DATA, wait: float = 10.0) -> int:

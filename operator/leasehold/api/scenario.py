@@ -384,7 +384,7 @@ def parse_scenario(text: str, source: str = "<string>") -> Scenario:
         node = loader.get_single_node()
         data = None if node is None else loader.construct_document(node)
     except yaml.YAMLError as exc:
-        raise ScenarioError([_yaml_problem(source, exc)]) from exc
+        raise ScenarioError([yaml_problem(source, exc)]) from exc
     finally:
         loader.dispose()
     return _validate(data, source, node)
@@ -395,7 +395,8 @@ def validate_scenario(data: object, source: str = "<scenario>") -> Scenario:
     return _validate(data, source, None)
 
 
-def _yaml_problem(source: str, exc: yaml.YAMLError) -> str:
+def yaml_problem(source: str, exc: yaml.YAMLError) -> str:
+    """One line: what is wrong with a YAML file, and where."""
     if not isinstance(exc, MarkedYAMLError):
         return f"{source}: invalid YAML: {exc}"
     problem = exc.problem or "syntax error"

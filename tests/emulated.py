@@ -25,12 +25,13 @@ class Emulated:
         self.proc: subprocess.Popen[str] | None = None
         self.url = ""
 
-    def start(self, port: int = 0) -> None:
+    def start(self, port: int = 0, *options: str) -> None:
+        """Start ``leasehold emulator up`` with ``options`` (e.g. ``--time-scale``)."""
         (self.data / "server.json").unlink(missing_ok=True)
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "leasehold.cli", "emulator", "up", "--port", str(port),
-             "--data", str(self.data)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            text=True)
+             "--data", str(self.data), *options], stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT, text=True)
         deadline = time.monotonic() + 30
         while not (self.data / "server.json").exists():
             if self.proc.poll() is not None or time.monotonic() > deadline:

@@ -1,0 +1,152 @@
+"""A small asynchronous Kubernetes REST client: what the emulated nodes need to run
+against any API server, the emulated one or a real one. It reads a kubeconfig
+(bearer token or client certificate, CA or insecure) and lists, watches, creates,
+patches and deletes objects as JSON."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import ssl
+import tempfile
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import yaml
+
+Obj = dict[str, Any]
+
+
+class KubeError(Exception):
+    """A failed request: ``code`` and the server's ``Status`` message."""
+
+    def __init__(self, code: int, message: str, reason: str = "") -> None:
+        super().__init__(f"{code} {reason}: {message}" if reason else f"{code}: {message}")
+        self.code = code
+        self.reason = reason
+
+
+def _data_file(entry: dict[str, Any], key: str, directory: Path) -> str | None:
+    """A kubeconfig's ``<key>`` path or ``<key>-data`` contents, as a file path."""
+    if entry.get(key):
+        path = Path(entry[key])
+        return str(path if path.is_absolute() else directory / path)
+    data = entry.get(f"{key}-data")
+    if not data:
+        return None
+    fd, name = tempfile.mkstemp(prefix="leasehold-kube-")
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(base64.b64decode(data))
+    return name
+
+
+class KubeClient:
+    def __init__(self, server: str, token: str | None, ssl_context: ssl.SSLContext | bool
+                 ) -> None:
+        self.server = server.rstrip("/")
+        self.headers = {"Authorization": f"Bearer {token}"} if token else {}
+        self.ssl = ssl_context
+        self._session: aiohttp.ClientSession | None = None
+
+    @classmethod
+    def from_kubeconfig(cls, path: str | Path | None = None) -> KubeClient:
+        """Raises ValueError (one line) for a missing or unusable kubeconfig."""
+        path = Path(path or os.environ.get("KUBECONFIG", "~/.kube/config")).expanduser()
+        try:
+            doc = yaml.safe_load(path.read_text())
+            current = doc.get("current-context")
+            context = next(c["context"] for c in doc["contexts"] if c["name"] == current)
+            cluster = next(c["cluster"] for c in doc["clusters"]
+                           if c["name"] == context["cluster"])
+            user = next((u["user"] for u in doc.get("users", [])
+                         if u["name"] == context.get("user")), {})
+        except OSError as exc:
+            raise ValueError(f"cannot read {path}: {exc.strerror}") from None
+        except (yaml.YAMLError, AttributeError, KeyError, StopIteration, TypeError):
+            raise ValueError(f"{path} is not a kubeconfig with a current context, its"
+                             " cluster and user") from None
+        server = cluster["server"]
+        context_ssl: ssl.SSLContext | bool = False
+        if server.startswith("https"):
+            if cluster.get("insecure-skip-tls-verify"):
+                context_ssl = False
+            else:
+                ca = _data_file(cluster, "certificate-authority", path.parent)
+                context_ssl = ssl.create_default_context(cafile=ca)
+                cert = _data_file(user, "client-certificate", path.parent)
+                key = _data_file(user, "client-key", path.parent)
+                if cert and key:
+                    context_ssl.load_cert_chain(cert, key)
+        token = user.get("token")
+        if not token and user.get("tokenFile"):
+            token = Path(user["tokenFile"]).read_text().strip()
+        return cls(server, token, context_ssl)
+
+    async def __aenter__(self) -> KubeClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    def session(self) -> aiohttp.ClientSession:
+        if self._session is None or self._session.closed:
+            self._session = aiohttp.ClientSession(
+                headers=self.headers, connector=aiohttp.TCPConnector(ssl=self.ssl))
+        return self._session
+
+    async def close(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+
+    async def request(self, method: str, path: str, body: Any = None,
+                      content_type: str = "application/json", **params: Any) -> Obj:
+        data = json.dumps(body) if body is not None else None
+        query = {k: str(v) for k, v in params.items() if v is not None}
+        async with self.session().request(method, self.server + path, data=data, params=query,
+                                          headers={"Content-Type": content_type}) as r:
+            text = await r.text()
+            if r.status >= 400:
+                try:
+                    status = json.loads(text)
+                    raise KubeError(r.status, status.get("message", text), status.get("reason", ""))
+                except json.JSONDecodeError:
+                    raise KubeError(r.status, text) from None
+            return json.loads(text) if text else {}
+
+    async def get(self, path: str, **params: Any) -> Obj:
+        return await self.request("GET", path, **params)
+
+    async def create(self, path: str, body: Obj) -> Obj:
+        return await self.request("POST", path, body)
+
+    async def merge_patch(self, path: str, patch: Obj) -> Obj:
+        return await self.request("PATCH", path, patch, "application/merge-patch+json")
+
+    async def delete(self, path: str, **params: Any) -> Obj:
+        return await self.request("DELETE", path, **params)
+
+    async def watch(self, path: str, resource_version: str, timeout: int = 300,
+                    **params: Any) -> AsyncIterator[Obj]:
+        """The events after ``resource_version`` until the server ends the stream; an
+        ``ERROR`` event (410: too old) raises :class:`KubeError`."""
+        query = {"watch": "true", "resourceVersion": resource_version,
+                 "allowWatchBookmarks": "true", "timeoutSeconds": str(timeout),
+                 **{k: str(v) for k, v in params.items() if v is not None}}
+        async with self.session().get(self.server + path, params=query,
+                                      timeout=aiohttp.ClientTimeout(total=None,
+                                                                    sock_read=timeout + 30)
+                                      ) as r:
+            if r.status >= 400:
+                raise KubeError(r.status, await r.text())
+            async for line in r.content:
+                if not line.strip():
+                    continue
+                event = json.loads(line)
+                if event["type"] == "ERROR":
+                    status = event["object"]
+                    raise KubeError(status.get("code", 500), status.get("message", ""),
+                                    status.get("reason", ""))
+                yield event

@@ -1,0 +1,163 @@
+"""Emulated nodes against the emulated server: nodes from NodePools, pods played
+through their phases at a time scale of 60 (an emulated minute per real second)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from emulated import KUBECTL, Emulated
+from leasehold_emulator.nodes import IMAGE_PULL, RESUME, RUNTIME
+
+ROOT = Path(__file__).resolve().parents[1]
+POOLS = ROOT / "examples" / "emulator" / "pools.yaml"
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    if KUBECTL is None:
+        pytest.skip("kubectl is not installed (apt-get install kubectl)")
+    c = Emulated(tmp_path_factory.mktemp("nodes"))
+    c.start(0, "--time-scale", "60", "--pools", str(POOLS))
+    yield c
+    c.stop()
+
+
+def until(check, timeout=15.0, step=0.05):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = check()
+        if value:
+            return value
+        time.sleep(step)
+    raise AssertionError(f"not within {timeout} s")
+
+
+def vm(name: str, node: str, grace: int = 30, **annotations: str) -> dict:
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "annotations": annotations},
+            "spec": {"nodeName": node, "terminationGracePeriodSeconds": grace,
+                     "containers": [{"name": "vm", "image": "leasehold/vm"}]}}
+
+
+def phase(c: Emulated, name: str) -> str | None:
+    r = c.kubectl("get", "pod", name, "-o", "jsonpath={.status.phase}", check=False)
+    return r.stdout if r.returncode == 0 else None
+
+
+def test_pools_become_ready_nodes_with_their_capacity_and_labels(cluster):
+    nodes = until(lambda: len(cluster.get("nodes")["items"]) == 6 and cluster.get("nodes"))
+    by_name = {n["metadata"]["name"]: n for n in nodes["items"]}
+    assert sorted(by_name) == ["big-0", "big-1", "rp-0", "rp-1", "rp-2", "rp-3"]
+    big = by_name["big-1"]
+    assert big["status"]["capacity"] == {"cpu": "8", "memory": "32Gi", "pods": "110"}
+    assert big["metadata"]["labels"]["leasehold.io/pool"] == "big"
+    assert big["metadata"]["labels"]["size"] == "big"
+    lines = cluster.kubectl("get", "nodes", "-l", "leasehold.io/pool=rp").stdout.splitlines()
+    assert [line.split()[1] for line in lines[1:]] == ["Ready"] * 4
+
+
+def test_a_pod_runs_after_its_delays_and_succeeds_after_its_run_time(cluster):
+    # 60 + 60 emulated seconds of delay: 2 s; then 120 emulated seconds: 2 s
+    cluster.apply(vm("vm-a", "rp-0", **{IMAGE_PULL: "60", RESUME: "60", RUNTIME: "120"}))
+    start = time.monotonic()
+    until(lambda: phase(cluster, "vm-a") == "Running")
+    running = time.monotonic() - start
+    until(lambda: phase(cluster, "vm-a") == "Succeeded")
+    done = time.monotonic() - start
+    assert 1.5 < running < 3.5, running
+    assert 3.5 < done < 6.0, done
+    pod = cluster.get("pod", "vm-a")
+    assert pod["status"]["containerStatuses"][0]["state"]["terminated"]["reason"] == "Completed"
+
+
+def test_deletion_waits_the_grace_period_in_emulated_time(cluster):
+    cluster.apply(vm("vm-b", "rp-1", grace=120))  # no run time: runs until deleted
+    until(lambda: phase(cluster, "vm-b") == "Running")
+    start = time.monotonic()
+    cluster.kubectl("delete", "pod", "vm-b", "--wait=false")
+    assert "Terminating" in cluster.kubectl("get", "pod", "vm-b").stdout
+    until(lambda: phase(cluster, "vm-b") is None)
+    gone = time.monotonic() - start
+    assert 1.5 < gone < 3.5, gone  # 120 emulated seconds
+
+
+def test_pods_elsewhere_are_left_alone(cluster):
+    cluster.apply(vm("vm-c", "no-such-node"))
+    time.sleep(1.0)
+    assert phase(cluster, "vm-c") == "Pending"
+    cluster.kubectl("delete", "pod", "vm-c")  # its node does not exist: goes at once
+
+
+def test_resizing_and_deleting_a_pool_changes_its_nodes(cluster):
+    pools = list(yaml.safe_load_all(POOLS.read_text()))
+    pools[0]["spec"]["emulated"]["nodes"] = 2
+    cluster.apply(pools[0])
+    until(lambda: sorted(n["metadata"]["name"] for n in cluster.get(
+        "nodes", "-l", "leasehold.io/pool=rp")["items"]) == ["rp-0", "rp-1"])
+    cluster.kubectl("delete", "nodepool", "big")
+    until(lambda: cluster.get("nodes", "-l", "leasehold.io/pool=big")["items"] == [])
+
+
+def test_a_restarted_emulator_finishes_what_was_running(tmp_path):
+    if KUBECTL is None:
+        pytest.skip("kubectl is not installed (apt-get install kubectl)")
+    c = Emulated(tmp_path)
+    c.start(0, "--time-scale", "60", "--pools", str(POOLS))
+    try:
+        c.apply(vm("vm-r", "rp-2", **{RUNTIME: "180"}))  # 3 s of real time
+        until(lambda: phase(c, "vm-r") == "Running")
+        port = c.port
+        c.stop()
+        c.start(port, "--time-scale", "60")
+        until(lambda: phase(c, "vm-r") == "Succeeded", timeout=10)
+    finally:
+        c.stop()
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    ("kind: Pod\napiVersion: v1\n", "document 1 is not a leasehold.io/v1alpha1 NodePool"),
+    ("a: [", "invalid YAML: expected the node content, but found '<stream end>'"),
+    ("apiVersion: leasehold.io/v1alpha1\nkind: NodePool\nmetadata: {name: p}\n"
+     "spec: {emulated: {nodes: 0}}\n",
+     "spec.emulated.nodes: Invalid value: 0: spec.emulated.nodes in body should be greater"
+     " than or equal to 1"),
+])
+def test_a_bad_pools_file_is_one_error_line(tmp_path, content, message):
+    import subprocess
+    import sys
+    pools = tmp_path / "pools.yaml"
+    pools.write_text(content)
+    r = subprocess.run([sys.executable, "-m", "leasehold.cli", "emulator", "up", "--port", "0",
+                        "--data", str(tmp_path / "d"), "--pools", str(pools)],
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert len(r.stderr.splitlines()) == 1 and message in r.stderr, r.stderr
+
+
+def test_the_nodes_run_against_a_server_as_a_separate_client(tmp_path):
+    """`leasehold emulator nodes` against a server that has none of its own."""
+    import subprocess
+    import sys
+    if KUBECTL is None:
+        pytest.skip("kubectl is not installed (apt-get install kubectl)")
+    c = Emulated(tmp_path)
+    c.start(0, "--no-nodes", "--time-scale", "60", "--pools", str(POOLS))
+    nodes = None
+    try:
+        time.sleep(0.5)
+        assert c.get("nodes")["items"] == []
+        nodes = subprocess.Popen([sys.executable, "-m", "leasehold.cli", "emulator", "nodes",
+                                  "--kubeconfig", str(c.kubeconfig)],
+                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        until(lambda: len(c.get("nodes")["items"]) == 6)
+        c.apply(vm("vm-s", "big-0", **{RUNTIME: "60"}))
+        until(lambda: phase(c, "vm-s") == "Succeeded")
+    finally:
+        if nodes is not None:
+            nodes.terminate()
+            nodes.wait(timeout=10)
+        c.stop()
