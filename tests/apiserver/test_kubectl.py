@@ -128,3 +128,37 @@ def test_label_and_field_selectors(emulated):
 def _yaml(doc):
     import yaml
     return yaml.safe_dump(doc)
+
+
+def test_the_same_verbs_on_pods(emulated):
+    emulated.apply(pod("pv"))
+    emulated.kubectl("patch", "pod", "pv", "--subresource=status", "--type=merge",
+                     "-p", '{"status":{"phase":"Running"}}')
+    described = emulated.kubectl("describe", "pod", "pv").stdout
+    assert [line.split() for line in described.splitlines() if line.startswith("Status:")] \
+        == [["Status:", "Running"]]
+    current = emulated.get("pod", "pv")
+    current["metadata"].setdefault("labels", {})["replaced"] = "yes"
+    import json
+    emulated.kubectl("replace", "-f", "-", stdin=json.dumps(current))
+    assert emulated.get("pod", "pv")["metadata"]["labels"] == {"replaced": "yes"}
+    ssa = pod("pv-ssa")
+    assert "serverside-applied" in emulated.apply(ssa, server_side=True).stdout
+    assert KUBECTL
+    watch = subprocess.Popen([KUBECTL, "--kubeconfig", str(emulated.kubeconfig), "get", "pods",
+                              "-w", "--request-timeout=20s"], stdout=subprocess.PIPE, text=True)
+    try:
+        time.sleep(1.0)
+        emulated.apply(pod("pv-new"))
+        deadline = time.monotonic() + 15
+        assert watch.stdout
+        seen = []
+        while time.monotonic() < deadline:
+            seen.append(watch.stdout.readline())
+            if "pv-new" in seen[-1]:
+                break
+        assert any("pv-new" in line and "Pending" in line for line in seen), seen
+    finally:
+        watch.kill()
+        watch.wait()
+    emulated.kubectl("delete", "pod", "pv", "pv-ssa", "pv-new")
