@@ -182,6 +182,21 @@ def cmd_emulator(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_crds(args: argparse.Namespace) -> int:
+    """Write the CRDs generated from the API models (into crds/ by default)."""
+    from .api.crds import crds, render
+
+    out = Path(args.out)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        for name, manifest in crds().items():
+            (out / name).write_text(render(manifest), encoding="utf-8")
+            print(out / name)
+    except OSError as exc:
+        return _fail([f"cannot write {out}: {exc.strerror or exc}"])
+    return 0
+
+
 def _positive(text: str) -> float:
     try:
         value = float(text)
@@ -292,6 +307,11 @@ def build_parser() -> argparse.ArgumentParser:
     swf.add_argument("--skip-bad-lines", action="store_true",
                      help="leave malformed lines out (with a warning) instead of stopping")
     swf.set_defaults(func=cmd_swf)
+
+    crd = sub.add_parser("crds", help="write the Lease and NodePool CRDs, generated from the"
+                         " API models")
+    crd.add_argument("--out", default="crds", help="directory (default: crds)")
+    crd.set_defaults(func=cmd_crds)
 
     em = sub.add_parser("emulator", help="an emulated Kubernetes cluster, no Docker needed")
     em_sub = em.add_subparsers(dest="emulator_command", required=True, metavar="COMMAND")

@@ -40,7 +40,7 @@ def test_crd_columns_and_schema_errors_match_a_real_server(kind_kubeconfig):
 
 
 def test_emulated_nodes_play_pods_on_a_real_cluster(kind_kubeconfig):
-    crd = ROOT / "operator" / "leasehold" / "crds" / "nodepools.leasehold.io.yaml"
+    crd = ROOT / "crds" / "nodepools.leasehold.io.yaml"
     kubectl(kind_kubeconfig, "apply", "-f", str(crd))
     kubectl(kind_kubeconfig, "wait", "--for=condition=Established",
             "crd/nodepools.leasehold.io", "--timeout=60s")

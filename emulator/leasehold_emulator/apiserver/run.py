@@ -21,7 +21,7 @@ from typing import Any
 
 import yaml
 
-import leasehold
+from leasehold.api.crds import crds
 from leasehold.api.scenario import yaml_problem
 
 from ..kube import KubeClient
@@ -33,8 +33,6 @@ from .store import Store
 from .tls import ensure_certificates
 
 DEFAULT_DATA = Path.home() / ".leasehold" / "cluster"
-#: leasehold's CustomResourceDefinitions, installed into every emulated cluster
-CRDS = Path(leasehold.__file__).parent / "crds"
 DEFAULT_PORT = 6443
 #: the ConfigMap both sides read emulated time from (DESIGN §4)
 CLOCK = ("kube-system", "leasehold-clock")
@@ -164,8 +162,7 @@ def install_crds(server: ApiServer) -> None:
     """leasehold's CRDs, created or brought up to date."""
     crd = server.cluster.registry.get("apiextensions.k8s.io", "v1", "customresourcedefinitions")
     assert crd is not None
-    for path in sorted(CRDS.glob("*.yaml")):
-        body = yaml.safe_load(path.read_text())
+    for body in crds().values():
         name = body["metadata"]["name"]
         current = server.store.get(crd.key, "", name)
         if current is None:

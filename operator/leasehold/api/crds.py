@@ -1,0 +1,156 @@
+"""The CustomResourceDefinitions, generated from the pydantic models of
+:mod:`.resources` (``leasehold crds`` writes them into ``crds/``; a test fails when
+the files drift from the models).
+
+pydantic writes JSON Schema; a CRD needs a *structural* OpenAPI v3 schema: no
+``$ref``, no ``null`` branches, ``x-kubernetes-int-or-string`` instead of an
+``anyOf`` of integer and string, open maps as ``x-kubernetes-preserve-unknown-fields``,
+boolean ``exclusiveMinimum``. :func:`structural` converts; the rules a schema cannot
+say are CEL rules for the servers that evaluate them (the operator checks them again)."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import yaml
+from pydantic import BaseModel
+
+from .resources import GROUP, VERSION, LeaseResourceSpec, NodePoolResourceSpec
+
+Schema = dict[str, Any]
+
+#: what a Lease's spec must hold beyond single fields, as CEL (Kubernetes >= 1.25)
+LEASE_RULES = [
+    {"rule": "self.type != 'AdvanceReservation' || has(self.start)",
+     "message": "an AdvanceReservation needs spec.start (its exact start)"},
+    {"rule": "self.type == 'AdvanceReservation' || !has(self.start)",
+     "message": "only an AdvanceReservation has spec.start; use spec.ready for the earliest"
+                " start"},
+    {"rule": "self.type != 'DeadlineMigratable' || has(self.deadline)",
+     "message": "a DeadlineMigratable lease needs spec.deadline"},
+    {"rule": "!self.type.startsWith('BestEffort') || !has(self.deadline)",
+     "message": "best-effort leases have no deadline; remove spec.deadline or use a"
+                " Deadline type"},
+]
+
+
+def structural(schema: Schema, defs: dict[str, Schema] | None = None) -> Schema:
+    """pydantic's JSON Schema as a structural OpenAPI v3 schema."""
+    defs = schema.get("$defs", {}) if defs is None else defs
+    out: Schema = {}
+    if "$ref" in schema:
+        target = structural(defs[schema["$ref"].split("/")[-1]], defs)
+        out.update(target)
+    for key, value in schema.items():
+        if key in ("$defs", "$ref", "title"):
+            continue
+        if key == "anyOf":
+            options = [o for o in value if o.get("type") != "null"]
+            if schema.get("x-kubernetes-int-or-string"):
+                continue
+            if len(options) == 1:
+                out.update(structural(options[0], defs))
+            else:
+                out["anyOf"] = [structural(o, defs) for o in options]
+        elif key == "properties":
+            out["properties"] = {k: structural(v, defs) for k, v in value.items()}
+        elif key == "items":
+            out["items"] = structural(value, defs)
+        elif key == "additionalProperties":
+            if value is False:
+                continue  # extra="forbid": a structural schema prunes unknown fields anyway
+            if value is True or value == {}:
+                out["x-kubernetes-preserve-unknown-fields"] = True
+            else:
+                out["additionalProperties"] = structural(value, defs)
+        elif key == "exclusiveMinimum":
+            out["minimum"], out["exclusiveMinimum"] = value, True
+        elif key == "const":
+            out["enum"] = [value]
+        elif key == "default" and value is None:
+            continue
+        else:
+            out[key] = copy.deepcopy(value)
+    if out.get("type") == "object" and "properties" not in out \
+            and "additionalProperties" not in out:
+        out["x-kubernetes-preserve-unknown-fields"] = True
+    if out.get("x-kubernetes-int-or-string"):
+        out.pop("type", None)
+    return out
+
+
+def _spec_schema(model: type[BaseModel]) -> Schema:
+    return structural(model.model_json_schema(by_alias=True, mode="validation"))
+
+
+def _status_schema() -> Schema:
+    # the operator owns the status; its shape is documented in docs/operator.md
+    return {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+
+
+def _crd(kind: str, plural: str, scope: str, short: list[str], spec: Schema,
+         columns: list[dict[str, Any]], description: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"{plural}.{GROUP}"},
+        "spec": {
+            "group": GROUP, "scope": scope,
+            "names": {"plural": plural, "singular": kind.lower(), "kind": kind,
+                      "listKind": f"{kind}List", "shortNames": short,
+                      "categories": ["leasehold"]},
+            "versions": [{
+                "name": VERSION, "served": True, "storage": True,
+                "subresources": {"status": {}},
+                "additionalPrinterColumns": columns,
+                "schema": {"openAPIV3Schema": {
+                    "type": "object", "description": description,
+                    "properties": {"spec": spec, "status": _status_schema()},
+                    "required": ["spec"]}},
+            }],
+        },
+    }
+
+
+def lease_crd() -> dict[str, Any]:
+    spec = _spec_schema(LeaseResourceSpec)
+    spec["x-kubernetes-validations"] = LEASE_RULES
+    spec["properties"]["template"] = {
+        "type": "object", "x-kubernetes-preserve-unknown-fields": True,
+        "description": spec["properties"]["template"].get("description", "")}
+    columns = [
+        {"name": "Type", "type": "string", "jsonPath": ".spec.type"},
+        {"name": "Origin", "type": "string", "jsonPath": ".status.origin"},
+        {"name": "VMs", "type": "integer", "jsonPath": ".spec.vms"},
+        {"name": "Phase", "type": "string", "jsonPath": ".status.phase"},
+        {"name": "Pool", "type": "string", "jsonPath": ".status.reservation.pool"},
+        {"name": "Start", "type": "string", "jsonPath": ".status.reservation.start"},
+        {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
+    ]
+    return _crd("Lease", "leases", "Namespaced", ["lhl"], spec, columns,
+                "N identical VMs (pods) for a duration under a contract type")
+
+
+def nodepool_crd() -> dict[str, Any]:
+    columns = [
+        {"name": "Nodes", "type": "integer", "jsonPath": ".spec.emulated.nodes"},
+        {"name": "CPU", "type": "string", "jsonPath": ".spec.emulated.cpu"},
+        {"name": "Memory", "type": "string", "jsonPath": ".spec.emulated.memory"},
+        {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
+    ]
+    return _crd("NodePool", "nodepools", "Cluster", ["lhnp"],
+                _spec_schema(NodePoolResourceSpec), columns,
+                "A group of nodes leasehold schedules onto, and its preemption costs")
+
+
+def crds() -> dict[str, dict[str, Any]]:
+    """File name -> manifest, for every CRD."""
+    return {f"{c['metadata']['name']}.yaml": c for c in (lease_crd(), nodepool_crd())}
+
+
+HEADER = ("# Generated by `leasehold crds` from operator/leasehold/api/resources.py;"
+          " do not edit.\n")
+
+
+def render(manifest: dict[str, Any]) -> str:
+    return HEADER + yaml.safe_dump(manifest, sort_keys=False, width=100)

@@ -1,0 +1,239 @@
+"""The Lease and NodePool custom resources (DESIGN §5), as pydantic models in their
+Kubernetes form: quantities (``"500m"``, ``"1Gi"``), durations (``"2h"``, ``"90s"``)
+and times (RFC 3339, or a duration after the Lease's creation).
+
+They describe the CRDs (:mod:`.crds` generates the OpenAPI schemas from them) and
+read the objects the operator receives. Everything the schema cannot say is checked
+when a Lease becomes a scenario :class:`~.lease.LeaseSpec`
+(:func:`lease_spec`), with the scenario's rules and messages."""
+
+from __future__ import annotations
+
+import math
+import re
+from datetime import UTC, datetime
+from decimal import Decimal
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from leasehold.core.model import LeaseType, Origin
+
+from .durations import parse_duration, parse_memory
+from .lease import LeaseSpec
+from .scenario import field_problem, validation_problems
+
+GROUP = "leasehold.io"
+VERSION = "v1alpha1"
+ORIGIN_LABEL = "leasehold.io/origin"
+
+#: Kubernetes' int-or-string: quantities, durations
+IntOrString = Annotated[int | str, Field(json_schema_extra={"x-kubernetes-int-or-string": True})]
+DNS_LABEL = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
+
+
+class _K8s(BaseModel):
+    # unknown keys are pruned by the API server before they get here; forbidding them
+    # keeps the schema exact (the generator emits no additionalProperties)
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+class Resources(_K8s):
+    """What each VM gets."""
+
+    cpu: IntOrString = Field(default="1", description='Cores (2) or a quantity ("500m").')
+    memory: IntOrString = Field(
+        default="1Gi", description='A quantity ("512Mi", "1Gi"); a bare number is bytes.')
+
+
+class LeaseResourceSpec(_K8s):
+    """What a Lease asks for: vms identical VMs for a duration, under a contract type."""
+
+    type: LeaseType = Field(description="The contract: what happens when it is preempted.")
+    vms: int = Field(ge=1, le=100_000, description="How many identical VMs (pods).")
+    resources: Resources = Field(default_factory=Resources)
+    duration: IntOrString = Field(description='How long the VMs are needed: "2h", "90s",'
+                                              " or seconds.")
+    runtime: IntOrString | None = Field(
+        default=None, description="How long the work really runs (<= duration), for"
+                                  " emulated runs; absent: the whole duration.")
+    ready: str | None = Field(default=None, description="Earliest start: an RFC 3339 time, or"
+                                                        ' a duration after creation ("10m").')
+    start: str | None = Field(default=None, description="AdvanceReservation only: the exact"
+                                                        " start, as ready.")
+    deadline: str | None = Field(default=None, description="Latest end, as ready. Required"
+                                                           " for DeadlineMigratable and"
+                                                           " external DeadlineNonPreemptable.")
+    pool: str | None = Field(default=None, pattern=DNS_LABEL, max_length=63,
+                             description="The NodePool to run in (default: any that fits).")
+    origin: Literal["local", "external"] | None = Field(
+        default=None, description="Must match the namespace's leasehold.io/origin label"
+                                  " (a Lease cannot make itself local); set by the operator.")
+    image: str | None = Field(default=None, description="The VM image, for the transfer"
+                                                        " overhead model.")
+    image_size_mb: float | None = Field(default=None, ge=0, alias="imageSizeMB")
+    template: dict[str, Any] | None = Field(
+        default=None, description="A pod template (metadata and spec) for what runs in each"
+                                  " VM; default: a placeholder container.")
+
+
+class Emulated(_K8s):
+    """Nodes the emulated cluster creates for a pool."""
+
+    nodes: int = Field(ge=1, le=10_000)
+    cpu: IntOrString = Field(default=1, description="Each node's cpu (cores or a quantity).")
+    memory: IntOrString = Field(default="1Gi", description="Each node's memory (a quantity).")
+    labels: dict[str, str] | None = None
+
+
+class Overhead(_K8s):
+    """The preemption overhead model's parameters (DESIGN §2.4); MB/s and seconds."""
+
+    suspend_rate: float | None = Field(default=None, gt=0, alias="suspendRate")
+    resume_rate: float | None = Field(default=None, gt=0, alias="resumeRate")
+    bandwidth: float | None = Field(default=None, gt=0)
+    pause_seconds: float | None = Field(default=None, ge=0, alias="pauseSeconds")
+    reschedule_seconds: float | None = Field(default=None, ge=0, alias="rescheduleSeconds")
+    stop_seconds: float | None = Field(default=None, ge=0, alias="stopSeconds")
+    model: Literal["intergrid", "haizea"] | None = None
+
+
+class Volatility(_K8s):
+    """002's volatile resources: how often nodes leave and for how long (seconds)."""
+
+    mean_up_seconds: float | None = Field(default=None, gt=0, alias="meanUpSeconds")
+    mean_down_seconds: float | None = Field(default=None, gt=0, alias="meanDownSeconds")
+
+
+class NodePoolResourceSpec(_K8s):
+    """Which nodes belong to a NodePool, and what preemption costs there."""
+
+    node_selector: dict[str, str] | None = Field(
+        default=None, alias="nodeSelector", description="Labels of the pool's nodes"
+                                                        " (default: leasehold.io/pool=<name>).")
+    overhead: Overhead | None = None
+    speed: float | None = Field(default=None, gt=0, description="Relative speed (1: nominal).")
+    volatility: Volatility | None = None
+    emulated: Emulated | None = Field(default=None, description="Emulated clusters only: the"
+                                                                " nodes to create.")
+
+
+# ---- from a Lease object to the core's request -----------------------------------------
+class LeaseInputError(ValueError):
+    """Why a Lease cannot be scheduled: what to change, one line per problem."""
+
+    def __init__(self, problems: list[str]) -> None:
+        self.problems = problems
+        super().__init__("; ".join(problems))
+
+
+_RFC3339 = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$")
+
+
+def epoch(stamp: str) -> float:
+    """An RFC 3339 time as seconds since the epoch."""
+    return datetime.fromisoformat(stamp.replace("Z", "+00:00")).astimezone(UTC).timestamp()
+
+
+def _time(value: str | None, created: float, field: str, problems: list[str]) -> float | None:
+    """A time field: RFC 3339, or a duration after creation."""
+    if value is None:
+        return None
+    if _RFC3339.match(value):
+        return epoch(value)
+    try:
+        return created + parse_duration(value)
+    except ValueError as exc:
+        problems.append(f"spec.{field}: {exc}; or write an RFC 3339 time"
+                        ' such as "2026-11-22T10:00:00Z"')
+        return None
+
+
+def _stamp(seconds: float) -> str:
+    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _memory_mib(value: int | str, field: str, problems: list[str]) -> int | None:
+    """A Kubernetes memory quantity in MiB (bare numbers are bytes, as in Kubernetes)."""
+    text = str(value).strip()
+    try:
+        if re.fullmatch(r"\d+(\.\d+)?", text):
+            return max(math.ceil(Decimal(text) / (1 << 20)), 1)
+        return parse_memory(text)
+    except ValueError as exc:
+        problems.append(f"spec.{field}: {exc}")
+        return None
+
+
+def lease_spec(obj: dict[str, Any], origin: Origin, clock_zero: float = 0.0) -> LeaseSpec:
+    """The scenario lease of a Lease object: times in seconds after ``clock_zero`` (a
+    wall-clock time), the origin its namespace gives. Raises :class:`LeaseInputError`
+    with what to change."""
+    meta = obj.get("metadata") or {}
+    try:
+        spec = LeaseResourceSpec.model_validate(obj.get("spec") or {})
+    except ValidationError as exc:
+        raise LeaseInputError([f"spec.{'.'.join(map(str, e['loc']))}: "
+                               f"{field_problem(e, tuple(e['loc']))}" for e in exc.errors()]
+                              ) from None
+    problems: list[str] = []
+    if spec.origin == "local" and origin is not Origin.LOCAL:
+        problems.append(
+            f"spec.origin: local, but namespace {meta.get('namespace')!r} is not labelled"
+            f" {ORIGIN_LABEL}=local; a Lease cannot make itself local: remove spec.origin,"
+            " or ask the cluster's admins to label the namespace")
+    created = epoch(meta["creationTimestamp"]) if meta.get("creationTimestamp") else clock_zero
+    times = {f: _time(getattr(spec, f), created, f, problems)
+             for f in ("ready", "start", "deadline")}
+    memory = _memory_mib(spec.resources.memory, "resources.memory", problems)
+    template = spec.template
+    if template is not None and not (isinstance(template.get("spec"), dict)
+                                     and isinstance(template["spec"].get("containers"), list)
+                                     and template["spec"]["containers"]):
+        problems.append("spec.template: not a pod template; it needs spec.containers, a"
+                        " non-empty list (metadata is optional)")
+    deadline, earliest = times["deadline"], times["ready"] or created
+    if deadline is not None and not problems:
+        try:
+            end = max(earliest, created) + parse_duration(spec.duration)
+        except ValueError:
+            end = None  # the duration's own problem is reported below
+        if end is not None and deadline < end:
+            problems.append(
+                f"spec.deadline: {_stamp(deadline)} is before the earliest end,"
+                f" {_stamp(end)} ({'ready' if times['ready'] else 'creation'} +"
+                f" duration {spec.duration}); set a later deadline, an earlier ready, or a"
+                " shorter duration")
+    if problems:
+        raise LeaseInputError(problems)
+    data: dict[str, Any] = {
+        "name": meta.get("name", ""), "origin": origin.value, "type": spec.type.value,
+        "arrival": created - clock_zero, "vms": spec.vms, "cpu": spec.resources.cpu,
+        "memory": memory, "duration": spec.duration,
+    }
+    for field, value in times.items():
+        if value is not None:
+            data[field] = value - clock_zero
+    for field in ("runtime", "pool", "image"):
+        if getattr(spec, field) is not None:
+            data[field] = getattr(spec, field)
+    if spec.image_size_mb is not None:
+        data["imageSizeMB"] = spec.image_size_mb
+    try:
+        return LeaseSpec.model_validate(data)
+    except ValidationError as exc:
+        problems = validation_problems(exc, ("leases", 0))
+        raise LeaseInputError([_in_lease(p) for p in problems]) from None
+
+
+#: scenario lease field -> where it is in a Lease object
+_FIELDS = {"cpu": "spec.resources.cpu", "memory": "spec.resources.memory",
+           "arrival": "metadata.creationTimestamp", "imageSizeMB": "spec.imageSizeMB"}
+
+
+def _in_lease(problem: str) -> str:
+    """A scenario lease's problem (``field: message``), named as in a Lease object."""
+    field, sep, message = problem.partition(": ")
+    if not sep or " " in field:
+        return problem
+    return f"{_FIELDS.get(field, f'spec.{field}')}: {message}"

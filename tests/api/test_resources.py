@@ -1,0 +1,98 @@
+"""Lease objects in their Kubernetes form, read into scenario leases: quantities,
+durations, times relative to creation, and what a user must change when they are
+wrong."""
+
+from __future__ import annotations
+
+import pytest
+
+from leasehold.api.resources import LeaseInputError, epoch, lease_spec
+from leasehold.core.model import LeaseType, Origin
+
+CREATED = "2026-11-22T10:00:00Z"
+ZERO = epoch("2026-11-22T09:00:00Z")  # the operator's clock zero: an hour earlier
+
+
+def lease(spec: dict, name: str = "l1") -> dict:
+    return {"apiVersion": "leasehold.io/v1alpha1", "kind": "Lease",
+            "metadata": {"name": name, "namespace": "team", "creationTimestamp": CREATED},
+            "spec": spec}
+
+
+def read(spec: dict, origin: Origin = Origin.EXTERNAL):
+    return lease_spec(lease(spec), origin, ZERO).to_request()
+
+
+@pytest.mark.parametrize(("spec", "want"), [
+    ({"type": "BestEffortSuspendable", "vms": 2, "duration": "1h"},
+     {"submitted": 3600, "duration": 3600, "vms": 2, "cpu": 1000, "memory": 1024}),
+    ({"type": "BestEffortCancellable", "vms": 1, "duration": 90,
+      "resources": {"cpu": "500m", "memory": "512Mi"}},
+     {"duration": 90, "cpu": 500, "memory": 512}),
+    ({"type": "BestEffortSuspendable", "vms": 1, "duration": "1h",
+      "resources": {"cpu": 2, "memory": 1073741824}},  # a bare number is bytes
+     {"cpu": 2000, "memory": 1024}),
+    ({"type": "DeadlineMigratable", "vms": 1, "duration": "1h", "ready": "10m",
+      "deadline": "2026-11-22T12:00:00Z"},
+     {"ready": 3600 + 600, "deadline": 3 * 3600}),
+    ({"type": "AdvanceReservation", "vms": 4, "duration": "30m", "start": "2h"},
+     {"start": 3600 + 7200, "deadline": 3600 + 7200 + 1800}),
+    ({"type": "BestEffortSuspendable", "vms": 1, "duration": "1h", "runtime": "40m",
+      "pool": "rp"},
+     {"runtime": 2400, "pool": "rp"}),
+])
+def test_a_lease_reads_into_the_core_request(spec, want):
+    request = read(spec)
+    got = {"submitted": request.submitted, "duration": request.duration, "vms": request.vms,
+           "cpu": request.shape.cpu, "memory": request.shape.memory, "ready": request.ready,
+           "deadline": request.deadline, "start": request.start, "runtime": request.runtime,
+           "pool": request.pool}
+    assert {k: got[k] for k in want} == want
+    assert request.type == LeaseType(spec["type"]) and request.name == "l1"
+
+
+def test_a_local_namespace_makes_a_local_lease_that_wants_its_vms_now():
+    request = read({"type": "DeadlineNonPreemptable", "vms": 1, "duration": "1h"}, Origin.LOCAL)
+    assert request.origin is Origin.LOCAL and request.deadline == 3600 + 3600
+
+
+@pytest.mark.parametrize(("spec", "origin", "problem"), [
+    ({"type": "DeadlineMigratable", "vms": 1, "duration": "1h", "origin": "local",
+      "deadline": "3h"}, Origin.EXTERNAL,
+     "spec.origin: local, but namespace 'team' is not labelled leasehold.io/origin=local;"
+     " a Lease cannot make itself local"),
+    ({"type": "DeadlineMigratable", "vms": 1, "duration": "1h", "deadline": "30m"},
+     Origin.EXTERNAL,
+     "spec.deadline: 2026-11-22T10:30:00Z is before the earliest end, 2026-11-22T11:00:00Z"
+     " (creation + duration 1h); set a later deadline, an earlier ready, or a shorter"
+     " duration"),
+    ({"type": "DeadlineMigratable", "vms": 1, "duration": "1h", "ready": "1h",
+      "deadline": "1h30m"}, Origin.EXTERNAL,
+     "spec.deadline: 2026-11-22T11:30:00Z is before the earliest end, 2026-11-22T12:00:00Z"
+     " (ready + duration 1h)"),
+    ({"type": "BestEffortSuspendable", "vms": 1, "duration": "1h",
+      "template": {"containers": []}}, Origin.EXTERNAL,
+     "spec.template: not a pod template; it needs spec.containers, a non-empty list"),
+    ({"type": "BestEffortSuspendable", "vms": 1, "duration": "soon"}, Origin.EXTERNAL,
+     'spec.duration: invalid duration "soon"'),
+    ({"type": "BestEffortSuspendable", "vms": 1, "duration": "1h", "ready": "tomorrow"},
+     Origin.EXTERNAL, 'spec.ready: invalid duration "tomorrow"'),
+    ({"type": "BestEffortSuspendable", "vms": 1, "duration": "1h",
+      "resources": {"memory": "lots"}}, Origin.EXTERNAL, "spec.resources.memory:"),
+    ({"type": "AdvanceReservation", "vms": 1, "duration": "1h"}, Origin.EXTERNAL,
+     "spec.start: required for AdvanceReservation"),
+    ({"type": "BestEffortSuspendable", "vms": 1, "duration": "1h", "deadline": "3h"},
+     Origin.EXTERNAL, "spec.deadline: BestEffortSuspendable leases have no deadline"),
+    ({"type": "BestEffortSuspendable", "vms": 1, "duration": "1h", "runtime": "2h"},
+     Origin.EXTERNAL, "spec.runtime: 7200s is longer than duration 3600s"),
+    ({"type": "DeadlineMigratable", "vms": 1, "duration": "1h", "deadline": "3h"},
+     Origin.LOCAL, "spec.type: a local lease must be DeadlineNonPreemptable or"
+                   " AdvanceReservation"),
+    ({"type": "Whenever", "vms": 1, "duration": "1h"}, Origin.EXTERNAL, "spec.type:"),
+    ({"type": "BestEffortSuspendable", "vms": 0, "duration": "1h"}, Origin.EXTERNAL,
+     "spec.vms: must be >= 1, got 0"),
+])
+def test_bad_leases_say_what_to_change(spec, origin, problem):
+    with pytest.raises(LeaseInputError) as info:
+        read(spec, origin)
+    assert any(p.startswith(problem) for p in info.value.problems), info.value.problems
