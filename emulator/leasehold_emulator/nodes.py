@@ -13,7 +13,7 @@ and a kubelet that plays the pods bound to them.
   modelled suspend time, in emulated seconds — is over.
 
 Emulated time runs ``timeScale`` times faster than real time (the ConfigMap
-``kube-system/leasehold-clock``). It talks to the API through :mod:`.kube`, so it
+``kube-system/leasehold-clock``). It talks to the API through :mod:`leasehold.kube.client`, so it
 works against any API server, a real cluster included.
 """
 
@@ -29,7 +29,8 @@ from typing import Any
 
 import aiohttp
 
-from .kube import KubeClient, KubeError, Obj
+from leasehold.api.clock import CLOCK_PATH
+from leasehold.kube.client import KubeClient, KubeError, Obj
 
 log = logging.getLogger("leasehold.nodes")
 
@@ -39,7 +40,7 @@ RUNTIME = "leasehold.io/runtime-seconds"
 POOL_LABEL = "leasehold.io/pool"
 EMULATED_LABEL = "leasehold.io/emulated"
 NODEPOOLS = "/apis/leasehold.io/v1alpha1/nodepools"
-CLOCK_PATH = "/api/v1/namespaces/kube-system/configmaps/leasehold-clock"
+
 
 
 def now_rfc3339() -> str:

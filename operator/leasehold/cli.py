@@ -182,6 +182,21 @@ def cmd_emulator(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_operator(args: argparse.Namespace) -> int:
+    """Run the Kopf operator against the cluster of a kubeconfig."""
+    from .api.scenario import parse_alpha
+    from .core.model import Backfilling, SchedulerConfig
+    from .kube import handlers
+
+    try:
+        alpha = parse_alpha(args.alpha)
+    except ValueError as exc:
+        return _fail([f"--alpha: {exc}"])
+    handlers.run(SchedulerConfig(policy=args.policy, alpha=alpha,
+                                 backfilling=Backfilling(args.backfilling)), args.kubeconfig)
+    return 0
+
+
 def cmd_crds(args: argparse.Namespace) -> int:
     """Write the CRDs generated from the API models (into crds/ by default)."""
     from .api.crds import crds, render
@@ -307,6 +322,15 @@ def build_parser() -> argparse.ArgumentParser:
     swf.add_argument("--skip-bad-lines", action="store_true",
                      help="leave malformed lines out (with a warning) instead of stopping")
     swf.set_defaults(func=cmd_swf)
+
+    op = sub.add_parser("operator", help="run the operator against a cluster (KUBECONFIG)")
+    op.add_argument("--kubeconfig", help="the cluster's kubeconfig (default: $KUBECONFIG)")
+    op.add_argument("--policy", choices=POLICIES, default="moml",
+                    help="preemption policy (default: moml)")
+    op.add_argument("--backfilling", choices=BACKFILLING, default="conservative",
+                    help="backfilling mode (default: conservative)")
+    op.add_argument("--alpha", default="median", help="MOML's threshold (default: median)")
+    op.set_defaults(func=cmd_operator)
 
     crd = sub.add_parser("crds", help="write the Lease and NodePool CRDs, generated from the"
                          " API models")

@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import pytest
 
+from leasehold.api.clock import Clock
 from leasehold.api.resources import LeaseInputError, epoch, lease_spec
 from leasehold.core.model import LeaseType, Origin
 
 CREATED = "2026-11-22T10:00:00Z"
-ZERO = epoch("2026-11-22T09:00:00Z")  # the operator's clock zero: an hour earlier
+#: emulated time 0 is an hour before the Lease is submitted, and runs at real speed
+CLOCK = Clock(1.0, epoch("2026-11-22T09:00:00Z"))
+ARRIVAL = CLOCK.core(epoch(CREATED))
 
 
 def lease(spec: dict, name: str = "l1") -> dict:
@@ -20,7 +23,7 @@ def lease(spec: dict, name: str = "l1") -> dict:
 
 
 def read(spec: dict, origin: Origin = Origin.EXTERNAL):
-    return lease_spec(lease(spec), origin, ZERO).to_request()
+    return lease_spec(lease(spec), origin, ARRIVAL, CLOCK).to_request()
 
 
 @pytest.mark.parametrize(("spec", "want"), [
@@ -49,6 +52,16 @@ def test_a_lease_reads_into_the_core_request(spec, want):
            "pool": request.pool}
     assert {k: got[k] for k in want} == want
     assert request.type == LeaseType(spec["type"]) and request.name == "l1"
+
+
+def test_times_follow_the_time_scale():
+    fast = Clock(60.0, epoch("2026-11-22T09:59:00Z"))  # a minute of real time before
+    spec = {"type": "DeadlineMigratable", "vms": 1, "duration": "1h", "ready": "10m",
+            "deadline": "2026-11-22T10:02:00Z"}
+    request = lease_spec(lease(spec), Origin.EXTERNAL, 3600.0, fast).to_request()
+    # ready: 10 emulated minutes after submission; the deadline's wall-clock time is
+    # 3 real minutes after the origin, 3 emulated hours
+    assert (request.submitted, request.ready, request.deadline) == (3600, 4200, 3 * 3600)
 
 
 def test_a_local_namespace_makes_a_local_lease_that_wants_its_vms_now():

@@ -23,8 +23,8 @@ import yaml
 
 from leasehold.api.crds import crds
 from leasehold.api.scenario import yaml_problem
+from leasehold.kube.client import KubeClient
 
-from ..kube import KubeClient
 from ..nodes import NodeEmulator
 from .errors import ApiError
 from .kubeconfig import new_token, write_kubeconfig

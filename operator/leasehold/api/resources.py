@@ -11,15 +11,17 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import replace
 from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from leasehold.core.model import LeaseType, Origin
+from leasehold.core.model import LeaseType, Origin, OverheadParams, PoolSpec
 
-from .durations import parse_duration, parse_memory
+from .clock import Clock
+from .durations import parse_cpu, parse_duration, parse_memory
 from .lease import LeaseSpec
 from .scenario import field_problem, validation_problems
 
@@ -112,6 +114,8 @@ class NodePoolResourceSpec(_K8s):
         default=None, alias="nodeSelector", description="Labels of the pool's nodes"
                                                         " (default: leasehold.io/pool=<name>).")
     overhead: Overhead | None = None
+    exclusive: bool = Field(default=False, description="One VM per node, whatever its size"
+                                                       " (the papers' model).")
     speed: float | None = Field(default=None, gt=0, description="Relative speed (1: nominal).")
     volatility: Volatility | None = None
     emulated: Emulated | None = Field(default=None, description="Emulated clusters only: the"
@@ -135,22 +139,19 @@ def epoch(stamp: str) -> float:
     return datetime.fromisoformat(stamp.replace("Z", "+00:00")).astimezone(UTC).timestamp()
 
 
-def _time(value: str | None, created: float, field: str, problems: list[str]) -> float | None:
-    """A time field: RFC 3339, or a duration after creation."""
+def _time(value: str | None, arrival: float, clock: Clock, field: str, problems: list[str]
+          ) -> float | None:
+    """A time field in the core's time: RFC 3339, or a duration after submission."""
     if value is None:
         return None
     if _RFC3339.match(value):
-        return epoch(value)
+        return clock.core(epoch(value))
     try:
-        return created + parse_duration(value)
+        return arrival + parse_duration(value)
     except ValueError as exc:
         problems.append(f"spec.{field}: {exc}; or write an RFC 3339 time"
                         ' such as "2026-11-22T10:00:00Z"')
         return None
-
-
-def _stamp(seconds: float) -> str:
-    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _memory_mib(value: int | str, field: str, problems: list[str]) -> int | None:
@@ -165,10 +166,13 @@ def _memory_mib(value: int | str, field: str, problems: list[str]) -> int | None
         return None
 
 
-def lease_spec(obj: dict[str, Any], origin: Origin, clock_zero: float = 0.0) -> LeaseSpec:
-    """The scenario lease of a Lease object: times in seconds after ``clock_zero`` (a
-    wall-clock time), the origin its namespace gives. Raises :class:`LeaseInputError`
-    with what to change."""
+def lease_spec(obj: dict[str, Any], origin: Origin, arrival: float, clock: Clock | None = None
+               ) -> LeaseSpec:
+    """The scenario lease of a Lease object submitted at ``arrival`` (the core's time,
+    which ``clock`` maps to wall-clock time), with the origin its namespace gives.
+    Durations in ``ready``, ``start`` and ``deadline`` count from ``arrival``. Raises
+    :class:`LeaseInputError` with what to change."""
+    clock = clock or Clock()
     meta = obj.get("metadata") or {}
     try:
         spec = LeaseResourceSpec.model_validate(obj.get("spec") or {})
@@ -182,8 +186,7 @@ def lease_spec(obj: dict[str, Any], origin: Origin, clock_zero: float = 0.0) -> 
             f"spec.origin: local, but namespace {meta.get('namespace')!r} is not labelled"
             f" {ORIGIN_LABEL}=local; a Lease cannot make itself local: remove spec.origin,"
             " or ask the cluster's admins to label the namespace")
-    created = epoch(meta["creationTimestamp"]) if meta.get("creationTimestamp") else clock_zero
-    times = {f: _time(getattr(spec, f), created, f, problems)
+    times = {f: _time(getattr(spec, f), arrival, clock, f, problems)
              for f in ("ready", "start", "deadline")}
     memory = _memory_mib(spec.resources.memory, "resources.memory", problems)
     template = spec.template
@@ -192,28 +195,28 @@ def lease_spec(obj: dict[str, Any], origin: Origin, clock_zero: float = 0.0) -> 
                                      and template["spec"]["containers"]):
         problems.append("spec.template: not a pod template; it needs spec.containers, a"
                         " non-empty list (metadata is optional)")
-    deadline, earliest = times["deadline"], times["ready"] or created
+    deadline, earliest = times["deadline"], times["ready"] or arrival
     if deadline is not None and not problems:
         try:
-            end = max(earliest, created) + parse_duration(spec.duration)
+            end = max(earliest, arrival) + parse_duration(spec.duration)
         except ValueError:
             end = None  # the duration's own problem is reported below
         if end is not None and deadline < end:
             problems.append(
-                f"spec.deadline: {_stamp(deadline)} is before the earliest end,"
-                f" {_stamp(end)} ({'ready' if times['ready'] else 'creation'} +"
+                f"spec.deadline: {clock.stamp(deadline)} is before the earliest end,"
+                f" {clock.stamp(end)} ({'ready' if times['ready'] else 'creation'} +"
                 f" duration {spec.duration}); set a later deadline, an earlier ready, or a"
                 " shorter duration")
     if problems:
         raise LeaseInputError(problems)
     data: dict[str, Any] = {
         "name": meta.get("name", ""), "origin": origin.value, "type": spec.type.value,
-        "arrival": created - clock_zero, "vms": spec.vms, "cpu": spec.resources.cpu,
+        "arrival": arrival, "vms": spec.vms, "cpu": spec.resources.cpu,
         "memory": memory, "duration": spec.duration,
     }
     for field, value in times.items():
         if value is not None:
-            data[field] = value - clock_zero
+            data[field] = value
     for field in ("runtime", "pool", "image"):
         if getattr(spec, field) is not None:
             data[field] = getattr(spec, field)
@@ -237,3 +240,22 @@ def _in_lease(problem: str) -> str:
     if not sep or " " in field:
         return problem
     return f"{_FIELDS.get(field, f'spec.{field}')}: {message}"
+
+
+def pool_spec(obj: dict[str, Any], nodes: int | None = None) -> PoolSpec:
+    """The core's pool for a NodePool object: ``nodes`` nodes (default: its emulated
+    block's), each with the emulated block's cpu and memory."""
+    spec = NodePoolResourceSpec.model_validate(obj.get("spec") or {})
+    name = obj["metadata"]["name"]
+    emulated = spec.emulated
+    count = nodes if nodes is not None else (emulated.nodes if emulated else 0)
+    problems: list[str] = []
+    cpu = parse_cpu(emulated.cpu) if emulated else 1000
+    memory = _memory_mib(emulated.memory, "emulated.memory", problems) if emulated else 1024
+    if problems or memory is None:
+        raise LeaseInputError([f"NodePool {name}: {p}" for p in problems])
+    params = OverheadParams()
+    if spec.overhead is not None:
+        given = {k: v for k, v in spec.overhead.model_dump().items() if v is not None}
+        params = replace(params, **given)
+    return PoolSpec(name, count, cpu, memory, exclusive=spec.exclusive, overhead=params)

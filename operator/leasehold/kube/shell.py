@@ -1,0 +1,364 @@
+"""The imperative shell: one task owns the core, feeds it what the cluster says, and
+carries out what it decides (DESIGN §5).
+
+- Inputs (a Lease created, its pods done, a Lease deleted) are queued by the Kopf
+  handlers; the loop wakes for them or for the core's next timer, submits them all at
+  the current emulated time, advances the core, and enacts the actions.
+- Each VM is a pod ``<lease>-vm-<i>`` bound to its node, labelled with the lease and
+  owned by it. Suspend and cancel delete the pods with a grace period equal to the
+  modelled time; resume and migrate create them again, with the modelled delay as an
+  annotation the (emulated) kubelet honours.
+- Statuses are written once per lease per step; events name the other side of every
+  preemption.
+
+No scheduling decision is made here: everything comes from the core's actions."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import math
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from typing import Any
+
+from leasehold.api.clock import Clock
+from leasehold.api.resources import LeaseInputError, lease_spec
+from leasehold.core.model import (
+    Action,
+    Cancel,
+    Complete,
+    Migrate,
+    Origin,
+    Phase,
+    PoolSpec,
+    Reject,
+    Reserve,
+    Resume,
+    SchedulerConfig,
+    Start,
+    Suspend,
+)
+from leasehold.core.scheduler import Scheduler
+from leasehold.core.state import LeaseState
+
+from .client import KubeClient, KubeError, Obj
+
+log = logging.getLogger("leasehold.operator")
+
+LEASE_LABEL = "leasehold.io/lease"
+VM_LABEL = "leasehold.io/vm"
+RUNTIME = "leasehold.io/runtime-seconds"
+RESUME = "leasehold.io/resume-seconds"
+API_VERSION = "leasehold.io/v1alpha1"
+PLACEHOLDER = {"name": "vm", "image": "registry.k8s.io/pause:3.10"}
+
+
+@dataclass(slots=True)
+class Tracked:
+    """A Lease the core knows: where it lives and what the core was told."""
+
+    namespace: str
+    name: str
+    uid: str
+    runtime: float | None  # the spec's run time (emulated), for the pods' annotation
+    template: dict[str, Any] | None
+    origin: Origin
+
+
+def core_name(namespace: str, name: str) -> str:
+    return f"{namespace}/{name}"
+
+
+class Shell:
+    def __init__(self, client: KubeClient, pools: Iterable[PoolSpec], config: SchedulerConfig,
+                 clock: Clock) -> None:
+        self.client = client
+        self.clock = clock
+        self.core = Scheduler(list(pools), config)
+        self.tracked: dict[str, Tracked] = {}
+        self._inputs: list[tuple[str, str, Any]] = []
+        self._wake = asyncio.Event()
+        #: API writes made, by kind (the benchmark reads them)
+        self.writes: dict[str, int] = {}
+        self._uids: set[str] = set()
+        #: a Lease's ``namespace/name`` -> the core's name for its latest incarnation
+        self._current: dict[str, str] = {}
+        #: the phase each lease's status last showed
+        self._shown: dict[str, Phase] = {}
+
+    # ---- inputs (from the Kopf handlers) ------------------------------------------
+    def submit(self, obj: Obj, origin: Origin) -> None:
+        self._inputs.append(("submit", core_name(obj["metadata"]["namespace"],
+                                                 obj["metadata"]["name"]), (obj, origin)))
+        self._wake.set()
+
+    def finished(self, namespace: str, name: str) -> None:
+        self._inputs.append(("finished", core_name(namespace, name), None))
+        self._wake.set()
+
+    def cancel(self, namespace: str, name: str) -> None:
+        self._inputs.append(("cancel", core_name(namespace, name), None))
+        self._wake.set()
+
+    # ---- the loop -----------------------------------------------------------------
+    async def run(self) -> None:
+        """Forever; a step that fails is logged and the loop goes on (a Lease the
+        cluster refuses must not stop the others)."""
+        while True:
+            due = self.core.next_event_time()
+            timeout = None if due is None else max(self.clock.wall_of(due) - time.time(), 0.0)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), timeout)
+            self._wake.clear()
+            try:
+                await self.step()
+            except Exception:
+                log.exception("a scheduling step failed")
+
+    async def step(self) -> None:
+        now = max(self.clock.now(), self.core.now)
+        inputs, self._inputs = self._inputs, []
+        rejected: list[tuple[str, list[str]]] = []
+        for kind, name, arg in inputs:
+            if kind == "submit":
+                obj, origin = arg
+                uid = obj["metadata"].get("uid", "")
+                if uid in self._uids:
+                    continue  # told twice (a handler retried): one lease
+                self._uids.add(uid)
+                name = self._fresh(name)
+                try:
+                    request = lease_spec(obj, origin, now, self.clock)
+                except LeaseInputError as exc:
+                    rejected.append((name, exc.problems))
+                    self._track(name, obj, None, origin)
+                    continue
+                core_request = request.to_request()
+                self._track(name, obj, core_request.runtime, origin)
+                # the core knows leases as namespace/name, and plans with the duration:
+                # the pods end the work early when the spec has a runtime
+                self.core.submit(replace(core_request, name=name, runtime=None), now)
+                continue
+            name = self._current.get(name, name)
+            if name in self.core.leases and not self.core.leases[name].phase.terminal:
+                if kind == "finished":
+                    self.core.finished(name, now)
+                else:
+                    self.core.cancel(name, now, "deleted by its owner")
+        actions = self.core.advance(now)
+        touched: dict[str, None] = {}
+        for name, problems in rejected:
+            await self._reject_input(name, problems)
+        for action in actions:
+            await self._enact(action, now)
+            touched[action.lease] = None
+        # timers move phases on without an action (a suspension's VMs written out, a
+        # resume's overhead over): those leases are written too
+        for name, st in self.core.leases.items():
+            if self._shown.get(name) != st.phase:
+                touched[name] = None
+        for name in touched:
+            await self._write_status(name)
+
+    def _fresh(self, name: str) -> str:
+        """The core's name for a new Lease ``namespace/name``. A Lease deleted and
+        created again under its old name is a new lease to the core, which never
+        forgets one: it gets ``namespace/name~2``, ``~3``, …"""
+        fresh, n = name, 1
+        while fresh in self.core.leases or fresh in self.tracked:
+            n += 1
+            fresh = f"{name}~{n}"
+        self._current[name] = fresh
+        return fresh
+
+    def _track(self, name: str, obj: Obj, runtime: float | None, origin: Origin) -> None:
+        meta = obj["metadata"]
+        self.tracked[name] = Tracked(meta["namespace"], meta["name"], meta.get("uid", ""),
+                                     runtime, (obj.get("spec") or {}).get("template"), origin)
+
+    # ---- enactment ----------------------------------------------------------------
+    async def _enact(self, action: Action, now: float) -> None:
+        t = self.tracked.get(action.lease)
+        if t is None:
+            return
+        st = self.core.leases[action.lease]
+        if isinstance(action, Start):
+            await self._create_pods(t, st, action.nodes, delay=0.0)
+            await self._event(t, "Started", f"running on {_nodes(action.nodes)}")
+        elif isinstance(action, Resume | Migrate):
+            if isinstance(action, Migrate):
+                await self._delete_pods(t, st.req.vms, grace=0)
+            await self._create_pods(t, st, action.nodes, delay=max(action.running - now, 0.0))
+            verb = "Migrated" if isinstance(action, Migrate) else "Resumed"
+            await self._event(t, verb, f"{verb.lower()} to {_nodes(action.nodes)}; running at"
+                                       f" {self.clock.stamp(action.running)}")
+        elif isinstance(action, Suspend):
+            await self._delete_pods(t, st.req.vms, grace=action.vacated - now)
+            await self._preempted(t, st, "suspended", action.reason)
+        elif isinstance(action, Cancel):
+            await self._delete_pods(t, st.req.vms, grace=0)
+            if st.preempted_by:
+                await self._preempted(t, st, "cancelled", action.reason)
+            else:
+                await self._event(t, "Cancelled", action.reason)
+        elif isinstance(action, Complete):
+            await self._delete_pods(t, st.req.vms, grace=0)
+            await self._event(t, "Completed", f"ran {st.ran:.0f} s of {st.req.duration:.0f} s")
+        elif isinstance(action, Reject):
+            await self._event(t, "Rejected", action.reason, warning=True)
+        elif isinstance(action, Reserve):
+            await self._event(t, "Scheduled", f"reserved on pool {action.pool} from"
+                                              f" {self.clock.stamp(action.start)} to"
+                                              f" {self.clock.stamp(action.end)}")
+
+    async def _preempted(self, t: Tracked, st: LeaseState, how: str, reason: str) -> None:
+        by = self.tracked.get(st.preempted_by or "")
+        who = f"{by.namespace}/{by.name}" if by else "another lease"
+        await self._event(t, "Preempted", f"{how} for {who}: {reason}", warning=True)
+        if by is not None:
+            await self._event(by, "PreemptedOthers", f"{how} {t.namespace}/{t.name}")
+
+    def _count(self, kind: str) -> None:
+        self.writes[kind] = self.writes.get(kind, 0) + 1
+
+    async def _create_pods(self, t: Tracked, st: LeaseState, nodes: tuple[str, ...],
+                           delay: float) -> None:
+        template = t.template or {}
+        meta = template.get("metadata") or {}
+        spec = dict(template.get("spec") or {"containers": [PLACEHOLDER]})
+        annotations = dict(meta.get("annotations") or {})
+        if delay > 0:
+            annotations[RESUME] = f"{delay:.3f}"
+        if t.runtime is not None:
+            annotations[RUNTIME] = f"{max(t.runtime - st.ran, 0.0):.3f}"
+        shape = st.req.shape
+        requests = {"cpu": f"{shape.cpu}m", "memory": f"{shape.memory}Mi"}
+        spec["containers"] = [
+            {**c, "resources": {**(c.get("resources") or {}), "requests": requests}}
+            if i == 0 else c for i, c in enumerate(spec["containers"])]
+        for i, node in enumerate(nodes):
+            pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {
+                "name": f"{t.name}-vm-{i}", "namespace": t.namespace,
+                "labels": {**(meta.get("labels") or {}), LEASE_LABEL: t.name,
+                           VM_LABEL: str(i)},
+                "annotations": annotations,
+                "ownerReferences": [{"apiVersion": API_VERSION, "kind": "Lease",
+                                     "name": t.name, "uid": t.uid, "controller": True,
+                                     "blockOwnerDeletion": True}]},
+                "spec": {**spec, "nodeName": node}}
+            path = f"/api/v1/namespaces/{t.namespace}/pods"
+            try:
+                await self.client.create(path, pod)
+            except KubeError as exc:
+                if exc.code != 409:
+                    raise
+                # the previous run's pod is still there (its kubelet not yet done)
+                with contextlib.suppress(KubeError):
+                    await self.client.delete(f"{path}/{pod['metadata']['name']}",
+                                             gracePeriodSeconds=0)
+                self._count("delete")
+                await self.client.create(path, pod)
+            self._count("create")
+
+    async def _delete_pods(self, t: Tracked, vms: int, grace: float) -> None:
+        seconds = max(math.ceil(grace), 0)
+        for i in range(vms):
+            with contextlib.suppress(KubeError):  # already gone
+                await self.client.delete(
+                    f"/api/v1/namespaces/{t.namespace}/pods/{t.name}-vm-{i}",
+                    gracePeriodSeconds=seconds)
+                self._count("delete")
+
+    async def _event(self, t: Tracked, reason: str, message: str, warning: bool = False
+                     ) -> None:
+        stamp = self.clock.stamp(self.core.now) if math.isfinite(self.core.now) else None
+        event = {"apiVersion": "v1", "kind": "Event",
+                 "metadata": {"generateName": f"{t.name}.", "namespace": t.namespace},
+                 "involvedObject": {"apiVersion": API_VERSION, "kind": "Lease",
+                                    "name": t.name, "namespace": t.namespace, "uid": t.uid},
+                 "reason": reason, "message": message,
+                 "type": "Warning" if warning else "Normal",
+                 "firstTimestamp": stamp, "lastTimestamp": stamp, "count": 1,
+                 "source": {"component": "leasehold"},
+                 "reportingComponent": "leasehold"}
+        try:
+            await self.client.create(f"/api/v1/namespaces/{t.namespace}/events", event)
+            self._count("event")
+        except KubeError as exc:
+            log.warning("could not post event %s on %s/%s: %s", reason, t.namespace, t.name,
+                        exc)
+
+    # ---- status -------------------------------------------------------------------
+    async def _reject_input(self, name: str, problems: list[str]) -> None:
+        t = self.tracked[name]
+        message = "; ".join(problems)
+        await self._event(t, "Rejected", message, warning=True)
+        await self._patch_status(t, {"phase": "Rejected", "origin": t.origin.value,
+                                     "message": message, "conditions": [_condition(
+                                         "Admitted", "False", "InvalidSpec", message,
+                                         self._stamp())]})
+
+    def _stamp(self) -> str:
+        return self.clock.stamp(self.core.now) if math.isfinite(self.core.now) \
+            else self.clock.stamp(self.clock.now())
+
+    async def _write_status(self, name: str) -> None:
+        t = self.tracked.get(name)
+        st = self.core.leases.get(name)
+        if t is None or st is None:
+            return
+        self._shown[name] = st.phase
+        await self._patch_status(t, status_of(st, t, self.clock, self.core))
+
+    async def _patch_status(self, t: Tracked, status: dict[str, Any]) -> None:
+        try:
+            await self.client.merge_patch(
+                f"/apis/{API_VERSION}/namespaces/{t.namespace}/leases/{t.name}/status",
+                {"status": status})
+            self._count("status")
+        except KubeError as exc:
+            if exc.code != 404:  # deleted meanwhile
+                log.warning("could not write the status of %s/%s: %s", t.namespace, t.name,
+                            exc)
+
+
+def _nodes(nodes: tuple[str, ...]) -> str:
+    distinct = sorted(set(nodes))
+    return ", ".join(distinct)
+
+
+def _condition(kind: str, status: str, reason: str, message: str, stamp: str) -> dict[str, str]:
+    return {"type": kind, "status": status, "reason": reason, "message": message,
+            "lastTransitionTime": stamp}
+
+
+def status_of(st: LeaseState, t: Tracked, clock: Clock, core: Scheduler) -> dict[str, Any]:
+    """A Lease's status from the core's state (DESIGN §5)."""
+    stamp = clock.stamp(core.now)
+    status: dict[str, Any] = {
+        "phase": st.phase.value, "origin": t.origin.value, "preemptions": st.preemptions,
+        "overheadSeconds": round(st.overhead, 3),
+        "progress": {"ranSeconds": round(st.ran, 3),
+                     "remainingSeconds": round(st.remaining, 3)},
+        "message": st.reason,
+    }
+    booking = core.slots.booking(st.name)
+    if booking is not None and st.pool is not None:
+        status["reservation"] = {"pool": st.pool, "start": clock.stamp(booking.start),
+                                 "end": clock.stamp(booking.end),
+                                 "nodes": sorted(set(st.nodes)) or None}
+    else:
+        status["reservation"] = None
+    conditions = [_condition("Admitted", "False" if st.phase.value == "Rejected" else "True",
+                             st.phase.value, st.reason or "", stamp)]
+    if st.preempted_by:
+        conditions.append(_condition("Preempted", "True", "PreemptedBy",
+                                     f"preempted by {st.preempted_by}", stamp))
+    if st.phase.terminal:
+        conditions.append(_condition("Finished", "True", st.phase.value, st.reason or "",
+                                     stamp))
+    status["conditions"] = conditions
+    return status

@@ -1,0 +1,202 @@
+"""The operator end to end: the emulated cluster, the real kubectl applying Leases as
+a user would, and `leasehold operator` in its own process."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+
+from emulated import KUBECTL, Emulated
+from leasehold.api.durations import parse_duration
+
+ROOT = Path(__file__).resolve().parents[2]
+TESTBED = ROOT / "examples" / "testbed"
+SCALE = 60.0  # an emulated minute per second
+
+
+class Operated(Emulated):
+    """An emulated cluster with the operator running against it."""
+
+    def start_operator(self, policy: str) -> None:
+        self.log = (self.data / "operator.log").open("w")
+        self.operator = subprocess.Popen(
+            [sys.executable, "-m", "leasehold.cli", "operator", "--kubeconfig",
+             str(self.kubeconfig), "--policy", policy], stdout=self.log,
+            stderr=subprocess.STDOUT)
+
+    def stop_all(self) -> None:
+        op = getattr(self, "operator", None)
+        if op is not None and op.poll() is None:
+            op.terminate()
+            op.wait(timeout=20)
+        self.stop()
+
+    def lease(self, namespace: str, name: str) -> dict:
+        return self.get("lhl", "-n", namespace, name)
+
+    def until(self, check, timeout: float = 30.0):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            value = check()
+            if value:
+                return value
+            time.sleep(0.1)
+        log = (self.data / "operator.log").read_text()[-3000:]
+        raise AssertionError(f"not within {timeout} s; the operator said:\n{log}")
+
+
+def operated(tmp_path: Path, policy: str, pools: Path) -> Operated:
+    if KUBECTL is None:
+        pytest.skip("kubectl is not installed (apt-get install kubectl)")
+    c = Operated(tmp_path)
+    c.start(0, "--time-scale", str(SCALE), "--pools", str(pools))
+    c.kubectl("apply", "-f", str(TESTBED / "namespaces.yaml"))
+    c.start_operator(policy)
+    return c
+
+
+def simulated_victims(policy: str) -> tuple[list[str], list[str]]:
+    """(victims, rejected) of `leasehold simulate` on the testbed scenario."""
+    r = subprocess.run([sys.executable, "-m", "leasehold.cli", "simulate",
+                        str(ROOT / "examples/scenarios/testbed.yaml"), "--policy", policy,
+                        "-o", "json"], capture_output=True, text=True, check=True)
+    doc = json.loads(r.stdout)
+    victims = sorted(v for d in doc["decisions"] for v in d["chosen"])
+    return victims, sorted(x["name"] for x in doc["leases"] if x["phase"] == "Rejected")
+
+
+@pytest.fixture
+def testbed(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Operated]:
+    c = operated(tmp_path, request.param, TESTBED / "pool.yaml")
+    try:
+        yield c
+    finally:
+        c.stop_all()
+
+
+@pytest.mark.parametrize("testbed", ["nop", "mlip", "mov", "moml"], indirect=True,
+                         ids=lambda p: p)
+def test_the_testbed_preempts_what_the_simulator_preempts(testbed, request):
+    policy = request.node.callspec.params["testbed"]
+    victims, rejected = simulated_victims(policy)
+    time.sleep(2)  # the operator is up
+    docs = [d for d in yaml.safe_load_all((TESTBED / "leases.yaml").read_text()) if d]
+    start = time.monotonic()
+    for doc in docs:
+        at = parse_duration(doc["metadata"]["annotations"]["leasehold.io/arrival"]) / SCALE
+        time.sleep(max(start + at - time.monotonic(), 0))
+        testbed.kubectl("apply", "-f", "-", stdin=yaml.safe_dump(doc))
+
+    def decided():
+        seven = testbed.lease("owners", "lease-7").get("status", {})
+        return seven.get("phase") in ("Running", "Rejected") and seven
+    seven = testbed.until(decided)
+    if rejected:
+        assert rejected == ["7"] and seven["phase"] == "Rejected"
+        assert "deadline" in seven["message"] or "no slot" in seven["message"]
+        return
+    preempted = sorted(
+        lease["metadata"]["name"].removeprefix("lease-")
+        for lease in testbed.get("lhl", "-n", "lab")["items"]
+        if lease.get("status", {}).get("preemptions", 0) > 0)
+    assert preempted == victims
+    # the victims' pods are gone, the preemptor's run, and both sides have events
+    pods = testbed.get("pods", "-n", "lab")["items"]
+    assert not [p for p in pods if p["metadata"]["labels"]["leasehold.io/lease"]
+                in {f"lease-{v}" for v in victims}]
+    assert len(testbed.get("pods", "-n", "owners")["items"]) == 5
+    events = testbed.get("events", "-A")["items"]
+    preempted_events = {e["involvedObject"]["name"] for e in events if e["reason"] == "Preempted"}
+    assert preempted_events == {f"lease-{v}" for v in victims}
+    others = [e["message"] for e in events if e["reason"] == "PreemptedOthers"]
+    assert sorted(m.rsplit("/", 1)[1] for m in others) == [f"lease-{v}" for v in victims]
+    lines = testbed.kubectl("get", "lhl", "-n", "lab").stdout.splitlines()
+    assert lines[0].split() == ["NAME", "TYPE", "ORIGIN", "VMS", "PHASE", "POOL", "START", "AGE"]
+
+
+def lease(name: str, namespace: str = "lab", **spec) -> dict:
+    return {"apiVersion": "leasehold.io/v1alpha1", "kind": "Lease",
+            "metadata": {"name": name, "namespace": namespace}, "spec": spec}
+
+
+@pytest.fixture
+def small(tmp_path: Path) -> Iterator[Operated]:
+    pools = tmp_path / "pools.yaml"
+    pools.write_text(yaml.safe_dump({
+        "apiVersion": "leasehold.io/v1alpha1", "kind": "NodePool", "metadata": {"name": "p"},
+        "spec": {"emulated": {"nodes": 1, "cpu": 2, "memory": "2Gi"}}}))
+    c = operated(tmp_path / "cluster", "moml", pools)
+    try:
+        time.sleep(2)
+        yield c
+    finally:
+        c.stop_all()
+
+
+def test_pods_go_on_suspension_and_come_back_on_resume(small):
+    small.apply(lease("a", type="BestEffortSuspendable", vms=2, duration="10m",
+                      resources={"cpu": 1, "memory": "256Mi"}))
+
+    def pods(ns: str) -> list[str]:
+        return sorted(p["metadata"]["name"] for p in small.get("pods", "-n", ns)["items"]
+                      if not p["metadata"].get("deletionTimestamp"))
+    small.until(lambda: pods("lab") == ["a-vm-0", "a-vm-1"])
+    small.apply(lease("b", "owners", type="DeadlineNonPreemptable", vms=2, duration="2m",
+                      resources={"cpu": 1, "memory": "256Mi"}))
+    small.until(lambda: pods("lab") == [] and pods("owners") == ["b-vm-0", "b-vm-1"])
+    assert small.lease("lab", "a")["status"]["phase"] in ("Suspending", "Suspended")
+    # b runs two emulated minutes, then a resumes on the freed node
+    small.until(lambda: small.lease("owners", "b")["status"]["phase"] == "Completed", 15)
+    small.until(lambda: pods("lab") == ["a-vm-0", "a-vm-1"], 15)
+    small.until(lambda: small.lease("lab", "a")["status"]["phase"] == "Running", 15)
+    reasons = {e["reason"] for e in small.get("events", "-n", "lab")["items"]
+               if e["involvedObject"]["name"] == "a"}
+    assert {"Started", "Preempted", "Resumed"} <= reasons
+
+
+@pytest.mark.parametrize(("bad", "message"), [
+    (lease("local-please", type="DeadlineMigratable", vms=1, duration="1h", deadline="3h",
+           origin="local"), "a Lease cannot make itself local"),
+    (lease("too-late", type="DeadlineMigratable", vms=1, duration="1h", deadline="30m"),
+     "is before the earliest end"),
+    (lease("too-big", type="BestEffortSuspendable", vms=50, duration="1h"), "50"),
+    (lease("nowhere", type="BestEffortSuspendable", vms=1, duration="1h", pool="nowhere"),
+     "nowhere"),
+    (lease("not-a-pod", type="BestEffortSuspendable", vms=1, duration="1h",
+           template={"containers": [{"name": "x"}]}), "not a pod template"),
+])
+def test_bad_leases_are_rejected_and_others_still_run(small, bad, message):
+    small.apply(bad)
+    name = bad["metadata"]["name"]
+    status = small.until(lambda: small.lease("lab", name).get("status", {}).get("phase")
+                         == "Rejected" and small.lease("lab", name)["status"])
+    assert message in status["message"], status["message"]
+    small.apply(lease("fine", type="BestEffortSuspendable", vms=1, duration="1h"))
+    small.until(lambda: small.lease("lab", "fine").get("status", {}).get("phase") == "Running")
+
+
+def test_a_deleted_lease_releases_its_vms_and_its_name(small):
+    spec = {"type": "BestEffortSuspendable", "vms": 2, "duration": "1h",
+            "resources": {"cpu": 1, "memory": "256Mi"}}
+    small.apply(lease("again", **spec))
+    small.until(lambda: small.lease("lab", "again").get("status", {}).get("phase") == "Running")
+    small.apply(lease("waiting", **spec))  # the node is full: it waits
+    small.until(lambda: small.lease("lab", "waiting").get("status", {}).get("phase")
+                == "Scheduled")
+    small.kubectl("delete", "lhl", "-n", "lab", "again")
+    # its pods go with it, and the waiting lease gets the node
+    small.until(lambda: small.lease("lab", "waiting").get("status", {}).get("phase")
+                == "Running")
+    small.kubectl("delete", "lhl", "-n", "lab", "waiting")
+    small.apply(lease("again", **spec))  # the same name: a new lease
+    small.until(lambda: small.lease("lab", "again").get("status", {}).get("phase") == "Running")
+    names = sorted(p["metadata"]["name"] for p in small.get("pods", "-n", "lab")["items"]
+                   if not p["metadata"].get("deletionTimestamp"))
+    assert names == ["again-vm-0", "again-vm-1"]
