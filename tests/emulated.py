@@ -18,6 +18,20 @@ import yaml
 KUBECTL = shutil.which("kubectl")
 
 
+def until(check: Any, timeout: float = 15.0, step: float = 0.05,
+          explain: Any = None) -> Any:
+    """``check()``'s first truthy value, polled every ``step`` seconds; after
+    ``timeout`` an AssertionError with ``explain()`` (e.g. a log's tail), if given."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = check()
+        if value:
+            return value
+        time.sleep(step)
+    extra = f":\n{explain()}" if explain is not None else ""
+    raise AssertionError(f"not within {timeout} s: {check.__doc__ or 'the condition'}{extra}")
+
+
 class Emulated:
     def __init__(self, data: Path) -> None:
         self.data = data

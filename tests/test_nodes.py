@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from emulated import KUBECTL, Emulated
+from emulated import KUBECTL, Emulated, until
 from leasehold_emulator.nodes import IMAGE_PULL, RESUME, RUNTIME
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -26,14 +26,6 @@ def cluster(tmp_path_factory):
     c.stop()
 
 
-def until(check, timeout=15.0, step=0.05):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = check()
-        if value:
-            return value
-        time.sleep(step)
-    raise AssertionError(f"not within {timeout} s")
 
 
 def vm(name: str, node: str, grace: int = 30, **annotations: str) -> dict:

@@ -3,24 +3,15 @@
 from __future__ import annotations
 
 import os
-import time
 from pathlib import Path
 
 from kopf.testing import KopfRunner
 
-from emulated import CRD, widget
+from emulated import CRD, until, widget
 
 OPERATOR = Path(__file__).with_name("kopf_operator.py")
 
 
-def wait_for(check, timeout: float = 20.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = check()
-        if value:
-            return value
-        time.sleep(0.2)
-    raise AssertionError(f"not within {timeout} s: {check.__doc__ or check}")
 
 
 def test_kopf_handlers_status_finalizers_and_events(emulated, monkeypatch):
@@ -38,16 +29,16 @@ def test_kopf_handlers_status_finalizers_and_events(emulated, monkeypatch):
             return (status.get("created", {}).get("seen") == 2
                     and "example.io/kopf-finalizer" in obj["metadata"].get("finalizers", [])
                     and status.get("ticks", 0) >= 2) and obj
-        wait_for(handled)
+        until(handled, 20)
         events = emulated.get("events", "--field-selector", "involvedObject.name=kw")["items"]
         assert any(e["reason"] == "Created" and e["message"] == "size 2" for e in events)
 
         emulated.apply(widget("kw", 4))
-        wait_for(lambda: emulated.get("wd", "kw").get("status", {}).get("phase")
+        until(lambda: emulated.get("wd", "kw").get("status", {}).get("phase")
                  == "resized to 4")
 
         emulated.kubectl("delete", "wd", "kw", "--wait=false")
-        wait_for(lambda: emulated.kubectl("get", "wd", "kw", check=False).returncode != 0)
+        until(lambda: emulated.kubectl("get", "wd", "kw", check=False).returncode != 0)
     assert runner.exit_code == 0, runner.output
     assert runner.exception is None
     assert "created kw" in runner.output and "deleted kw" in runner.output

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from emulated import KUBECTL, Emulated
+from emulated import KUBECTL, Emulated, until
 from leasehold.api.durations import parse_duration
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -42,14 +42,8 @@ class Operated(Emulated):
         return self.get("lhl", "-n", namespace, name)
 
     def until(self, check, timeout: float = 30.0):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            value = check()
-            if value:
-                return value
-            time.sleep(0.1)
-        log = (self.data / "operator.log").read_text()[-3000:]
-        raise AssertionError(f"not within {timeout} s; the operator said:\n{log}")
+        return until(check, timeout, 0.1,
+                     lambda: (self.data / "operator.log").read_text()[-3000:])
 
 
 def operated(tmp_path: Path, policy: str, pools: Path) -> Operated:
