@@ -193,7 +193,8 @@ def cmd_operator(args: argparse.Namespace) -> int:
     except ValueError as exc:
         return _fail([f"--alpha: {exc}"])
     handlers.run(SchedulerConfig(policy=args.policy, alpha=alpha,
-                                 backfilling=Backfilling(args.backfilling)), args.kubeconfig)
+                                 backfilling=Backfilling(args.backfilling)), args.kubeconfig,
+                 args.metrics_port or None)
     return 0
 
 
@@ -330,6 +331,8 @@ def build_parser() -> argparse.ArgumentParser:
     op.add_argument("--backfilling", choices=BACKFILLING, default="conservative",
                     help="backfilling mode (default: conservative)")
     op.add_argument("--alpha", default="median", help="MOML's threshold (default: median)")
+    op.add_argument("--metrics-port", type=int, default=8080, metavar="PORT",
+                    help="serve /metrics and /healthz on PORT (default: 8080; 0: off)")
     op.set_defaults(func=cmd_operator)
 
     crd = sub.add_parser("crds", help="write the Lease and NodePool CRDs, generated from the"

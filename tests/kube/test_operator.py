@@ -13,47 +13,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from emulated import KUBECTL, Emulated, until
 from leasehold.api.durations import parse_duration
-
-ROOT = Path(__file__).resolve().parents[2]
-TESTBED = ROOT / "examples" / "testbed"
-SCALE = 60.0  # an emulated minute per second
-
-
-class Operated(Emulated):
-    """An emulated cluster with the operator running against it."""
-
-    def start_operator(self, policy: str) -> None:
-        self.log = (self.data / "operator.log").open("w")
-        self.operator = subprocess.Popen(
-            [sys.executable, "-m", "leasehold.cli", "operator", "--kubeconfig",
-             str(self.kubeconfig), "--policy", policy], stdout=self.log,
-            stderr=subprocess.STDOUT)
-
-    def stop_all(self) -> None:
-        op = getattr(self, "operator", None)
-        if op is not None and op.poll() is None:
-            op.terminate()
-            op.wait(timeout=20)
-        self.stop()
-
-    def lease(self, namespace: str, name: str) -> dict:
-        return self.get("lhl", "-n", namespace, name)
-
-    def until(self, check, timeout: float = 30.0):
-        return until(check, timeout, 0.1,
-                     lambda: (self.data / "operator.log").read_text()[-3000:])
-
-
-def operated(tmp_path: Path, policy: str, pools: Path) -> Operated:
-    if KUBECTL is None:
-        pytest.skip("kubectl is not installed (apt-get install kubectl)")
-    c = Operated(tmp_path)
-    c.start(0, "--time-scale", str(SCALE), "--pools", str(pools))
-    c.kubectl("apply", "-f", str(TESTBED / "namespaces.yaml"))
-    c.start_operator(policy)
-    return c
+from operated import ROOT, TESTBED, Operated, operated
 
 
 def simulated_victims(policy: str) -> tuple[list[str], list[str]]:
@@ -84,7 +45,7 @@ def test_the_testbed_preempts_what_the_simulator_preempts(testbed, request):
     docs = [d for d in yaml.safe_load_all((TESTBED / "leases.yaml").read_text()) if d]
     start = time.monotonic()
     for doc in docs:
-        at = parse_duration(doc["metadata"]["annotations"]["leasehold.io/arrival"]) / SCALE
+        at = parse_duration(doc["metadata"]["annotations"]["leasehold.io/arrival"]) / 60.0
         time.sleep(max(start + at - time.monotonic(), 0))
         testbed.kubectl("apply", "-f", "-", stdin=yaml.safe_dump(doc))
 
@@ -194,3 +155,48 @@ def test_a_deleted_lease_releases_its_vms_and_its_name(small):
     names = sorted(p["metadata"]["name"] for p in small.get("pods", "-n", "lab")["items"]
                    if not p["metadata"].get("deletionTimestamp"))
     assert names == ["again-vm-0", "again-vm-1"]
+
+
+def test_metrics_follow_the_run(tmp_path):
+    import socket
+    import urllib.request
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    c = operated(tmp_path, "moml", TESTBED / "pool.yaml", metrics_port=port)
+    try:
+        def scrape() -> str:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
+                return r.read().decode()
+        c.until(lambda: "leasehold_leases" in _or_empty(scrape))
+        docs = [d for d in yaml.safe_load_all((TESTBED / "leases.yaml").read_text()) if d]
+        for doc in docs[:6]:  # the external leases fill the pool
+            c.kubectl("apply", "-f", "-", stdin=yaml.safe_dump(doc))
+        c.until(lambda: all(x.get("status", {}).get("phase") == "Running"
+                            for x in c.get("lhl", "-n", "lab")["items"]))
+        c.kubectl("apply", "-f", "-", stdin=yaml.safe_dump(docs[6]))  # and 7 preempts
+        c.until(lambda: c.lease("owners", "lease-7").get("status", {}).get("phase")
+                == "Running")
+        text = c.until(lambda: 'leasehold_preemptions_total{action="suspend",policy="moml"'
+                       in (t := scrape()) and t)
+        samples = {line.split(" ")[0]: float(line.split(" ")[1])
+                   for line in text.splitlines() if line and not line.startswith("#")}
+        admitted = sum(v for k, v in samples.items()
+                       if k.startswith("leasehold_lease_requests_total{")
+                       and 'outcome="admitted"' in k)
+        assert admitted == 7
+        assert samples['leasehold_leases{phase="Running"}'] >= 1
+        assert samples["leasehold_preempted_vms_total"] >= 5
+        assert samples["leasehold_candidate_sets_count"] >= 1
+        assert samples["leasehold_decision_seconds_count"] >= 1
+        assert samples['leasehold_pool_capacity{pool="rp1",resource="cpu"}'] == 12
+        assert 0 < samples['leasehold_pool_utilization{pool="rp1"}'] <= 1
+    finally:
+        c.stop_all()
+
+
+def _or_empty(scrape) -> str:
+    try:
+        return scrape()
+    except OSError:
+        return ""

@@ -12,12 +12,15 @@ import os
 from typing import Any
 
 import kopf
+from aiohttp import web
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from leasehold.api.clock import CLOCK_PATH, Clock
 from leasehold.api.resources import ORIGIN_LABEL, LeaseInputError, pool_spec
 from leasehold.core.model import Origin, SchedulerConfig
 
 from .client import KubeClient, KubeError
+from .metrics import Metrics
 from .shell import LEASE_LABEL, Shell
 
 GROUP, VERSION = "leasehold.io", "v1alpha1"
@@ -54,9 +57,18 @@ async def startup(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) ->
     specs = [s for s in specs if s.nodes > 0]
     if not specs:
         raise kopf.PermanentError("no NodePool with nodes: create one (docs/resources.md)")
-    shell = Shell(client, specs, memo.config, clock)
+    metrics = Metrics()
+    shell = Shell(client, specs, memo.config, clock, metrics)
+    leases = (await client.get(f"/apis/{GROUP}/{VERSION}/leases")).get("items", [])
+    pods = (await client.get("/api/v1/pods", labelSelector=LEASE_LABEL)).get("items", [])
+    namespaces = (await client.get("/api/v1/namespaces")).get("items", [])
+    origins = {ns["metadata"]["name"]: _origin_of(ns) for ns in namespaces}
+    await shell.recover(leases, origins, pods)
+    metrics.observe(shell.core, [], [], 0.0)
     memo.shell = shell
     memo.task = asyncio.create_task(shell.run())
+    if memo.metrics_port is not None:
+        memo.metrics_runner = await serve_metrics(metrics, memo.metrics_port)
     log.info("leasehold operator: policy %s, pools %s, time scale %g", memo.config.policy,
              ", ".join(f"{s.name} ({s.nodes} nodes)" for s in specs), clock.scale)
 
@@ -71,16 +83,40 @@ async def cleanup(memo: kopf.Memo, **_: Any) -> None:
     shell = getattr(memo, "shell", None)
     if shell is not None:
         await shell.client.close()
+    runner = getattr(memo, "metrics_runner", None)
+    if runner is not None:
+        await runner.cleanup()
+
+
+async def serve_metrics(metrics: Metrics, port: int) -> web.AppRunner:
+    """``/metrics`` (Prometheus text format) and ``/healthz`` on ``port``."""
+    async def scrape(request: web.Request) -> web.Response:
+        return web.Response(body=generate_latest(metrics.registry),
+                            headers={"Content-Type": CONTENT_TYPE_LATEST})
+
+    async def healthz(request: web.Request) -> web.Response:
+        return web.Response(text="ok")
+    app = web.Application()
+    app.router.add_get("/metrics", scrape)
+    app.router.add_get("/healthz", healthz)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    await web.TCPSite(runner, "0.0.0.0", port).start()
+    log.info("metrics at http://127.0.0.1:%d/metrics", port)
+    return runner
+
+
+def _origin_of(namespace: dict[str, Any]) -> Origin:
+    """A namespace's origin label (DESIGN §2.1): external unless it says local."""
+    label = (namespace["metadata"].get("labels") or {}).get(ORIGIN_LABEL, "external")
+    return Origin.LOCAL if label == "local" else Origin.EXTERNAL
 
 
 async def _origin(client: KubeClient, namespace: str) -> Origin:
-    """The namespace's origin label (DESIGN §2.1): external unless it says local."""
     try:
-        ns = await client.get(f"/api/v1/namespaces/{namespace}")
+        return _origin_of(await client.get(f"/api/v1/namespaces/{namespace}"))
     except KubeError:
         return Origin.EXTERNAL
-    label = (ns["metadata"].get("labels") or {}).get(ORIGIN_LABEL, "external")
-    return Origin.LOCAL if label == "local" else Origin.EXTERNAL
 
 
 @kopf.on.create(GROUP, VERSION, "leases", registry=registry)
@@ -117,10 +153,11 @@ def _plain(body: kopf.Body) -> dict[str, Any]:
     return {"metadata": dict(body["metadata"]), "spec": dict(body.get("spec") or {})}
 
 
-def run(config: SchedulerConfig, kubeconfig: str | None = None) -> None:
+def run(config: SchedulerConfig, kubeconfig: str | None = None,
+        metrics_port: int | None = None) -> None:
     """``leasehold operator``: run until interrupted (one replica, no peering yet)."""
     if kubeconfig:
         os.environ["KUBECONFIG"] = kubeconfig
     kopf.configure(verbose=False)
     kopf.run(registry=registry, standalone=True, clusterwide=True,
-             memo=kopf.Memo(config=config))
+             memo=kopf.Memo(config=config, metrics_port=metrics_port))

@@ -45,6 +45,7 @@ from leasehold.core.scheduler import Scheduler
 from leasehold.core.state import LeaseState
 
 from .client import KubeClient, KubeError, Obj
+from .metrics import Metrics
 
 log = logging.getLogger("leasehold.operator")
 
@@ -74,9 +75,10 @@ def core_name(namespace: str, name: str) -> str:
 
 class Shell:
     def __init__(self, client: KubeClient, pools: Iterable[PoolSpec], config: SchedulerConfig,
-                 clock: Clock) -> None:
+                 clock: Clock, metrics: Metrics | None = None) -> None:
         self.client = client
         self.clock = clock
+        self.metrics = metrics
         self.core = Scheduler(list(pools), config)
         self.tracked: dict[str, Tracked] = {}
         self._inputs: list[tuple[str, str, Any]] = []
@@ -84,6 +86,8 @@ class Shell:
         #: API writes made, by kind (the benchmark reads them)
         self.writes: dict[str, int] = {}
         self._uids: set[str] = set()
+        #: submissions so far: their order within one instant, for replaying
+        self._sequence = 0
         #: a Lease's ``namespace/name`` -> the core's name for its latest incarnation
         self._current: dict[str, str] = {}
         #: the phase each lease's status last showed
@@ -122,6 +126,7 @@ class Shell:
         now = max(self.clock.now(), self.core.now)
         inputs, self._inputs = self._inputs, []
         rejected: list[tuple[str, list[str]]] = []
+        journal: dict[str, dict[str, Any]] = {}
         for kind, name, arg in inputs:
             if kind == "submit":
                 obj, origin = arg
@@ -141,14 +146,25 @@ class Shell:
                 # the core knows leases as namespace/name, and plans with the duration:
                 # the pods end the work early when the spec has a runtime
                 self.core.submit(replace(core_request, name=name, runtime=None), now)
+                self._sequence += 1
+                journal[name] = {"submittedAt": now, "sequence": self._sequence,
+                                 "origin": origin.value}
                 continue
             name = self._current.get(name, name)
             if name in self.core.leases and not self.core.leases[name].phase.terminal:
                 if kind == "finished":
                     self.core.finished(name, now)
+                    journal[name] = {"finishedAt": now}
                 else:
                     self.core.cancel(name, now, "deleted by its owner")
+        # what the core was told is written before anything is done about it: a
+        # restarted operator replays it (recover) and arrives at the same state
+        for name, entry in journal.items():
+            await self._patch_status(self.tracked[name], entry)
+        decided = len(self.core.decisions)
+        cpu = time.process_time()
         actions = self.core.advance(now)
+        cpu = time.process_time() - cpu
         touched: dict[str, None] = {}
         for name, problems in rejected:
             await self._reject_input(name, problems)
@@ -162,6 +178,97 @@ class Shell:
                 touched[name] = None
         for name in touched:
             await self._write_status(name)
+        if self.metrics is not None:
+            self.metrics.observe(self.core, actions, self.core.decisions[decided:], cpu)
+
+    # ---- recovery -----------------------------------------------------------------
+    async def recover(self, leases: list[Obj], origins: dict[str, Origin], pods: list[Obj]
+                      ) -> None:
+        """Rebuild the core after a restart, then make the cluster match it.
+
+        Every input the core was given is in the Leases' statuses (``submittedAt``,
+        ``sequence``, ``finishedAt``), written before it was acted on. Replaying them
+        in order gives the core the state it had: it is deterministic. Time has gone
+        on meanwhile; the core catches up to now, and the pods are then created or
+        deleted to match (what the operator would have done had it been running).
+        Leases it never saw are submitted as new ones."""
+        inputs: list[tuple[float, float, str, Obj]] = []
+        unseen: list[Obj] = []
+        for obj in leases:
+            status = obj.get("status") or {}
+            if "submittedAt" in status:
+                inputs.append((float(status["submittedAt"]), float(status.get("sequence", 0)),
+                               "submit", obj))
+                if "finishedAt" in status:
+                    inputs.append((float(status["finishedAt"]), math.inf, "finished", obj))
+            elif status.get("phase") != "Rejected":
+                unseen.append(obj)
+        inputs.sort(key=lambda x: (x[0], x[1]))
+        i = 0
+        while i < len(inputs):
+            t = inputs[i][0]
+            while i < len(inputs) and inputs[i][0] == t:
+                _, seq, kind, obj = inputs[i]
+                meta = obj["metadata"]
+                key = core_name(meta["namespace"], meta["name"])
+                origin = origins.get(meta["namespace"], Origin.EXTERNAL)
+                if kind == "submit":
+                    self._uids.add(meta.get("uid", ""))
+                    name = self._fresh(key)
+                    try:
+                        request = lease_spec(obj, origin, t, self.clock).to_request()
+                    except LeaseInputError:
+                        i += 1
+                        continue
+                    self._track(name, obj, request.runtime, origin)
+                    self.core.submit(replace(request, name=name, runtime=None), t)
+                    self._sequence = max(self._sequence, int(seq))
+                else:
+                    self.core.finished(self._current.get(key, key), t)
+                i += 1
+            self.core.advance(t)
+        now = max(self.clock.now(), self.core.now)
+        self.core.advance(now)
+        await self._reconcile(pods, now)
+        for name in list(self.tracked):
+            await self._write_status(name)
+        for obj in unseen:
+            self.submit(obj, origins.get(obj["metadata"]["namespace"], Origin.EXTERNAL))
+        log.info("recovered %d leases (%d inputs replayed), %d new", len(self.tracked),
+                 len(inputs), len(unseen))
+
+    async def _reconcile(self, pods: list[Obj], now: float) -> None:
+        """Delete the pods the core does not want, then create the ones it does."""
+        want: dict[tuple[str, str], tuple[str, Tracked, LeaseState, int]] = {}
+        for name, st in self.core.leases.items():
+            t = self.tracked.get(name)
+            if t is None or st.phase not in (Phase.RUNNING, Phase.RESUMING):
+                continue
+            for i, node in enumerate(st.nodes):
+                want[(t.namespace, f"{t.name}-vm-{i}")] = (node, t, st, i)
+        have: set[tuple[str, str]] = set()
+        for pod in pods:
+            meta = pod["metadata"]
+            key = (meta["namespace"], meta["name"])
+            wanted = want.get(key)
+            on = (pod.get("spec") or {}).get("nodeName")
+            if wanted is None or wanted[0] != on or meta.get("deletionTimestamp") \
+                    or (pod.get("status") or {}).get("phase") == "Succeeded":
+                if wanted is None or wanted[0] != on:
+                    with contextlib.suppress(KubeError):
+                        await self.client.delete(
+                            f"/api/v1/namespaces/{key[0]}/pods/{key[1]}",
+                            gracePeriodSeconds=0)
+                        self._count("delete")
+                continue
+            have.add(key)
+        missing: dict[str, tuple[Tracked, LeaseState]] = {}
+        for key, (_, t, st, _) in want.items():
+            if key not in have:
+                missing[st.name] = (t, st)
+        for t, st in missing.values():
+            delay = max((st.running_since or now) - now, 0.0)
+            await self._create_pods(t, st, st.nodes, delay, only_missing=have)
 
     def _fresh(self, name: str) -> str:
         """The core's name for a new Lease ``namespace/name``. A Lease deleted and
@@ -225,7 +332,8 @@ class Shell:
         self.writes[kind] = self.writes.get(kind, 0) + 1
 
     async def _create_pods(self, t: Tracked, st: LeaseState, nodes: tuple[str, ...],
-                           delay: float) -> None:
+                           delay: float, only_missing: set[tuple[str, str]] | None = None
+                           ) -> None:
         template = t.template or {}
         meta = template.get("metadata") or {}
         spec = dict(template.get("spec") or {"containers": [PLACEHOLDER]})
@@ -240,6 +348,8 @@ class Shell:
             {**c, "resources": {**(c.get("resources") or {}), "requests": requests}}
             if i == 0 else c for i, c in enumerate(spec["containers"])]
         for i, node in enumerate(nodes):
+            if only_missing is not None and (t.namespace, f"{t.name}-vm-{i}") in only_missing:
+                continue
             pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {
                 "name": f"{t.name}-vm-{i}", "namespace": t.namespace,
                 "labels": {**(meta.get("labels") or {}), LEASE_LABEL: t.name,
