@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .api.scenario import Scenario
@@ -198,6 +198,31 @@ def cmd_operator(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_up(args: argparse.Namespace) -> int:
+    """The emulated cluster, the operator and the metrics, in the foreground."""
+    from leasehold_emulator.up import UpError, up
+
+    try:
+        up(Path(args.data).expanduser(), args.port, args.time_scale, args.policy,
+           args.metrics_port, Path(args.pools) if args.pools else None)
+    except UpError as exc:
+        return _fail([str(exc)])
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    """The testbed on the embedded emulated cluster, under each policy."""
+    from leasehold_emulator.demo import DemoError, run_demo
+
+    try:
+        run_demo(args.time_scale, tuple(args.policies))
+    except DemoError as exc:
+        return _fail([str(exc)])
+    except KeyboardInterrupt:
+        return 130
+    return 0
+
+
 def cmd_crds(args: argparse.Namespace) -> int:
     """Write the CRDs generated from the API models (into crds/ by default)."""
     from .api.crds import crds, render
@@ -214,13 +239,18 @@ def cmd_crds(args: argparse.Namespace) -> int:
 
 
 def _positive(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    value = _parsed(text, float, "a number")
     if value <= 0:
         raise argparse.ArgumentTypeError(f"must be > 0, got {text}")
     return value
+
+
+def _parsed(text: str, convert: Callable[[str], Any], noun: str) -> Any:
+    """``convert(text)``, or argparse's error naming what was expected."""
+    try:
+        return convert(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected {noun}, got {text!r}") from None
 
 
 #: per workload model, its presets (the first is the default)
@@ -276,10 +306,7 @@ def cmd_experiment(args: argparse.Namespace) -> int:
 
 
 def _count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    value: int = _parsed(text, int, "a whole number")
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
     return value
@@ -334,6 +361,30 @@ def build_parser() -> argparse.ArgumentParser:
     op.add_argument("--metrics-port", type=int, default=8080, metavar="PORT",
                     help="serve /metrics and /healthz on PORT (default: 8080; 0: off)")
     op.set_defaults(func=cmd_operator)
+
+    upp = sub.add_parser("up", help="the emulated cluster, the operator and its metrics, in"
+                         " one foreground command")
+    upp.add_argument("--port", type=int, default=6443, help="API server port (default: 6443;"
+                     " 0 picks a free one)")
+    upp.add_argument("--data", default="~/.leasehold/cluster",
+                     help="data directory (default: ~/.leasehold/cluster)")
+    upp.add_argument("--time-scale", type=_positive, default=1.0,
+                     help="emulated seconds per real second (default: 1)")
+    upp.add_argument("--policy", choices=POLICIES, default="moml",
+                     help="preemption policy (default: moml)")
+    upp.add_argument("--metrics-port", type=int, default=8080,
+                     help="the operator's /metrics port (default: 8080; 0: off)")
+    upp.add_argument("--pools", metavar="FILE", help="NodePool manifests (default: a pool"
+                     " of 4 emulated nodes with 4 cpus and 8Gi, on a new data directory)")
+    upp.set_defaults(func=cmd_up)
+
+    demo = sub.add_parser("demo", help="the MOML paper's testbed on the embedded emulated"
+                          " cluster, under each policy (what `make demo` runs)")
+    demo.add_argument("--time-scale", type=_positive, default=300.0,
+                      help="emulated seconds per real second (default: 300)")
+    demo.add_argument("--policies", nargs="+", choices=POLICIES,
+                      default=["nop", "mlip", "mov", "moml"], help="(default: nop mlip mov moml)")
+    demo.set_defaults(func=cmd_demo)
 
     crd = sub.add_parser("crds", help="write the Lease and NodePool CRDs, generated from the"
                          " API models")

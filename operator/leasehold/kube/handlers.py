@@ -16,14 +16,13 @@ from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from leasehold.api.clock import CLOCK_PATH, Clock
-from leasehold.api.resources import ORIGIN_LABEL, LeaseInputError, pool_spec
+from leasehold.api.resources import GROUP, ORIGIN_LABEL, VERSION, LeaseInputError, pool_spec
 from leasehold.core.model import Origin, SchedulerConfig
 
 from .client import KubeClient, KubeError
 from .metrics import Metrics
 from .shell import LEASE_LABEL, Shell
 
-GROUP, VERSION = "leasehold.io", "v1alpha1"
 log = logging.getLogger("leasehold.operator")
 registry = kopf.OperatorRegistry()
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from leasehold.api.clock import Clock
-from leasehold.api.resources import LeaseInputError, lease_spec
+from leasehold.api.resources import GROUP, VERSION, LeaseInputError, lease_spec
 from leasehold.core.model import (
     Action,
     Cancel,
@@ -53,7 +53,7 @@ LEASE_LABEL = "leasehold.io/lease"
 VM_LABEL = "leasehold.io/vm"
 RUNTIME = "leasehold.io/runtime-seconds"
 RESUME = "leasehold.io/resume-seconds"
-API_VERSION = "leasehold.io/v1alpha1"
+API_VERSION = f"{GROUP}/{VERSION}"
 PLACEHOLDER = {"name": "vm", "image": "registry.k8s.io/pause:3.10"}
 
 
@@ -453,6 +453,8 @@ def status_of(st: LeaseState, t: Tracked, clock: Clock, core: Scheduler) -> dict
         "overheadSeconds": round(st.overhead, 3),
         "progress": {"ranSeconds": round(st.ran, 3),
                      "remainingSeconds": round(st.remaining, 3)},
+        # emulated seconds, as submittedAt: first start and final end
+        "startedAt": st.first_start, "endedAt": st.end,
         "message": st.reason,
     }
     booking = core.slots.booking(st.name)

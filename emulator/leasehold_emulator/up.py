@@ -1,0 +1,91 @@
+"""``leasehold up``: the embedded default, in one foreground command — the emulated
+cluster (API server and nodes), the operator and its metrics endpoint."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from types import FrameType
+
+import yaml
+
+#: the pool an empty cluster gets, so that Leases have somewhere to run
+DEFAULT_POOL = {"apiVersion": "leasehold.io/v1alpha1", "kind": "NodePool",
+                "metadata": {"name": "default"},
+                "spec": {"emulated": {"nodes": 4, "cpu": 4, "memory": "8Gi"}}}
+
+
+class UpError(Exception):
+    """Why it could not come up: one line."""
+
+
+def _wait_for(path: Path, proc: subprocess.Popen[bytes], what: str, log: Path) -> None:
+    deadline = time.monotonic() + 30
+    while not path.exists():
+        if proc.poll() is not None:
+            tail = log.read_text(errors="replace").strip().splitlines()[-1:] or ["no output"]
+            raise UpError(f"{what} stopped: {tail[0]}")
+        if time.monotonic() > deadline:
+            raise UpError(f"{what} did not start within 30 s (see {log})")
+        time.sleep(0.1)
+
+
+def up(data: Path, port: int, time_scale: float, policy: str, metrics_port: int,
+       pools: Path | None) -> None:
+    data.mkdir(parents=True, exist_ok=True)
+    log = data / "leasehold.log"
+    if pools is None and not (data / "state.db").exists():
+        pools = data / "default-pool.yaml"
+        pools.write_text(yaml.safe_dump(DEFAULT_POOL))
+    (data / "server.json").unlink(missing_ok=True)
+    args = [sys.executable, "-m", "leasehold.cli"]
+    emulator = subprocess.Popen(
+        [*args, "emulator", "up", "--port", str(port), "--data", str(data), "--time-scale",
+         f"{time_scale:g}", *(["--pools", str(pools)] if pools else [])],
+        stdout=log.open("ab"), stderr=subprocess.STDOUT)
+    operator: subprocess.Popen[bytes] | None = None
+    stopping = []
+
+    def stop(signum: int, frame: FrameType | None) -> None:
+        stopping.append(signum)
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    try:
+        _wait_for(data / "server.json", emulator, "the emulated cluster", log)
+        url = json.loads((data / "server.json").read_text())["url"]
+        kubeconfig = data / "kubeconfig"
+        operator = subprocess.Popen(
+            [*args, "operator", "--kubeconfig", str(kubeconfig), "--policy", policy,
+             "--metrics-port", str(metrics_port)], stdout=log.open("ab"),
+            stderr=subprocess.STDOUT)
+        metrics = f"http://127.0.0.1:{metrics_port}/metrics" if metrics_port else "off"
+        print(f"leasehold is up: the emulated cluster at {url}, the operator with policy"
+              f" {policy}, time scale {time_scale:g}\n"
+              f"  kubeconfig: {kubeconfig}\n"
+              f"  metrics:    {metrics}\n"
+              f"  logs:       {log}\n"
+              f"next:\n"
+              f"  export KUBECONFIG={kubeconfig}\n"
+              f"  kubectl get nodes,nodepools\n"
+              f"  kubectl apply -f examples/testbed/namespaces.yaml -f"
+              f" examples/testbed/leases.yaml\n"
+              f"  kubectl get lhl -A -w\n"
+              f"Ctrl-C stops everything.", flush=True)
+        while not stopping:
+            if emulator.poll() is not None:
+                raise UpError(f"the emulated cluster stopped (see {log})")
+            if operator.poll() is not None:
+                raise UpError(f"the operator stopped (see {log})")
+            time.sleep(0.2)
+    finally:
+        for proc in (operator, emulator):
+            if proc is not None and proc.poll() is None:
+                proc.terminate()
+                try:
+                    proc.wait(timeout=20)
+                except subprocess.TimeoutExpired:
+                    proc.kill()

@@ -1,0 +1,49 @@
+"""`leasehold up`: the emulated cluster, the operator and the metrics in one command."""
+
+from __future__ import annotations
+
+import json
+import signal
+import socket
+import subprocess
+import sys
+import urllib.request
+
+import pytest
+import yaml
+
+from emulated import KUBECTL, until
+
+
+def test_up_runs_a_lease_and_stops_everything(tmp_path):
+    if KUBECTL is None:
+        pytest.skip("kubectl is not installed (apt-get install kubectl)")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        metrics = s.getsockname()[1]
+    up = subprocess.Popen([sys.executable, "-m", "leasehold.cli", "up", "--port", "0",
+                           "--data", str(tmp_path), "--time-scale", "60", "--metrics-port",
+                           str(metrics)], stdout=subprocess.PIPE, text=True)
+    kubeconfig = tmp_path / "kubeconfig"
+
+    def kubectl(*args: str, stdin: str | None = None) -> str:
+        return subprocess.run([KUBECTL, "--kubeconfig", str(kubeconfig), *args], input=stdin,
+                              capture_output=True, text=True, timeout=30).stdout
+    try:
+        assert up.stdout
+        banner = "".join(until(lambda: up.stdout.readline(), 30) for _ in range(3))
+        assert f"kubeconfig: {kubeconfig}" in banner
+        until(lambda: len(json.loads(kubectl("get", "nodes", "-o", "json") or "{}")
+                          .get("items", [])) == 4, 30)
+        lease = {"apiVersion": "leasehold.io/v1alpha1", "kind": "Lease",
+                 "metadata": {"name": "hello", "namespace": "default"},
+                 "spec": {"type": "BestEffortSuspendable", "vms": 2, "duration": "1h"}}
+        kubectl("apply", "-f", "-", stdin=yaml.safe_dump(lease))
+        until(lambda: "Running" in kubectl("get", "lhl", "hello"), 30)
+        with urllib.request.urlopen(f"http://127.0.0.1:{metrics}/metrics", timeout=5) as r:
+            assert 'leasehold_leases{phase="Running"} 1.0' in r.read().decode()
+    finally:
+        up.send_signal(signal.SIGTERM)
+        assert up.wait(timeout=30) == 0
+    left = subprocess.run(["pgrep", "-f", str(tmp_path)], capture_output=True, text=True)
+    assert left.stdout == "", left.stdout
