@@ -103,3 +103,37 @@ def test_killed_at_random_the_operator_loses_and_double_books_nothing(tmp_path: 
     finally:
         done.set()
         c.stop_all()
+
+
+def test_work_that_ended_while_the_operator_was_down_is_not_run_again(tmp_path: Path):
+    pools = tmp_path / "pools.yaml"
+    pools.write_text(yaml.safe_dump({
+        "apiVersion": "leasehold.io/v1alpha1", "kind": "NodePool", "metadata": {"name": "p"},
+        "spec": {"emulated": {"nodes": 1, "cpu": 2, "memory": "2Gi"}}}))
+    c = operated(tmp_path / "cluster", "moml", pools)  # an emulated minute per second
+    try:
+        until(lambda: c.recoveries() == 1, 30)
+        c.apply({"apiVersion": "leasehold.io/v1alpha1", "kind": "Lease",
+                 "metadata": {"name": "short", "namespace": "lab"},
+                 "spec": {"type": "BestEffortSuspendable", "vms": 2, "duration": "1h",
+                          "runtime": "3m"}})
+        c.until(lambda: c.lease("lab", "short").get("status", {}).get("phase") == "Running")
+        c.operator.send_signal(signal.SIGKILL)
+        c.operator.wait(timeout=10)
+        # the pods succeed after 3 emulated minutes, while nobody watches
+        until(lambda: all(p["status"].get("phase") == "Succeeded"
+                          for p in c.get("pods", "-n", "lab")["items"]), 15)
+        c.start_operator("moml")
+        rerun: list[str] = []
+
+        def completed():
+            """the lease Completed, its pods never running again meanwhile"""
+            rerun.extend(p["metadata"]["name"] for p in c.get("pods", "-n", "lab")["items"]
+                         if p["status"].get("phase") in ("Pending", "Running"))
+            status = c.lease("lab", "short").get("status", {})
+            return status.get("phase") == "Completed" and status
+        status = c.until(completed)
+        assert rerun == []
+        assert 170 <= status["progress"]["ranSeconds"] < 900  # not the hour it planned
+    finally:
+        c.stop_all()

@@ -247,13 +247,19 @@ class Shell:
             for i, node in enumerate(st.nodes):
                 want[(t.namespace, f"{t.name}-vm-{i}")] = (node, t, st, i)
         have: set[tuple[str, str]] = set()
+        succeeded: set[tuple[str, str]] = set()
         for pod in pods:
             meta = pod["metadata"]
             key = (meta["namespace"], meta["name"])
             wanted = want.get(key)
             on = (pod.get("spec") or {}).get("nodeName")
-            if wanted is None or wanted[0] != on or meta.get("deletionTimestamp") \
-                    or (pod.get("status") or {}).get("phase") == "Succeeded":
+            if wanted is not None and wanted[0] == on \
+                    and (pod.get("status") or {}).get("phase") == "Succeeded":
+                # its work ended while the operator was away: not to be run again
+                have.add(key)
+                succeeded.add(key)
+                continue
+            if wanted is None or wanted[0] != on or meta.get("deletionTimestamp"):
                 if wanted is None or wanted[0] != on:
                     with contextlib.suppress(KubeError):
                         await self.client.delete(
@@ -263,12 +269,18 @@ class Shell:
                 continue
             have.add(key)
         missing: dict[str, tuple[Tracked, LeaseState]] = {}
+        done: dict[str, bool] = {}
         for key, (_, t, st, _) in want.items():
             if key not in have:
                 missing[st.name] = (t, st)
+            done[st.name] = done.get(st.name, True) and key in succeeded
         for t, st in missing.values():
             delay = max((st.running_since or now) - now, 0.0)
             await self._create_pods(t, st, st.nodes, delay, only_missing=have)
+        for name, finished in done.items():
+            if finished:  # every VM's pod succeeded: the lease is done
+                t = self.tracked[name]
+                self.finished(t.namespace, t.name)
 
     def _fresh(self, name: str) -> str:
         """The core's name for a new Lease ``namespace/name``. A Lease deleted and
