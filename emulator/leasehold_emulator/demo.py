@@ -20,6 +20,8 @@ import yaml
 from leasehold.api.durations import parse_duration
 from leasehold.kube.client import KubeClient, KubeError
 
+from .up import UpError, start, stop, wait_for
+
 TESTBED = Path(__file__).resolve().parents[2] / "examples" / "testbed"
 LEASES = "/apis/leasehold.io/v1alpha1/leases"
 FINAL = ("Completed", "Rejected", "Cancelled", "Failed")
@@ -27,20 +29,6 @@ FINAL = ("Completed", "Rejected", "Cancelled", "Failed")
 
 class DemoError(Exception):
     """Why the demo could not run: one line."""
-
-
-def _start(args: list[str], log: Path) -> subprocess.Popen[bytes]:
-    return subprocess.Popen([sys.executable, "-m", "leasehold.cli", *args],
-                            stdout=log.open("ab"), stderr=subprocess.STDOUT)
-
-
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
 
 
 def _table(leases: list[dict[str, Any]]) -> str:
@@ -57,28 +45,28 @@ def _table(leases: list[dict[str, Any]]) -> str:
 
 
 async def _run_policy(policy: str, scale: float, data: Path, out: IO[str]) -> dict[str, Any]:
-    emulator = _start(["emulator", "up", "--port", "0", "--data", str(data), "--time-scale",
-                       f"{scale:g}", "--pools", str(TESTBED / "pool.yaml")], data / "log")
+    emulator = start(["emulator", "up", "--port", "0", "--data", str(data), "--time-scale",
+                      f"{scale:g}", "--pools", str(TESTBED / "pool.yaml")], data / "log")
     operator: subprocess.Popen[bytes] | None = None
     try:
-        deadline = time.monotonic() + 30
-        while not (data / "server.json").exists():
-            if emulator.poll() is not None or time.monotonic() > deadline:
-                raise DemoError(f"the emulated cluster did not start (see {data / 'log'})")
-            await asyncio.sleep(0.1)
+        try:
+            await asyncio.to_thread(wait_for, data / "server.json", emulator,
+                                    "the emulated cluster", data / "log")
+        except UpError as exc:
+            raise DemoError(str(exc)) from None
         async with KubeClient.from_kubeconfig(data / "kubeconfig") as client:
             for doc in yaml.safe_load_all((TESTBED / "namespaces.yaml").read_text()):
                 await client.create("/api/v1/namespaces", doc)
-            operator = _start(["operator", "--kubeconfig", str(data / "kubeconfig"),
+            operator = start(["operator", "--kubeconfig", str(data / "kubeconfig"),
                                "--policy", policy, "--metrics-port", "0"], data / "log")
             docs = [d for d in yaml.safe_load_all((TESTBED / "leases.yaml").read_text()) if d]
             await asyncio.sleep(3)  # the operator is up
-            start = time.monotonic()
+            began = time.monotonic()
             pending = list(docs)
             shown = ""
             tty = out.isatty()
             while True:
-                now = time.monotonic() - start
+                now = time.monotonic() - began
                 while pending and parse_duration(
                         pending[0]["metadata"]["annotations"]["leasehold.io/arrival"]) \
                         / scale <= now:
@@ -103,9 +91,8 @@ async def _run_policy(policy: str, scale: float, data: Path, out: IO[str]) -> di
     except (KubeError, OSError) as exc:
         raise DemoError(f"{policy}: {exc} (see {data / 'log'})") from None
     finally:
-        if operator is not None:
-            _stop(operator)
-        _stop(emulator)
+        stop(operator)
+        stop(emulator)
 
 
 def _summary(policy: str, leases: list[dict[str, Any]]) -> dict[str, Any]:

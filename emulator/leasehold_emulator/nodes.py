@@ -24,12 +24,11 @@ import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime
 from typing import Any
 
 import aiohttp
 
-from leasehold.api.clock import CLOCK_PATH
+from leasehold.api.clock import CLOCK_PATH, Clock, epoch, rfc3339
 from leasehold.kube.client import KubeClient, KubeError, Obj
 
 log = logging.getLogger("leasehold.nodes")
@@ -43,10 +42,6 @@ NODEPOOLS = "/apis/leasehold.io/v1alpha1/nodepools"
 
 
 
-def now_rfc3339() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def _since(stamp: str | None) -> float:
     """When something began, in wall-clock seconds. Timestamps have one-second
     resolution, which at a time scale of 60 is a minute of emulated time: a stamp of
@@ -55,7 +50,7 @@ def _since(stamp: str | None) -> float:
     now = time.time()
     if not stamp:
         return now
-    then = datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC).timestamp()
+    then = epoch(stamp)
     return now if now - then < 1.0 else then
 
 
@@ -85,8 +80,8 @@ def node_object(pool: str, index: int, emulated: dict[str, Any]) -> Obj:
                                        "reason": "KubeletReady",
                                        "message": "leasehold emulated kubelet is posting"
                                                   " ready status",
-                                       "lastHeartbeatTime": now_rfc3339(),
-                                       "lastTransitionTime": now_rfc3339()}],
+                                       "lastHeartbeatTime": rfc3339(),
+                                       "lastTransitionTime": rfc3339()}],
                        "nodeInfo": {"kubeletVersion": "v1.32.0-leasehold",
                                     "operatingSystem": "linux", "architecture": "amd64"},
                        "addresses": [{"type": "Hostname", "address": name}]}}
@@ -134,8 +129,8 @@ class NodeEmulator:
         if self.time_scale is not None:
             return
         try:
-            cm = await self.client.get(CLOCK_PATH)
-            self.time_scale = float(cm.get("data", {}).get("timeScale", 1))
+            self.time_scale = Clock.from_configmap(
+                (await self.client.get(CLOCK_PATH)).get("data")).scale
         except (KubeError, ValueError):
             self.time_scale = 1.0
 
@@ -284,7 +279,7 @@ class NodeEmulator:
                 or pod["metadata"].get("deletionTimestamp"):
             return
         await self.client.merge_patch(f"{path}/status",
-                                      {"status": running_status(pod, now_rfc3339())})
+                                      {"status": running_status(pod, rfc3339())})
 
     async def _finish(self, path: str) -> None:
         pod = await self.client.get(path)
@@ -292,7 +287,7 @@ class NodeEmulator:
                 or pod["metadata"].get("deletionTimestamp"):
             return
         await self.client.merge_patch(f"{path}/status",
-                                      {"status": succeeded_status(pod, now_rfc3339())})
+                                      {"status": succeeded_status(pod, rfc3339())})
 
     async def _remove(self, path: str) -> None:
         await self.client.delete(path, gracePeriodSeconds=0)

@@ -23,7 +23,24 @@ class UpError(Exception):
     """Why it could not come up: one line."""
 
 
-def _wait_for(path: Path, proc: subprocess.Popen[bytes], what: str, log: Path) -> None:
+def start(args: list[str], log: Path) -> subprocess.Popen[bytes]:
+    """``leasehold <args>`` in the background, its output appended to ``log``."""
+    return subprocess.Popen([sys.executable, "-m", "leasehold.cli", *args],
+                            stdout=log.open("ab"), stderr=subprocess.STDOUT)
+
+
+def stop(proc: subprocess.Popen[bytes] | None) -> None:
+    """SIGTERM, and SIGKILL after 20 s."""
+    if proc is not None and proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def wait_for(path: Path, proc: subprocess.Popen[bytes], what: str, log: Path) -> None:
+    """Until ``proc`` has written ``path``; its last log line if it stops first."""
     deadline = time.monotonic() + 30
     while not path.exists():
         if proc.poll() is not None:
@@ -42,26 +59,22 @@ def up(data: Path, port: int, time_scale: float, policy: str, metrics_port: int,
         pools = data / "default-pool.yaml"
         pools.write_text(yaml.safe_dump(DEFAULT_POOL))
     (data / "server.json").unlink(missing_ok=True)
-    args = [sys.executable, "-m", "leasehold.cli"]
-    emulator = subprocess.Popen(
-        [*args, "emulator", "up", "--port", str(port), "--data", str(data), "--time-scale",
-         f"{time_scale:g}", *(["--pools", str(pools)] if pools else [])],
-        stdout=log.open("ab"), stderr=subprocess.STDOUT)
+    emulator = start(["emulator", "up", "--port", str(port), "--data", str(data),
+                      "--time-scale", f"{time_scale:g}",
+                      *(["--pools", str(pools)] if pools else [])], log)
     operator: subprocess.Popen[bytes] | None = None
     stopping = []
 
-    def stop(signum: int, frame: FrameType | None) -> None:
+    def on_signal(signum: int, frame: FrameType | None) -> None:
         stopping.append(signum)
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGINT, stop)
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
     try:
-        _wait_for(data / "server.json", emulator, "the emulated cluster", log)
+        wait_for(data / "server.json", emulator, "the emulated cluster", log)
         url = json.loads((data / "server.json").read_text())["url"]
         kubeconfig = data / "kubeconfig"
-        operator = subprocess.Popen(
-            [*args, "operator", "--kubeconfig", str(kubeconfig), "--policy", policy,
-             "--metrics-port", str(metrics_port)], stdout=log.open("ab"),
-            stderr=subprocess.STDOUT)
+        operator = start(["operator", "--kubeconfig", str(kubeconfig), "--policy", policy,
+                          "--metrics-port", str(metrics_port)], log)
         metrics = f"http://127.0.0.1:{metrics_port}/metrics" if metrics_port else "off"
         print(f"leasehold is up: the emulated cluster at {url}, the operator with policy"
               f" {policy}, time scale {time_scale:g}\n"
@@ -82,10 +95,5 @@ def up(data: Path, port: int, time_scale: float, policy: str, metrics_port: int,
                 raise UpError(f"the operator stopped (see {log})")
             time.sleep(0.2)
     finally:
-        for proc in (operator, emulator):
-            if proc is not None and proc.poll() is None:
-                proc.terminate()
-                try:
-                    proc.wait(timeout=20)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
+        stop(operator)
+        stop(emulator)

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from leasehold.api.clock import Clock
-from leasehold.api.resources import LeaseInputError, epoch, lease_spec
+from leasehold.api.clock import Clock, epoch
+from leasehold.api.resources import LeaseInputError, lease_spec
 from leasehold.core.model import LeaseType, Origin
 
 CREATED = "2026-11-22T10:00:00Z"

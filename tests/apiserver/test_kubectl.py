@@ -162,3 +162,4 @@ def test_the_same_verbs_on_pods(emulated):
         watch.kill()
         watch.wait()
     emulated.kubectl("delete", "pod", "pv", "pv-ssa", "pv-new")
+

@@ -14,8 +14,9 @@ import random
 import re
 import string
 import uuid
-from datetime import UTC, datetime
 from typing import Any
+
+from leasehold.api.clock import rfc3339
 
 from . import patch as patches
 from .errors import ApiError, already_exists, conflict, invalid, not_found
@@ -32,10 +33,6 @@ CRD_KEY = "apiextensions.k8s.io/customresourcedefinitions"
 #: where an object is stored: (storage key, namespace, name)
 Ref = tuple[str, str, str]
 NS_KEY = "/namespaces"
-
-
-def now() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _content(obj: Obj) -> Obj:
@@ -115,7 +112,7 @@ class Cluster:
         for k in ("deletionTimestamp", "deletionGracePeriodSeconds", "resourceVersion"):
             meta.pop(k, None)
         meta.update(uid=str(uuid.UUID(int=self._rand.getrandbits(128), version=4)),
-                    creationTimestamp=now(), generation=1)
+                    creationTimestamp=rfc3339(), generation=1)
         if r.status and r.schema is not None:
             obj.pop("status", None)  # custom resources: status only through /status
         self._defaults(r, obj)
@@ -250,7 +247,7 @@ class Cluster:
         for k in ("shortNames", "categories"):
             if names.get(k):
                 accepted[k] = names[k]
-        stamp = now()
+        stamp = rfc3339()
         status = {
             "conditions": [
                 {"type": "NamesAccepted", "status": "True", "reason": "NoConflicts",
@@ -391,7 +388,7 @@ class Cluster:
         entries = [m for m in obj["metadata"].get("managedFields", [])
                    if not (m.get("manager") == manager and m.get("operation") == operation)]
         entry: Obj = {"manager": manager, "operation": operation,
-                      "apiVersion": obj["apiVersion"], "time": now(), "fieldsType": "FieldsV1",
+                      "apiVersion": obj["apiVersion"], "time": rfc3339(), "fieldsType": "FieldsV1",
                       "fieldsV1": patches.fields_of(applied) if applied is not None else {}}
         obj["metadata"]["managedFields"] = [*entries, entry]
 
@@ -418,7 +415,7 @@ class Cluster:
             self._collect(meta["uid"])
         if (r.group, r.kind) == ("", "Namespace"):
             new = copy.deepcopy(current)
-            new["metadata"].setdefault("deletionTimestamp", now())
+            new["metadata"].setdefault("deletionTimestamp", rfc3339())
             new["status"]["phase"] = "Terminating"
             if new != current:
                 self.store.write(r.key, new, "MODIFIED")
@@ -434,7 +431,7 @@ class Cluster:
         if grace == 0 and not finalizers:
             return self._remove(r, current)
         new = copy.deepcopy(current)
-        new["metadata"]["deletionTimestamp"] = now()
+        new["metadata"]["deletionTimestamp"] = rfc3339()
         new["metadata"]["deletionGracePeriodSeconds"] = grace
         self.store.write(r.key, new, "MODIFIED")
         return new

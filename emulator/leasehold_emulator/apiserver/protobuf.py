@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime
 from typing import Any
+
+from leasehold.api.clock import rfc3339
 
 MAGIC = b"k8s\x00"
 CONTENT_TYPE = "application/vnd.kubernetes.protobuf"
@@ -80,7 +81,7 @@ def _time(value: int | bytes) -> str:
     assert isinstance(value, bytes)
     seconds = next((v for n, v in fields(value) if n == 1), 0)
     assert isinstance(seconds, int)
-    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return rfc3339(seconds)
 
 
 def _owner(value: bytes) -> dict[str, Any]:

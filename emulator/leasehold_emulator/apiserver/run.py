@@ -132,19 +132,26 @@ async def _serve(data: Path, host: str, port: int, time_scale: float,
 def _set_clock(server: ApiServer, time_scale: float) -> None:
     """Write the clock ConfigMap (time scale and the wall-clock origin of emulated
     time, kept across restarts so emulated time never jumps back)."""
-    cluster = server.cluster
-    cm = cluster.registry.get("", "v1", "configmaps")
-    assert cm is not None
     ns, name = CLOCK
-    current = server.store.get(cm.key, ns, name)
+    current = server.store.get("/configmaps", ns, name)
     data = {"timeScale": f"{time_scale:g}",
             "origin": (current or {}).get("data", {}).get("origin", f"{time.time():.3f}")}
-    body = {"apiVersion": "v1", "kind": "ConfigMap",
-            "metadata": {"name": name, "namespace": ns}, "data": data}
-    if current is None:
-        cluster.create(cm, ns, body, manager="leasehold-emulator")
-    elif current.get("data") != data:
-        cluster.update(cm, ns, name, body, manager="leasehold-emulator")
+    _put(server, ("", "v1", "configmaps"), {"apiVersion": "v1", "kind": "ConfigMap",
+                                            "metadata": {"name": name, "namespace": ns},
+                                            "data": data})
+
+
+def _put(server: ApiServer, where: tuple[str, str, str], body: dict[str, Any]) -> None:
+    """Create the object, or replace the one there. Replacing with the same content
+    writes nothing (the server keeps the version and sends no event)."""
+    resource = server.cluster.registry.get(*where)
+    assert resource is not None
+    meta = body["metadata"]
+    ns, name = meta.get("namespace"), meta.get("name", "")
+    if server.store.get(resource.key, ns or "", name) is None:
+        server.cluster.create(resource, ns, body, manager="leasehold-emulator")
+    else:
+        server.cluster.update(resource, ns, name, body, manager="leasehold-emulator")
 
 
 def up(data: Path = DEFAULT_DATA, host: str = "127.0.0.1", port: int = DEFAULT_PORT,
@@ -160,15 +167,8 @@ def up(data: Path = DEFAULT_DATA, host: str = "127.0.0.1", port: int = DEFAULT_P
 
 def install_crds(server: ApiServer) -> None:
     """leasehold's CRDs, created or brought up to date."""
-    crd = server.cluster.registry.get("apiextensions.k8s.io", "v1", "customresourcedefinitions")
-    assert crd is not None
     for body in crds().values():
-        name = body["metadata"]["name"]
-        current = server.store.get(crd.key, "", name)
-        if current is None:
-            server.cluster.create(crd, None, body, manager="leasehold-emulator")
-        elif current["spec"] != {**current["spec"], **body["spec"]}:
-            server.cluster.update(crd, None, name, body, manager="leasehold-emulator")
+        _put(server, ("apiextensions.k8s.io", "v1", "customresourcedefinitions"), body)
 
 
 def read_pools(path: Path) -> list[dict[str, Any]]:
@@ -189,20 +189,10 @@ def read_pools(path: Path) -> list[dict[str, Any]]:
 
 def apply_pools(server: ApiServer, path: Path) -> None:
     """Create or replace the file's NodePools; schema errors name the pool and field."""
-    pools = server.cluster.registry.get("leasehold.io", "v1alpha1", "nodepools")
-    assert pools is not None
     for doc in read_pools(path):
-        name = (doc.get("metadata") or {}).get("name", "")
+        doc.setdefault("metadata", {})
         try:
-            if server.store.get(pools.key, "", name) is None:
-                server.cluster.create(pools, None, doc, manager="leasehold-emulator")
-            else:
-                current = server.store.get(pools.key, "", name)
-                assert current is not None
-                body = {**doc, "metadata": {**doc["metadata"],
-                                            "resourceVersion": current["metadata"][
-                                                "resourceVersion"]}}
-                server.cluster.update(pools, None, name, body, manager="leasehold-emulator")
+            _put(server, ("leasehold.io", "v1alpha1", "nodepools"), doc)
         except ApiError as exc:
             raise EmulatorError(f"{path}: {exc.message}") from None
 

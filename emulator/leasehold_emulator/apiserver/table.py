@@ -5,8 +5,10 @@ few columns of the real server's for pods and nodes)."""
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime
+import time
 from typing import Any
+
+from leasehold.api.clock import epoch
 
 from .resources import Resource
 
@@ -43,16 +45,16 @@ def json_path(obj: Any, path: str) -> Any:
     return value
 
 
-def age(timestamp: Any, now: datetime | None = None) -> str:
+def age(timestamp: Any, now: float | None = None) -> str:
     """A timestamp as the real server shows it in tables: ``45s``, ``3m20s``, ``5h``,
     ``2d3h``, ``400d`` (Kubernetes' HumanDuration); ``<unknown>`` when absent."""
     if not isinstance(timestamp, str):
         return "<unknown>"
     try:
-        then = datetime.strptime(timestamp, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+        then = epoch(timestamp)
     except ValueError:
         return "<invalid>"
-    s = int(((now or datetime.now(UTC)) - then).total_seconds())
+    s = int((now if now is not None else time.time()) - then)
     if s < 0:
         return "0s"
     if s < 120:

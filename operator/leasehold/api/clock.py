@@ -13,6 +13,17 @@ from datetime import UTC, datetime
 CLOCK_PATH = "/api/v1/namespaces/kube-system/configmaps/leasehold-clock"
 
 
+def rfc3339(seconds: float | None = None) -> str:
+    """Epoch seconds (default: now) as Kubernetes writes times: UTC, whole seconds."""
+    when = datetime.now(UTC) if seconds is None else datetime.fromtimestamp(seconds, UTC)
+    return when.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def epoch(stamp: str) -> float:
+    """An RFC 3339 time (any offset, fractions allowed) as epoch seconds."""
+    return datetime.fromisoformat(stamp.replace("Z", "+00:00")).astimezone(UTC).timestamp()
+
+
 @dataclass(frozen=True, slots=True)
 class Clock:
     scale: float = 1.0
@@ -38,4 +49,4 @@ class Clock:
 
     def stamp(self, t: float) -> str:
         """Emulated time ``t`` as an RFC 3339 wall-clock time, as users read it."""
-        return datetime.fromtimestamp(self.wall_of(t), UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return rfc3339(self.wall_of(t))

@@ -12,7 +12,6 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import replace
-from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Annotated, Any, Literal
 
@@ -20,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from leasehold.core.model import LeaseType, Origin, OverheadParams, PoolSpec
 
-from .clock import Clock
+from .clock import Clock, epoch
 from .durations import parse_cpu, parse_duration, parse_memory
 from .lease import LeaseSpec
 from .scenario import field_problem, validation_problems
@@ -132,11 +131,6 @@ class LeaseInputError(ValueError):
 
 
 _RFC3339 = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$")
-
-
-def epoch(stamp: str) -> float:
-    """An RFC 3339 time as seconds since the epoch."""
-    return datetime.fromisoformat(stamp.replace("Z", "+00:00")).astimezone(UTC).timestamp()
 
 
 def _time(value: str | None, arrival: float, clock: Clock, field: str, problems: list[str]

@@ -396,7 +396,7 @@ class Shell:
 
     async def _event(self, t: Tracked, reason: str, message: str, warning: bool = False
                      ) -> None:
-        stamp = self.clock.stamp(self.core.now) if math.isfinite(self.core.now) else None
+        stamp = self._stamp()
         event = {"apiVersion": "v1", "kind": "Event",
                  "metadata": {"generateName": f"{t.name}.", "namespace": t.namespace},
                  "involvedObject": {"apiVersion": API_VERSION, "kind": "Lease",
@@ -424,8 +424,9 @@ class Shell:
                                          self._stamp())]})
 
     def _stamp(self) -> str:
-        return self.clock.stamp(self.core.now) if math.isfinite(self.core.now) \
-            else self.clock.stamp(self.clock.now())
+        """The core's time as a wall-clock time (before its first step: now)."""
+        t = self.core.now if math.isfinite(self.core.now) else self.clock.now()
+        return self.clock.stamp(t)
 
     async def _write_status(self, name: str) -> None:
         t = self.tracked.get(name)
