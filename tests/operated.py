@@ -3,13 +3,18 @@ operator's end-to-end tests."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
+import yaml
 
 from emulated import KUBECTL, Emulated, until
+from leasehold.api.durations import parse_duration
 
 ROOT = Path(__file__).resolve().parents[1]
 TESTBED = ROOT / "examples" / "testbed"
@@ -18,23 +23,28 @@ TESTBED = ROOT / "examples" / "testbed"
 class Operated(Emulated):
     """An emulated cluster with the operator running against it."""
 
-    def start_operator(self, policy: str, metrics_port: int = 0) -> None:
-        self.log = (self.data / "operator.log").open("a")
-        self.operator = subprocess.Popen(
-            [sys.executable, "-m", "leasehold.cli", "operator", "--kubeconfig",
-             str(self.kubeconfig), "--policy", policy, "--metrics-port", str(metrics_port)],
-            stdout=self.log, stderr=subprocess.STDOUT)
+    def start_operator(self, policy: str, metrics_port: int = 0, *extra: str,
+                       log: str = "operator.log") -> subprocess.Popen:
+        """Another operator process (``self.operator`` is the latest), its output
+        appended to ``log`` in the data directory."""
+        with (self.data / log).open("a") as out:
+            self.operator = subprocess.Popen(
+                [sys.executable, "-m", "leasehold.cli", "operator", "--kubeconfig",
+                 str(self.kubeconfig), "--policy", policy, "--metrics-port",
+                 str(metrics_port), *extra], stdout=out, stderr=subprocess.STDOUT)
+        self.operators = [*getattr(self, "operators", []), self.operator]
+        return self.operator
 
     def stop_all(self) -> None:
-        op = getattr(self, "operator", None)
-        if op is not None and op.poll() is None:
-            op.terminate()
-            op.wait(timeout=20)
+        for op in getattr(self, "operators", []):
+            if op.poll() is None:
+                op.terminate()
+                op.wait(timeout=20)
         self.stop()
 
-    def recoveries(self) -> int:
+    def recoveries(self, log: str = "operator.log") -> int:
         """How many times an operator has started and rebuilt its state."""
-        return (self.data / "operator.log").read_text().count("] recovered ")
+        return (self.data / log).read_text().count("] recovered ")
 
     def lease(self, namespace: str, name: str) -> dict:
         return self.get("lhl", "-n", namespace, name)
@@ -45,7 +55,7 @@ class Operated(Emulated):
 
 
 def operated(tmp_path: Path, policy: str, pools: Path, scale: float = 60.0,
-             metrics_port: int = 0) -> Operated:
+             metrics_port: int = 0, *extra: str) -> Operated:
     """The cluster (at ``scale`` emulated seconds per second, an emulated minute per
     second by default), the testbed's namespaces, and the operator."""
     if KUBECTL is None:
@@ -53,5 +63,78 @@ def operated(tmp_path: Path, policy: str, pools: Path, scale: float = 60.0,
     c = Operated(tmp_path)
     c.start(0, "--time-scale", str(scale), "--pools", str(pools))
     c.kubectl("apply", "-f", str(TESTBED / "namespaces.yaml"))
-    c.start_operator(policy, metrics_port)
+    c.start_operator(policy, metrics_port, *extra)
     return c
+
+
+def simulated_phases(policy: str = "moml") -> dict[str, str]:
+    """How `leasehold simulate` ends the testbed's leases, by Lease name."""
+    r = subprocess.run([sys.executable, "-m", "leasehold.cli", "simulate",
+                        str(ROOT / "examples/scenarios/testbed.yaml"), "--policy", policy,
+                        "-o", "json"], capture_output=True, text=True, check=True)
+    return {f"lease-{x['name']}": x["phase"] for x in json.loads(r.stdout)["leases"]}
+
+
+def overcommitted(c: Operated, capacity_m: int = 4000) -> list[str]:
+    """Nodes whose live pods (not succeeded, not being deleted) ask for more cpu than
+    the node has."""
+    used: dict[str, int] = {}
+    for pod in c.get("pods", "-A")["items"]:
+        if pod["metadata"].get("deletionTimestamp") or pod["status"].get("phase") == "Succeeded":
+            continue
+        node = pod["spec"].get("nodeName")
+        cpu = pod["spec"]["containers"][0].get("resources", {}).get("requests", {}).get("cpu")
+        if node and cpu:
+            used[node] = used.get(node, 0) + int(cpu.removesuffix("m"))
+    return [f"{n}: {m}m" for n, m in used.items() if m > capacity_m]
+
+
+class Sampler(threading.Thread):
+    """Looks for over-committed nodes every 0.2 s until stopped."""
+
+    def __init__(self, c: Operated) -> None:
+        super().__init__(daemon=True)
+        self.c = c
+        self.problems: list[str] = []
+        self.samples = 0
+        self.done = threading.Event()
+
+    def run(self) -> None:
+        while not self.done.is_set():
+            try:
+                self.problems.extend(overcommitted(self.c))
+                self.samples += 1
+            except (AssertionError, json.JSONDecodeError, KeyError):
+                pass  # a listing that raced a deletion
+            time.sleep(0.2)
+
+
+def apply_testbed(c: Operated, scale: float) -> tuple[threading.Thread, float]:
+    """A thread applying the testbed's leases at their arrival times (scaled), and
+    its start on the monotonic clock."""
+    docs = [d for d in yaml.safe_load_all((TESTBED / "leases.yaml").read_text()) if d]
+    start = time.monotonic()
+
+    def arrive() -> None:
+        for doc in docs:
+            at = parse_duration(doc["metadata"]["annotations"]["leasehold.io/arrival"])
+            time.sleep(max(start + at / scale - time.monotonic(), 0))
+            c.kubectl("apply", "-f", "-", stdin=yaml.safe_dump(doc))
+    thread = threading.Thread(target=arrive)
+    thread.start()
+    return thread, start
+
+
+def final_phases(c: Operated) -> dict[str, str] | bool:
+    """Every Lease's phase once all are final, else False."""
+    phases = {x["metadata"]["name"]: x.get("status", {}).get("phase")
+              for x in c.get("lhl", "-A")["items"]}
+    return all(p in ("Completed", "Rejected", "Cancelled") for p in phases.values()) \
+        and phases
+
+
+def preemptions(c: Operated) -> dict[str, int]:
+    """The Leases preempted, with how many times."""
+    counts = {x["metadata"]["name"]: x["status"].get("preemptions", 0)
+              for x in c.get("lhl", "-A")["items"]}
+    return {name: n for name, n in counts.items() if n}

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -192,9 +193,16 @@ def cmd_operator(args: argparse.Namespace) -> int:
         alpha = parse_alpha(args.alpha)
     except ValueError as exc:
         return _fail([f"--alpha: {exc}"])
+    peering = None
+    if args.peering is not None:
+        if args.peering_lifetime < 2:
+            return _fail([f"--peering-lifetime: at least 2 seconds, got {args.peering_lifetime}"])
+        peering = handlers.PeeringOptions(args.peering, lifetime=args.peering_lifetime)
+        if args.priority is not None:
+            peering = replace(peering, priority=args.priority)
     handlers.run(SchedulerConfig(policy=args.policy, alpha=alpha,
                                  backfilling=Backfilling(args.backfilling)), args.kubeconfig,
-                 args.metrics_port or None)
+                 args.metrics_port or None, peering)
     return 0
 
 
@@ -360,6 +368,14 @@ def build_parser() -> argparse.ArgumentParser:
     op.add_argument("--alpha", default="median", help="MOML's threshold (default: median)")
     op.add_argument("--metrics-port", type=int, default=8080, metavar="PORT",
                     help="serve /metrics and /healthz on PORT (default: 8080; 0: off)")
+    op.add_argument("--peering", nargs="?", const="leasehold", metavar="NAME",
+                    help="run as one of several replicas sharing the ClusterKopfPeering NAME"
+                         " (default name: leasehold); one schedules, the others stand by")
+    op.add_argument("--priority", type=int, help="with --peering: the highest live priority"
+                    " is active (default: earlier start wins)")
+    op.add_argument("--peering-lifetime", type=int, default=60, metavar="SECONDS",
+                    help="with --peering: seconds without a keep-alive before a replica is"
+                         " taken for gone and another takes over (default: 60)")
     op.set_defaults(func=cmd_operator)
 
     upp = sub.add_parser("up", help="the emulated cluster, the operator and its metrics, in"

@@ -9,6 +9,8 @@ import asyncio
 import contextlib
 import logging
 import os
+import socket
+from dataclasses import dataclass, field
 from typing import Any
 
 import kopf
@@ -21,6 +23,7 @@ from leasehold.core.model import Origin, SchedulerConfig
 
 from .client import KubeClient, KubeError
 from .metrics import Metrics
+from .peering import Peering, default_priority
 from .shell import LEASE_LABEL, Shell
 
 log = logging.getLogger("leasehold.operator")
@@ -41,7 +44,37 @@ async def startup(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) ->
         prefix="kopf.leasehold.io", key="last-handled")
     settings.posting.enabled = False  # the shell posts leasehold's own events
     settings.watching.server_timeout = 300
-    client = KubeClient.from_kubeconfig()
+    memo.client = KubeClient.from_kubeconfig()
+    memo.shell = memo.task = None
+    memo.metrics = Metrics()
+    if memo.metrics_port is not None:
+        memo.metrics_runner = await serve_metrics(memo, memo.metrics_port)
+    if memo.peering is None:
+        try:
+            await build_shell(memo)
+        except NoPools as exc:
+            raise kopf.PermanentError(str(exc)) from None
+        memo.task = asyncio.create_task(memo.shell.run())
+        return
+    settings.peering.lifetime = memo.peering.lifetime
+    peering = Peering(memo.client, memo.peering.name, memo.peering.identity,
+                      memo.peering.priority, lambda active: switch(memo, active))
+    try:
+        await peering.ensure()
+    except KubeError as exc:
+        raise kopf.PermanentError(f"peering {memo.peering.name}: {exc}") from None
+    memo.peering_task = asyncio.create_task(peering.run())
+
+
+class NoPools(Exception):
+    pass
+
+
+async def build_shell(memo: kopf.Memo) -> Shell:
+    """Read the cluster (clock, pools, leases, pods, namespaces) and rebuild the core
+    from it: at the start of a lone operator, or when a replica becomes active. The
+    shell is ``memo.shell`` from before the recovery."""
+    client: KubeClient = memo.client
     try:
         clock = Clock.from_configmap((await client.get(CLOCK_PATH)).get("data"))
     except KubeError:
@@ -55,42 +88,68 @@ async def startup(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) ->
             log.warning("NodePool %s left out: %s", item["metadata"]["name"], exc)
     specs = [s for s in specs if s.nodes > 0]
     if not specs:
-        raise kopf.PermanentError("no NodePool with nodes: create one (docs/resources.md)")
-    metrics = Metrics()
+        raise NoPools("no NodePool with nodes: create one (docs/resources.md)")
+    metrics: Metrics = memo.metrics
     shell = Shell(client, specs, memo.config, clock, metrics)
+    # the handlers queue into it from now on: what they see during the recovery is
+    # either in the listing below or queued (a lease told twice is one lease)
+    memo.shell = shell
     leases = (await client.get(f"/apis/{GROUP}/{VERSION}/leases")).get("items", [])
     pods = (await client.get("/api/v1/pods", labelSelector=LEASE_LABEL)).get("items", [])
     namespaces = (await client.get("/api/v1/namespaces")).get("items", [])
     origins = {ns["metadata"]["name"]: _origin_of(ns) for ns in namespaces}
     await shell.recover(leases, origins, pods)
     metrics.observe(shell.core, [], [], 0.0)
-    memo.shell = shell
-    memo.task = asyncio.create_task(shell.run())
-    if memo.metrics_port is not None:
-        memo.metrics_runner = await serve_metrics(metrics, memo.metrics_port)
+    metrics.active.set(1)
     log.info("leasehold operator: policy %s, pools %s, time scale %g", memo.config.policy,
              ", ".join(f"{s.name} ({s.nodes} nodes)" for s in specs), clock.scale)
+    return shell
+
+
+def switch(memo: kopf.Memo, active: bool) -> None:
+    """Peering said this replica is (no longer) the active one: start the shell from
+    what the cluster holds, or stop it and forget its state (the next activation
+    rebuilds it, since the other replica may have moved things on meanwhile)."""
+    if memo.task is not None:
+        memo.task.cancel()
+    memo.shell = memo.task = None
+    memo.metrics = Metrics()  # a standby exports no stale figures
+    if active:
+        memo.task = asyncio.create_task(_active(memo))
+
+
+async def _active(memo: kopf.Memo) -> None:
+    while True:
+        try:
+            shell = await build_shell(memo)
+            break
+        except (NoPools, KubeError) as exc:
+            memo.shell = None
+            log.error("cannot start scheduling: %s; trying again in 5 s", exc)
+            await asyncio.sleep(5)
+    await shell.run()
 
 
 @kopf.on.cleanup(registry=registry)
 async def cleanup(memo: kopf.Memo, **_: Any) -> None:
-    task = getattr(memo, "task", None)
-    if task is not None:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError, Exception):
-            await task
-    shell = getattr(memo, "shell", None)
-    if shell is not None:
-        await shell.client.close()
+    for task in (getattr(memo, "peering_task", None), getattr(memo, "task", None)):
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+    client = getattr(memo, "client", None)
+    if client is not None:
+        await client.close()
     runner = getattr(memo, "metrics_runner", None)
     if runner is not None:
         await runner.cleanup()
 
 
-async def serve_metrics(metrics: Metrics, port: int) -> web.AppRunner:
-    """``/metrics`` (Prometheus text format) and ``/healthz`` on ``port``."""
+async def serve_metrics(memo: kopf.Memo, port: int) -> web.AppRunner:
+    """``/metrics`` (Prometheus text format) and ``/healthz`` on ``port``; the
+    metrics are the current ones (a replica that stands by has fresh, empty ones)."""
     async def scrape(request: web.Request) -> web.Response:
-        return web.Response(body=generate_latest(metrics.registry),
+        return web.Response(body=generate_latest(memo.metrics.registry),
                             headers={"Content-Type": CONTENT_TYPE_LATEST})
 
     async def healthz(request: web.Request) -> web.Response:
@@ -120,8 +179,9 @@ async def _origin(client: KubeClient, namespace: str) -> Origin:
 
 @kopf.on.create(GROUP, VERSION, "leases", registry=registry)
 async def created(body: kopf.Body, namespace: str, memo: kopf.Memo, **_: Any) -> None:
-    shell: Shell = memo.shell
-    shell.submit(_plain(body), await _origin(shell.client, namespace))
+    shell: Shell | None = memo.shell
+    if shell is not None:  # else standing by: the active replica has it
+        shell.submit(_plain(body), await _origin(shell.client, namespace))
 
 
 @kopf.on.event(GROUP, VERSION, "leases", registry=registry)
@@ -129,7 +189,7 @@ async def lease_event(type: str, name: str, namespace: str, memo: kopf.Memo, **_
                       ) -> None:
     """A deleted Lease is cancelled at once: no finalizer holds a user's deletion up
     (Kopf's delete handlers run only for objects a finalizer keeps)."""
-    if type == "DELETED":
+    if type == "DELETED" and memo.shell is not None:
         memo.shell.cancel(namespace, name)
 
 
@@ -137,9 +197,10 @@ async def lease_event(type: str, name: str, namespace: str, memo: kopf.Memo, **_
 async def pod_event(type: str, body: kopf.Body, namespace: str, memo: kopf.Memo,
                     **_: Any) -> None:
     """A lease's work is done when every one of its pods has succeeded."""
-    if type == "DELETED" or (body.get("status") or {}).get("phase") != "Succeeded":
+    shell: Shell | None = memo.shell
+    if shell is None or type == "DELETED" \
+            or (body.get("status") or {}).get("phase") != "Succeeded":
         return
-    shell: Shell = memo.shell
     lease = body["metadata"]["labels"][LEASE_LABEL]
     pods = await shell.client.get(f"/api/v1/namespaces/{namespace}/pods",
                                   labelSelector=f"{LEASE_LABEL}={lease}")
@@ -152,11 +213,26 @@ def _plain(body: kopf.Body) -> dict[str, Any]:
     return {"metadata": dict(body["metadata"]), "spec": dict(body.get("spec") or {})}
 
 
+@dataclass(frozen=True)
+class PeeringOptions:
+    """Run as one of several replicas sharing the ClusterKopfPeering ``name``."""
+
+    name: str = "leasehold"
+    priority: int = field(default_factory=default_priority)
+    lifetime: int = 60  # seconds without a keep-alive before a replica counts as gone
+    identity: str = field(
+        default_factory=lambda: f"{socket.gethostname()}@{os.getpid()}")
+
+
 def run(config: SchedulerConfig, kubeconfig: str | None = None,
-        metrics_port: int | None = None) -> None:
-    """``leasehold operator``: run until interrupted (one replica, no peering yet)."""
+        metrics_port: int | None = None, peering: PeeringOptions | None = None) -> None:
+    """``leasehold operator``: run until interrupted; alone, or with ``peering`` as
+    one of several replicas of which one is active."""
     if kubeconfig:
         os.environ["KUBECONFIG"] = kubeconfig
     kopf.configure(verbose=False)
-    kopf.run(registry=registry, standalone=True, clusterwide=True,
-             memo=kopf.Memo(config=config, metrics_port=metrics_port))
+    extra: dict[str, Any] = {"standalone": True} if peering is None else {
+        "peering_name": peering.name, "priority": peering.priority,
+        "identity": peering.identity}
+    kopf.run(registry=registry, clusterwide=True, **extra,
+             memo=kopf.Memo(config=config, metrics_port=metrics_port, peering=peering))

@@ -34,6 +34,9 @@ SETS = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 5000, 10000)
 class Metrics:
     def __init__(self) -> None:
         self.registry = r = CollectorRegistry()
+        self.active = Gauge("leasehold_operator_active",
+                            "1 on the replica that schedules, 0 on one standing by",
+                            registry=r)
         self.requests = Counter("leasehold_lease_requests", "Leases submitted, by outcome",
                                 ["origin", "type", "outcome"], registry=r)
         self.leases = Gauge("leasehold_leases", "Leases by phase", ["phase"], registry=r)
