@@ -41,6 +41,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_preemption.py
 	$(BIN)/python benchmarks/compare_policies.py
 	$(BIN)/python benchmarks/bench_apiserver.py
+	$(BIN)/python benchmarks/bench_operator.py
 
 ## make reproduce: replay the SDSC Blue trace under every backfilling mode and print
 ## the mean waits (tests/sim/test_sdsc_reference.py compares them with the references);

@@ -39,6 +39,8 @@ RUNTIME = "leasehold.io/runtime-seconds"
 POOL_LABEL = "leasehold.io/pool"
 EMULATED_LABEL = "leasehold.io/emulated"
 NODEPOOLS = "/apis/leasehold.io/v1alpha1/nodepools"
+#: the client name the emulated kubelets use (the API server counts requests by it)
+KUBELET = "leasehold-kubelet"
 
 
 
@@ -305,7 +307,7 @@ def run_nodes(kubeconfig: str | None = None, time_scale: float | None = None) ->
     import signal
 
     async def main() -> None:
-        client = KubeClient.from_kubeconfig(kubeconfig)
+        client = KubeClient.from_kubeconfig(kubeconfig, agent=KUBELET)
         emulator = NodeEmulator(client, time_scale)
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()

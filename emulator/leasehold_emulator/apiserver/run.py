@@ -25,7 +25,7 @@ from leasehold.api.crds import crds
 from leasehold.api.scenario import yaml_problem
 from leasehold.kube.client import KubeClient
 
-from ..nodes import NodeEmulator
+from ..nodes import KUBELET, NodeEmulator
 from .errors import ApiError
 from .kubeconfig import new_token, write_kubeconfig
 from .server import MAX_BODY, ApiServer, serve
@@ -105,7 +105,7 @@ async def _serve(data: Path, host: str, port: int, time_scale: float,
     (data / "server.json").write_text(json.dumps({"pid": os.getpid(), "url": url}))
     # the emulated nodes talk to the server as any client would (`leasehold emulator
     # nodes` runs the same against another cluster)
-    client = KubeClient.from_kubeconfig(kubeconfig)
+    client = KubeClient.from_kubeconfig(kubeconfig, agent=KUBELET)
     nodes = NodeEmulator(client, time_scale)
     nodes_task = asyncio.create_task(nodes.run()) if with_nodes else None
     print(f"emulated cluster up at {url} (data in {data})\n"

@@ -14,6 +14,7 @@ from typing import Any
 
 import yaml
 from aiohttp import web
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, generate_latest
 
 from . import discovery, protobuf
 from .errors import ApiError
@@ -38,6 +39,11 @@ PATCH_TYPES = {
 WATCH_BACKLOG = 50_000
 
 
+#: what a resource request is, for apiserver_request_total: verb, group, resource,
+#: subresource
+COUNTED = web.RequestKey("counted", tuple)
+
+
 def _json(data: Any, status: int = 200) -> web.Response:
     return web.Response(body=json.dumps(data, separators=(",", ":")).encode(), status=status,
                         content_type="application/json")
@@ -53,11 +59,15 @@ class ApiServer:
         self.bookmark_seconds = bookmark_seconds
         self.address = "127.0.0.1:6443"
         self._watchers: set[asyncio.Task[Any]] = set()
+        self.metrics = CollectorRegistry()
+        self.requests = Counter("apiserver_request", "Requests, by verb, resource and client",
+                                ["verb", "group", "resource", "subresource", "code",
+                                 "client"], registry=self.metrics)
         self._stopping = asyncio.Event()
 
     def app(self) -> web.Application:
         app = web.Application(client_max_size=self.max_body,
-                              middlewares=[self._errors, self._auth])
+                              middlewares=[self._count, self._errors, self._auth])
         app.router.add_route("*", "/{path:.*}", self._route)
         app.on_shutdown.append(self._shutdown)
         return app
@@ -66,6 +76,19 @@ class ApiServer:
         self._stopping.set()
 
     # ---- middlewares --------------------------------------------------------------
+    @web.middleware
+    async def _count(self, request: web.Request,
+                     handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+                     ) -> web.StreamResponse:
+        """``apiserver_request_total`` as the real server has it, and one more label:
+        ``client``, the user agent's name (what benchmarks count an operator's
+        writes by)."""
+        response = await handler(request)
+        target = request.get(COUNTED)
+        if target is not None:
+            self.requests.labels(*target, str(response.status), _agent(request)).inc()
+        return response
+
     @web.middleware
     async def _errors(self, request: web.Request,
                       handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -97,6 +120,9 @@ class ApiServer:
         parts = [p for p in raw.split("/") if p]
         if any(p in (".", "..") or "\\" in p for p in parts) or "//" in raw.rstrip("/"):
             raise ApiError(400, f"invalid path {raw!r}")
+        if request.method == "GET" and parts == ["metrics"]:
+            return web.Response(body=generate_latest(self.metrics),
+                                headers={"Content-Type": CONTENT_TYPE_LATEST})
         if request.method == "GET":
             static = self._static(parts)
             if static is not None:
@@ -171,6 +197,8 @@ class ApiServer:
             raise ApiError(404, "the server could not find the requested resource")
         q = request.query
         method = request.method
+        request[COUNTED] = (_verb(method, name, q, request.content_type), r.group,
+                            r.plural, sub or "")
         dry_run = q.get("dryRun") == "All"
         strict = q.get("fieldValidation") == "Strict"
         manager = q.get("fieldManager")
@@ -384,6 +412,21 @@ def _agent(request: web.Request) -> str:
     """The default field manager: the client's name, as the real server derives it."""
     agent = request.headers.get("User-Agent", "unknown")
     return agent.split("/")[0] or "unknown"
+
+
+def _verb(method: str, name: str | None, query: Any, content_type: str) -> str:
+    """The real server's ``verb`` label."""
+    if method == "GET":
+        if name is not None:
+            return "GET"
+        return "WATCH" if query.get("watch") in ("1", "true", "True") else "LIST"
+    if method == "POST":
+        return "POST"
+    if method == "PATCH" and content_type == "application/apply-patch+yaml":
+        return "APPLY"
+    if method == "DELETE" and name is None:
+        return "DELETECOLLECTION"
+    return method
 
 
 def _int(value: str, what: str) -> int:

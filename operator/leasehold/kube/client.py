@@ -6,6 +6,7 @@ patches and deletes objects as JSON."""
 from __future__ import annotations
 
 import base64
+import importlib.metadata
 import json
 import os
 import ssl
@@ -43,16 +44,31 @@ def _data_file(entry: dict[str, Any], key: str, directory: Path) -> str | None:
     return name
 
 
+#: how the operator names itself to the API server (its field manager, and the
+#: ``client`` the emulated server counts requests by)
+AGENT = "leasehold-operator"
+
+
+def _version() -> str:
+    try:
+        return importlib.metadata.version("leasehold")
+    except importlib.metadata.PackageNotFoundError:
+        return "dev"
+
+
 class KubeClient:
-    def __init__(self, server: str, token: str | None, ssl_context: ssl.SSLContext | bool
-                 ) -> None:
+    def __init__(self, server: str, token: str | None, ssl_context: ssl.SSLContext | bool,
+                 agent: str = AGENT) -> None:
         self.server = server.rstrip("/")
-        self.headers = {"Authorization": f"Bearer {token}"} if token else {}
+        self.headers = {"User-Agent": f"{agent}/{_version()}"}
+        if token:
+            self.headers["Authorization"] = f"Bearer {token}"
         self.ssl = ssl_context
         self._session: aiohttp.ClientSession | None = None
 
     @classmethod
-    def from_kubeconfig(cls, path: str | Path | None = None) -> KubeClient:
+    def from_kubeconfig(cls, path: str | Path | None = None, agent: str = AGENT
+                        ) -> KubeClient:
         """Raises ValueError (one line) for a missing or unusable kubeconfig."""
         path = Path(path or os.environ.get("KUBECONFIG", "~/.kube/config")).expanduser()
         try:
@@ -83,7 +99,7 @@ class KubeClient:
         token = user.get("token")
         if not token and user.get("tokenFile"):
             token = Path(user["tokenFile"]).read_text().strip()
-        return cls(server, token, context_ssl)
+        return cls(server, token, context_ssl, agent)
 
     async def __aenter__(self) -> KubeClient:
         return self
@@ -115,6 +131,13 @@ class KubeClient:
                 except json.JSONDecodeError:
                     raise KubeError(r.status, text) from None
             return json.loads(text) if text else {}
+
+    async def text(self, path: str) -> str:
+        """A GET whose answer is not JSON (``/metrics``)."""
+        async with self.session().get(self.server + path) as r:
+            if r.status >= 400:
+                raise KubeError(r.status, await r.text())
+            return await r.text()
 
     async def get(self, path: str, **params: Any) -> Obj:
         return await self.request("GET", path, **params)

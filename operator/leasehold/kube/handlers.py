@@ -1,7 +1,10 @@
 """The Kopf side of the operator: who is told what. Leases created, deleted and (on
 a restart) found go to the :class:`~.shell.Shell` as inputs; a lease whose pods have
-all succeeded is finished. Kopf keeps its own progress in annotations, so the status
-is leasehold's alone."""
+all succeeded is finished.
+
+Only event handlers: Kopf then writes nothing of its own on Leases (no progress or
+diff-base annotations) and spends no change detection on the status writes that make
+most of their events; the status is leasehold's alone."""
 
 from __future__ import annotations
 
@@ -38,10 +41,6 @@ def login(**kwargs: Any) -> kopf.ConnectionInfo | None:
 
 @kopf.on.startup(registry=registry)
 async def startup(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) -> None:
-    settings.persistence.progress_storage = kopf.AnnotationsProgressStorage(
-        prefix="kopf.leasehold.io")
-    settings.persistence.diffbase_storage = kopf.AnnotationsDiffBaseStorage(
-        prefix="kopf.leasehold.io", key="last-handled")
     settings.posting.enabled = False  # the shell posts leasehold's own events
     settings.watching.server_timeout = 300
     memo.client = KubeClient.from_kubeconfig()
@@ -177,20 +176,19 @@ async def _origin(client: KubeClient, namespace: str) -> Origin:
         return Origin.EXTERNAL
 
 
-@kopf.on.create(GROUP, VERSION, "leases", registry=registry)
-async def created(body: kopf.Body, namespace: str, memo: kopf.Memo, **_: Any) -> None:
-    shell: Shell | None = memo.shell
-    if shell is not None:  # else standing by: the active replica has it
-        shell.submit(_plain(body), await _origin(shell.client, namespace))
-
-
 @kopf.on.event(GROUP, VERSION, "leases", registry=registry)
-async def lease_event(type: str, name: str, namespace: str, memo: kopf.Memo, **_: Any
-                      ) -> None:
-    """A deleted Lease is cancelled at once: no finalizer holds a user's deletion up
-    (Kopf's delete handlers run only for objects a finalizer keeps)."""
-    if type == "DELETED" and memo.shell is not None:
-        memo.shell.cancel(namespace, name)
+async def lease_event(type: str, body: kopf.Body, name: str, namespace: str,
+                      memo: kopf.Memo, **_: Any) -> None:
+    """A Lease without a status is new: it is submitted (the shell keeps one lease per
+    uid, so the events before its first status write tell it once). A deleted Lease is
+    cancelled at once: no finalizer holds a user's deletion up."""
+    shell: Shell | None = memo.shell
+    if shell is None:
+        return  # standing by: the active replica has it
+    if type == "DELETED":
+        shell.cancel(namespace, name)
+    elif not body.get("status"):
+        shell.submit(_plain(body), await _origin(shell.client, namespace))
 
 
 @kopf.on.event("", "v1", "pods", registry=registry, labels={LEASE_LABEL: kopf.PRESENT})
@@ -231,6 +229,8 @@ def run(config: SchedulerConfig, kubeconfig: str | None = None,
     if kubeconfig:
         os.environ["KUBECONFIG"] = kubeconfig
     kopf.configure(verbose=False)
+    # a line per handled event costs more than the handling, at a thousand Leases
+    logging.getLogger("kopf.objects").setLevel(logging.WARNING)
     extra: dict[str, Any] = {"standalone": True} if peering is None else {
         "peering_name": peering.name, "priority": peering.priority,
         "identity": peering.identity}

@@ -20,7 +20,7 @@ import contextlib
 import logging
 import math
 import time
-from collections.abc import Iterable
+from collections.abc import Coroutine, Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -159,8 +159,8 @@ class Shell:
                     self.core.cancel(name, now, "deleted by its owner")
         # what the core was told is written before anything is done about it: a
         # restarted operator replays it (recover) and arrives at the same state
-        for name, entry in journal.items():
-            await self._patch_status(self.tracked[name], entry)
+        await _together(self._patch_status(self.tracked[name], entry)
+                        for name, entry in journal.items())
         decided = len(self.core.decisions)
         cpu = time.process_time()
         actions = self.core.advance(now)
@@ -176,8 +176,7 @@ class Shell:
         for name, st in self.core.leases.items():
             if self._shown.get(name) != st.phase:
                 touched[name] = None
-        for name in touched:
-            await self._write_status(name)
+        await _together(self._write_status(name) for name in touched)
         if self.metrics is not None:
             self.metrics.observe(self.core, actions, self.core.decisions[decided:], cpu)
 
@@ -230,8 +229,7 @@ class Shell:
         now = max(self.clock.now(), self.core.now)
         self.core.advance(now)
         await self._reconcile(pods, now)
-        for name in list(self.tracked):
-            await self._write_status(name)
+        await _together(self._write_status(name) for name in list(self.tracked))
         for obj in unseen:
             self.submit(obj, origins.get(obj["metadata"]["namespace"], Origin.EXTERNAL))
         log.info("recovered %d leases (%d inputs replayed), %d new", len(self.tracked),
@@ -446,6 +444,21 @@ class Shell:
             if exc.code != 404:  # deleted meanwhile
                 log.warning("could not write the status of %s/%s: %s", t.namespace, t.name,
                             exc)
+
+
+#: status writes in flight at once: one lease's status is independent of another's,
+#: and a thousand leases submitted together must not wait for a thousand round trips
+WRITES_IN_FLIGHT = 16
+
+
+async def _together(writes: Iterable[Coroutine[Any, Any, None]]) -> None:
+    """Await the writes, ``WRITES_IN_FLIGHT`` at a time."""
+    gate = asyncio.Semaphore(WRITES_IN_FLIGHT)
+
+    async def one(write: Coroutine[Any, Any, None]) -> None:
+        async with gate:
+            await write
+    await asyncio.gather(*(one(w) for w in writes))
 
 
 def _nodes(nodes: tuple[str, ...]) -> str:
