@@ -4,7 +4,7 @@ PYTHON ?= python3
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: demo test lint bench reproduce clean helm
+.PHONY: demo test lint bench reproduce clean helm generate
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +29,13 @@ test: $(STAMP) helm
 ## where it cannot be downloaded the helm tests skip and say so
 helm: $(STAMP)
 	-$(BIN)/python tools/install_helm.py
+
+## make generate: the files generated from code, where users and the chart read them
+## (tests fail when a committed copy drifts): CRDs, dashboards, alert rules
+generate: $(STAMP)
+	$(BIN)/leasehold crds --out crds --out charts/leasehold/crds
+	$(BIN)/leasehold dashboards --out grafana --out charts/leasehold/files/dashboards \
+		--rules prometheus --rules charts/leasehold/files
 
 lint: $(STAMP)
 	$(BIN)/ruff check operator emulator tests benchmarks tools

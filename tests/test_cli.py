@@ -216,3 +216,37 @@ def test_an_output_that_cannot_be_written_is_one_clear_line(tmp_path, args):
     r = leasehold(*args, "--out", str(tmp_path / "no-such-dir" / "out"))
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert r.stderr.startswith("error: cannot write ") and len(r.stderr.splitlines()) == 1
+
+
+def _operator_args(*argv: str):
+    from leasehold.cli import build_parser
+    return build_parser().parse_args(["operator", *argv])
+
+
+@pytest.mark.parametrize(("config", "argv", "want"), [
+    ("", [], ("moml", "median", "conservative", False)),
+    ("policy: mov\nbackfilling: easy\nalpha: p75\nsuspendBeforeBlocking: true\n", [],
+     ("mov", "p75", "easy", True)),
+    # a flag on the command line wins over the file
+    ("policy: mov\nbackfilling: easy\n", ["--policy", "mlip", "--alpha", "600"],
+     ("mlip", 600.0, "easy", False)),
+])
+def test_the_operator_reads_its_config_file_under_its_flags(tmp_path, config, argv, want):
+    from leasehold.cli import operator_config
+    path = tmp_path / "config.yaml"
+    path.write_text(config)
+    got = operator_config(_operator_args("--config", str(path), *argv))
+    assert (got.policy, got.alpha, got.backfilling.value, got.suspend_before_blocking) == want
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("bogus: 1\n", "bogus: unknown field; expected one of policy, alpha"),
+    ("policy: mvo\n", 'policy: unknown policy "mvo"'),
+    ("policy: [\n", "invalid YAML"),
+])
+def test_a_bad_operator_config_is_one_clear_line(tmp_path, text, message):
+    path = tmp_path / "config.yaml"
+    path.write_text(text)
+    r = leasehold("operator", "--config", str(path))
+    assert r.returncode == 2 and message in r.stderr and str(path) in r.stderr
+    assert "Traceback" not in r.stderr

@@ -29,6 +29,7 @@ from typing import Any
 import aiohttp
 
 from leasehold.api.clock import CLOCK_PATH, Clock, epoch, rfc3339
+from leasehold.api.resources import POOL_LABEL
 from leasehold.kube.client import KubeClient, KubeError, Obj
 
 log = logging.getLogger("leasehold.nodes")
@@ -36,7 +37,6 @@ log = logging.getLogger("leasehold.nodes")
 IMAGE_PULL = "leasehold.io/image-pull-seconds"
 RESUME = "leasehold.io/resume-seconds"
 RUNTIME = "leasehold.io/runtime-seconds"
-POOL_LABEL = "leasehold.io/pool"
 EMULATED_LABEL = "leasehold.io/emulated"
 NODEPOOLS = "/apis/leasehold.io/v1alpha1/nodepools"
 #: the client name the emulated kubelets use (the API server counts requests by it)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .api.scenario import Scenario
+    from .core.model import SchedulerConfig
 
 POLICIES = ("nop", "mlip", "mov", "moml", "kueue", "kube-scheduler", "haizea")
 BACKFILLING = ("conservative", "easy", "none")
@@ -183,16 +184,47 @@ def cmd_emulator(args: argparse.Namespace) -> int:
     return 0
 
 
+def operator_config(args: argparse.Namespace) -> SchedulerConfig:
+    """The scheduler configuration: ``--config`` (a scenario's ``config`` block, what
+    the Helm chart mounts), with each flag given on the command line over it.
+    Raises ValueError with the file, field and what is wrong."""
+    import yaml
+    from pydantic import ValidationError
+
+    from .api.scenario import ConfigSpec, parse_alpha, validation_problems, yaml_problem
+    from .core.model import Backfilling, SchedulerConfig
+
+    data: Any = {}
+    if args.config:
+        try:
+            data = yaml.safe_load(Path(args.config).read_text()) or {}
+        except OSError as exc:
+            raise ValueError(f"--config: cannot read {args.config}: {exc.strerror}") from None
+        except yaml.YAMLError as exc:
+            raise ValueError(yaml_problem(args.config, exc)) from None
+    try:
+        spec = ConfigSpec.model_validate(data)
+    except ValidationError as exc:
+        raise ValueError("\n".join(f"{args.config}: {p}" for p in validation_problems(
+            exc, ("config",)))) from None
+    try:
+        alpha = parse_alpha(args.alpha) if args.alpha is not None else spec.alpha
+    except ValueError as exc:
+        raise ValueError(f"--alpha: {exc}") from None
+    return SchedulerConfig(
+        policy=args.policy or spec.policy, alpha=alpha,
+        backfilling=Backfilling(args.backfilling) if args.backfilling else spec.backfilling,
+        suspend_before_blocking=spec.suspend_before_blocking)
+
+
 def cmd_operator(args: argparse.Namespace) -> int:
     """Run the Kopf operator against the cluster of a kubeconfig."""
-    from .api.scenario import parse_alpha
-    from .core.model import Backfilling, SchedulerConfig
     from .kube import handlers
 
     try:
-        alpha = parse_alpha(args.alpha)
+        config = operator_config(args)
     except ValueError as exc:
-        return _fail([f"--alpha: {exc}"])
+        return _fail(str(exc).splitlines())
     peering = None
     if args.peering is not None:
         if args.peering_lifetime < 2:
@@ -200,9 +232,7 @@ def cmd_operator(args: argparse.Namespace) -> int:
         peering = handlers.PeeringOptions(args.peering, lifetime=args.peering_lifetime)
         if args.priority is not None:
             peering = replace(peering, priority=args.priority)
-    handlers.run(SchedulerConfig(policy=args.policy, alpha=alpha,
-                                 backfilling=Backfilling(args.backfilling)), args.kubeconfig,
-                 args.metrics_port or None, peering)
+    handlers.run(config, args.kubeconfig, args.metrics_port or None, peering)
     return 0
 
 
@@ -231,19 +261,36 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def _write_files(files: dict[str, str], directories: list[str]) -> int:
+    """Write ``files`` (name -> text) into each directory, printing each path."""
+    for directory in directories:
+        out = Path(directory)
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+            for name, text in files.items():
+                (out / name).write_text(text, encoding="utf-8")
+                print(out / name)
+        except OSError as exc:
+            return _fail([f"cannot write {out}: {exc.strerror or exc}"])
+    return 0
+
+
 def cmd_crds(args: argparse.Namespace) -> int:
     """Write the CRDs generated from the API models (into crds/ by default)."""
     from .api.crds import crds, render
 
-    out = Path(args.out)
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-        for name, manifest in crds().items():
-            (out / name).write_text(render(manifest), encoding="utf-8")
-            print(out / name)
-    except OSError as exc:
-        return _fail([f"cannot write {out}: {exc.strerror or exc}"])
-    return 0
+    return _write_files({name: render(m) for name, m in crds().items()},
+                        args.out or ["crds"])
+
+
+def cmd_dashboards(args: argparse.Namespace) -> int:
+    """Write the Grafana dashboards and the Prometheus alert rules."""
+    from .observe import alerts, dashboards
+
+    boards = {name: dashboards.render(b) for name, b in dashboards.dashboards().items()}
+    rules = {"leasehold.rules.yaml": alerts.render()}
+    return _write_files(boards, args.out or ["grafana"]) \
+        or _write_files(rules, args.rules or ["prometheus"])
 
 
 def _positive(text: str) -> float:
@@ -361,11 +408,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     op = sub.add_parser("operator", help="run the operator against a cluster (KUBECONFIG)")
     op.add_argument("--kubeconfig", help="the cluster's kubeconfig (default: $KUBECONFIG)")
-    op.add_argument("--policy", choices=POLICIES, default="moml",
-                    help="preemption policy (default: moml)")
-    op.add_argument("--backfilling", choices=BACKFILLING, default="conservative",
-                    help="backfilling mode (default: conservative)")
-    op.add_argument("--alpha", default="median", help="MOML's threshold (default: median)")
+    op.add_argument("--config", metavar="FILE",
+                    help="scheduler configuration: YAML with a scenario's config keys"
+                         " (policy, alpha, backfilling, suspendBeforeBlocking); flags"
+                         " given here win over it")
+    op.add_argument("--policy", choices=POLICIES,
+                    help="preemption policy (default: the config's, else moml)")
+    op.add_argument("--backfilling", choices=BACKFILLING,
+                    help="backfilling mode (default: the config's, else conservative)")
+    op.add_argument("--alpha", help="MOML's threshold (default: the config's, else median)")
     op.add_argument("--metrics-port", type=int, default=8080, metavar="PORT",
                     help="serve /metrics and /healthz on PORT (default: 8080; 0: off)")
     op.add_argument("--peering", nargs="?", const="leasehold", metavar="NAME",
@@ -404,8 +455,18 @@ def build_parser() -> argparse.ArgumentParser:
 
     crd = sub.add_parser("crds", help="write the Lease and NodePool CRDs, generated from the"
                          " API models")
-    crd.add_argument("--out", default="crds", help="directory (default: crds)")
+    crd.add_argument("--out", action="append", metavar="DIR",
+                     help="directory, repeatable (default: crds)")
     crd.set_defaults(func=cmd_crds)
+
+    dash = sub.add_parser("dashboards", help="write the Grafana dashboards and the"
+                          " Prometheus alert rules, generated from code")
+    dash.add_argument("--out", action="append", metavar="DIR",
+                      help="directory of the dashboards, repeatable (default: grafana)")
+    dash.add_argument("--rules", action="append", metavar="DIR",
+                      help="directory of leasehold.rules.yaml, repeatable (default:"
+                           " prometheus)")
+    dash.set_defaults(func=cmd_dashboards)
 
     em = sub.add_parser("emulator", help="an emulated Kubernetes cluster, no Docker needed")
     em_sub = em.add_subparsers(dest="emulator_command", required=True, metavar="COMMAND")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from leasehold.api.clock import Clock, epoch
-from leasehold.api.resources import LeaseInputError, lease_spec
+from leasehold.api.resources import LeaseInputError, lease_spec, node_selector, pool_from_nodes
 from leasehold.core.model import LeaseType, Origin
 
 CREATED = "2026-11-22T10:00:00Z"
@@ -109,3 +109,51 @@ def test_bad_leases_say_what_to_change(spec, origin, problem):
     with pytest.raises(LeaseInputError) as info:
         read(spec, origin)
     assert any(p.startswith(problem) for p in info.value.problems), info.value.problems
+
+
+def node(name: str, cpu: str = "4", memory: str = "16Gi", ready: str = "True",
+         unschedulable: bool = False) -> dict:
+    return {"metadata": {"name": name},
+            "spec": {"unschedulable": True} if unschedulable else {},
+            "status": {"allocatable": {"cpu": cpu, "memory": memory},
+                       "conditions": [{"type": "Ready", "status": ready}]}}
+
+
+POOL = {"metadata": {"name": "batch"}, "spec": {"exclusive": False}}
+
+
+@pytest.mark.parametrize(("nodes", "want_names", "cpu", "memory"), [
+    # sorted by name; each counts as large as the smallest
+    ([node("w-b", "8", "32Gi"), node("w-a", "3500m", "16Gi")], ["w-a", "w-b"], 3500, 16384),
+    # memory rounds down (bare numbers are bytes)
+    ([node("w-a", memory="16374356Ki"), node("w-b")], ["w-a", "w-b"], 4000, 15990),
+    ([node("w-a", memory="1073741823"), node("w-b")], ["w-a", "w-b"], 4000, 1023),
+    # not Ready, or cordoned: not in the pool
+    ([node("w-a"), node("w-b", ready="False"), node("w-c", unschedulable=True)],
+     ["w-a"], 4000, 16384),
+    ([node("w-a", ready="Unknown")], [], None, None),
+    ([], [], None, None),
+])
+def test_a_pool_of_real_nodes_is_their_ready_schedulable_smallest(nodes, want_names, cpu,
+                                                                    memory):
+    spec, names = pool_from_nodes(POOL, nodes)
+    assert names == want_names
+    assert spec.nodes == len(want_names)
+    if cpu is not None:
+        assert (spec.cpu, spec.memory) == (cpu, memory)
+        assert spec.node_names() == [f"batch-{i}" for i in range(len(names))]
+
+
+@pytest.mark.parametrize(("cpu", "memory", "problem"), [
+    ("lots", "1Gi", "node w-a: allocatable cpu"),
+    ("1", "1GB", "node w-a: allocatable memory"),
+])
+def test_a_node_with_a_bad_quantity_is_named(cpu, memory, problem):
+    with pytest.raises(LeaseInputError, match=problem):
+        pool_from_nodes(POOL, [node("w-a", cpu=cpu, memory=memory)])
+
+
+def test_a_pools_nodes_are_its_selectors_or_its_label():
+    assert node_selector({"metadata": {"name": "batch"}, "spec": {}}) == "leasehold.io/pool=batch"
+    assert node_selector({"metadata": {"name": "batch"},
+                          "spec": {"nodeSelector": {"tier": "b", "a": "1"}}}) == "a=1,tier=b"

@@ -185,7 +185,12 @@ def test_metrics_follow_the_run(tmp_path):
                        if k.startswith("leasehold_lease_requests_total{")
                        and 'outcome="admitted"' in k)
         assert admitted == 7
-        assert samples['leasehold_leases{phase="Running"}'] >= 1
+        assert samples['leasehold_leases{namespace="owners",phase="Running"}'] == 1
+        assert samples['leasehold_operator_active'] == 1
+        # each lease's own series: lease 7 running (3), lease 5 suspended once
+        assert samples['leasehold_lease_phase{lease="lease-7",namespace="owners",'
+                       'origin="local",type="DeadlineNonPreemptable"}'] == 3
+        assert samples['leasehold_lease_preemptions{lease="lease-5",namespace="lab"}'] == 1
         assert samples["leasehold_preempted_vms_total"] >= 5
         assert samples["leasehold_candidate_sets_count"] >= 1
         assert samples["leasehold_decision_seconds_count"] >= 1

@@ -53,7 +53,7 @@ def test_the_active_replica_follows_kopfs_rule(status, active, blocking):
     assert [p.identity for p in blockers(status, "me", 5, NOW)] == blocking
 
 
-SCALE = 70.0
+SCALE = 140.0
 LIFETIME = 3  # seconds: the test waits about this long for a take-over
 
 

@@ -41,7 +41,8 @@ def test_up_runs_a_lease_and_stops_everything(tmp_path):
         kubectl("apply", "-f", "-", stdin=yaml.safe_dump(lease))
         until(lambda: "Running" in kubectl("get", "lhl", "hello"), 30)
         with urllib.request.urlopen(f"http://127.0.0.1:{metrics}/metrics", timeout=5) as r:
-            assert 'leasehold_leases{phase="Running"} 1.0' in r.read().decode()
+            assert 'leasehold_leases{namespace="default",phase="Running"} 1.0' \
+                in r.read().decode()
     finally:
         up.send_signal(signal.SIGTERM)
         assert up.wait(timeout=30) == 0

@@ -14,7 +14,13 @@ from typing import Any
 
 import yaml
 from aiohttp import web
-from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, generate_latest
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    generate_latest,
+)
 
 from . import discovery, protobuf
 from .errors import ApiError
@@ -63,6 +69,10 @@ class ApiServer:
         self.requests = Counter("apiserver_request", "Requests, by verb, resource and client",
                                 ["verb", "group", "resource", "subresource", "code",
                                  "client"], registry=self.metrics)
+        self.longrunning = Gauge("apiserver_longrunning_requests",
+                                 "Requests in progress that last (watches), by client",
+                                 ["verb", "group", "resource", "subresource", "client"],
+                                 registry=self.metrics)
         self._stopping = asyncio.Event()
 
     def app(self) -> web.Application:
@@ -351,6 +361,10 @@ class ApiServer:
         # no change falls between them
         self.store.listeners.add(listener)
         expired = False
+        # counted in apiserver_request_total when it ends; meanwhile, as on a real
+        # server, among the long-running requests
+        running = self.longrunning.labels("WATCH", r.group, r.plural, "", _agent(request))
+        running.inc()
         try:
             if since in ("", "0"):
                 backlog: list[tuple[str, Obj]] = [("ADDED", o) for o in self.cluster.list(r, ns)]
@@ -405,6 +419,7 @@ class ApiServer:
         except (ConnectionResetError, asyncio.CancelledError):
             return web.StreamResponse()
         finally:
+            running.dec()
             self.store.listeners.discard(listener)
 
 

@@ -210,6 +210,15 @@ def parse_memory(value: object) -> int:
     return _ceil(_parse(value, _parse_memory_text, _MEMORY_FORMS))
 
 
+def parse_memory_capacity(value: str) -> int:
+    """MiB a node can hold, from its allocatable quantity (a bare number is bytes, as
+    Kubernetes writes it); rounds down, so a node is never taken for larger."""
+    text = value.strip()
+    if _PLAIN_NUMBER.fullmatch(text):
+        return int(Decimal(text) // _MIB)
+    return int(_parse_memory_text(text) // 1)
+
+
 def _parse_memory_text(text: str) -> Decimal:
     stripped = text.strip()
     negative = stripped.startswith("-")

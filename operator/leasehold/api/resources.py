@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from leasehold.core.model import LeaseType, Origin, OverheadParams, PoolSpec
 
 from .clock import Clock, epoch
-from .durations import parse_cpu, parse_duration, parse_memory
+from .durations import parse_cpu, parse_duration, parse_memory, parse_memory_capacity
 from .lease import LeaseSpec
 from .scenario import field_problem, validation_problems
 
@@ -236,16 +236,20 @@ def _in_lease(problem: str) -> str:
     return f"{_FIELDS.get(field, f'spec.{field}')}: {message}"
 
 
-def pool_spec(obj: dict[str, Any], nodes: int | None = None) -> PoolSpec:
-    """The core's pool for a NodePool object: ``nodes`` nodes (default: its emulated
-    block's), each with the emulated block's cpu and memory."""
+def pool_spec(obj: dict[str, Any], nodes: int | None = None, cpu: int | None = None,
+              memory: int | None = None) -> PoolSpec:
+    """The core's pool for a NodePool object: ``nodes`` nodes of ``cpu`` millicores
+    and ``memory`` MiB (by default its emulated block's)."""
     spec = NodePoolResourceSpec.model_validate(obj.get("spec") or {})
     name = obj["metadata"]["name"]
     emulated = spec.emulated
     count = nodes if nodes is not None else (emulated.nodes if emulated else 0)
     problems: list[str] = []
-    cpu = parse_cpu(emulated.cpu) if emulated else 1000
-    memory = _memory_mib(emulated.memory, "emulated.memory", problems) if emulated else 1024
+    if cpu is None:
+        cpu = parse_cpu(emulated.cpu) if emulated else 1000
+    if memory is None:
+        memory = _memory_mib(emulated.memory, "emulated.memory", problems) if emulated \
+            else 1024
     if problems or memory is None:
         raise LeaseInputError([f"NodePool {name}: {p}" for p in problems])
     params = OverheadParams()
@@ -253,3 +257,52 @@ def pool_spec(obj: dict[str, Any], nodes: int | None = None) -> PoolSpec:
         given = {k: v for k, v in spec.overhead.model_dump().items() if v is not None}
         params = replace(params, **given)
     return PoolSpec(name, count, cpu, memory, exclusive=spec.exclusive, overhead=params)
+
+
+#: the label that puts a node in a NodePool when the pool has no nodeSelector
+POOL_LABEL = "leasehold.io/pool"
+
+
+def node_selector(obj: dict[str, Any]) -> str:
+    """A NodePool's nodes, as a label selector."""
+    labels = (obj.get("spec") or {}).get("nodeSelector") or {POOL_LABEL: obj["metadata"]["name"]}
+    return ",".join(f"{k}={v}" for k, v in sorted(labels.items()))
+
+
+def _usable(node: dict[str, Any]) -> bool:
+    if (node.get("spec") or {}).get("unschedulable"):
+        return False
+    conditions = (node.get("status") or {}).get("conditions") or []
+    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
+
+
+def pool_from_nodes(obj: dict[str, Any], nodes: list[dict[str, Any]]
+                    ) -> tuple[PoolSpec, list[str]]:
+    """The core's pool for a NodePool of real nodes (no ``emulated`` block), and the
+    node names in the core's order (``<pool>-0``, ``<pool>-1``, … are these).
+
+    The nodes are those its selector picked that are Ready and schedulable, sorted
+    by name. The core's pools are of identical nodes, so each counts as large as the
+    smallest allocatable cpu and memory among them: no node is ever over-committed,
+    and larger nodes leave some room unused."""
+    name = obj["metadata"]["name"]
+    usable = sorted((n for n in nodes if _usable(n)), key=lambda n: n["metadata"]["name"])
+    if not usable:
+        return pool_spec(obj, nodes=0), []
+    problems: list[str] = []
+    cpus, memories = [], []
+    for node in usable:
+        allocatable = (node.get("status") or {}).get("allocatable") or {}
+        node_name = node["metadata"]["name"]
+        try:
+            cpus.append(parse_cpu(allocatable.get("cpu", "0")))
+        except ValueError as exc:
+            problems.append(f"node {node_name}: allocatable cpu: {exc}")
+        try:
+            memories.append(parse_memory_capacity(str(allocatable.get("memory", "0"))))
+        except ValueError as exc:
+            problems.append(f"node {node_name}: allocatable memory: {exc}")
+    if problems:
+        raise LeaseInputError([f"NodePool {name}: {p}" for p in problems])
+    return (pool_spec(obj, nodes=len(usable), cpu=min(cpus), memory=min(memories)),
+            [n["metadata"]["name"] for n in usable])

@@ -44,6 +44,8 @@ def _data_file(entry: dict[str, Any], key: str, directory: Path) -> str | None:
     return name
 
 
+#: where Kubernetes mounts a pod's service account
+SERVICE_ACCOUNT = Path("/var/run/secrets/kubernetes.io/serviceaccount")
 #: how the operator names itself to the API server (its field manager, and the
 #: ``client`` the emulated server counts requests by)
 AGENT = "leasehold-operator"
@@ -100,6 +102,32 @@ class KubeClient:
         if not token and user.get("tokenFile"):
             token = Path(user["tokenFile"]).read_text().strip()
         return cls(server, token, context_ssl, agent)
+
+    @classmethod
+    def in_cluster(cls, directory: Path = SERVICE_ACCOUNT, agent: str = AGENT
+                   ) -> KubeClient | None:
+        """The pod's service account (its token and CA, and $KUBERNETES_SERVICE_HOST),
+        or None outside a pod."""
+        host = os.environ.get("KUBERNETES_SERVICE_HOST")
+        token = directory / "token"
+        if not host or not token.exists():
+            return None
+        port = os.environ.get("KUBERNETES_SERVICE_PORT", "443")
+        host = f"[{host}]" if ":" in host else host
+        context = ssl.create_default_context(cafile=str(directory / "ca.crt"))
+        return cls(f"https://{host}:{port}", token.read_text().strip(), context, agent)
+
+    @classmethod
+    def from_environment(cls, kubeconfig: str | Path | None = None, agent: str = AGENT
+                         ) -> KubeClient:
+        """A kubeconfig when one is given or found ($KUBECONFIG, ~/.kube/config), else
+        the pod's service account: how the operator finds its cluster."""
+        path = kubeconfig or os.environ.get("KUBECONFIG")
+        if path is None and not Path("~/.kube/config").expanduser().exists():
+            client = cls.in_cluster(agent=agent)
+            if client is not None:
+                return client
+        return cls.from_kubeconfig(path, agent)
 
     async def __aenter__(self) -> KubeClient:
         return self

@@ -21,7 +21,15 @@ from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from leasehold.api.clock import CLOCK_PATH, Clock
-from leasehold.api.resources import GROUP, ORIGIN_LABEL, VERSION, LeaseInputError, pool_spec
+from leasehold.api.resources import (
+    GROUP,
+    ORIGIN_LABEL,
+    VERSION,
+    LeaseInputError,
+    node_selector,
+    pool_from_nodes,
+    pool_spec,
+)
 from leasehold.core.model import Origin, SchedulerConfig
 
 from .client import KubeClient, KubeError
@@ -35,25 +43,24 @@ registry = kopf.OperatorRegistry()
 
 @kopf.on.login(registry=registry)
 def login(**kwargs: Any) -> kopf.ConnectionInfo | None:
-    # Kopf's own kubeconfig reader reads $KUBECONFIG when called
-    return kopf.login_with_kubeconfig(**kwargs)
+    """The same choice as :meth:`KubeClient.from_environment`: a kubeconfig when one is
+    set or found, else the pod's service account."""
+    if os.environ.get("KUBECONFIG") or os.path.exists(os.path.expanduser("~/.kube/config")):
+        return kopf.login_with_kubeconfig(**kwargs)
+    return kopf.login_with_service_account(**kwargs) or kopf.login_with_kubeconfig(**kwargs)
 
 
 @kopf.on.startup(registry=registry)
 async def startup(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) -> None:
     settings.posting.enabled = False  # the shell posts leasehold's own events
     settings.watching.server_timeout = 300
-    memo.client = KubeClient.from_kubeconfig()
+    memo.client = KubeClient.from_environment()
     memo.shell = memo.task = None
     memo.metrics = Metrics()
     if memo.metrics_port is not None:
         memo.metrics_runner = await serve_metrics(memo, memo.metrics_port)
     if memo.peering is None:
-        try:
-            await build_shell(memo)
-        except NoPools as exc:
-            raise kopf.PermanentError(str(exc)) from None
-        memo.task = asyncio.create_task(memo.shell.run())
+        switch(memo, True)  # alone: active from the start
         return
     settings.peering.lifetime = memo.peering.lifetime
     peering = Peering(memo.client, memo.peering.name, memo.peering.identity,
@@ -80,16 +87,24 @@ async def build_shell(memo: kopf.Memo) -> Shell:
         clock = Clock()
     pools = await client.get(f"/apis/{GROUP}/{VERSION}/nodepools")
     specs = []
+    names: dict[str, str] = {}
     for item in pools.get("items", []):
         try:
-            specs.append(pool_spec(item))
+            if (item.get("spec") or {}).get("emulated"):
+                specs.append(pool_spec(item))
+                continue
+            nodes = await client.get("/api/v1/nodes", labelSelector=node_selector(item))
+            spec, real = pool_from_nodes(item, nodes.get("items", []))
+            specs.append(spec)
+            names.update(zip(spec.node_names(), real, strict=True))
         except LeaseInputError as exc:
             log.warning("NodePool %s left out: %s", item["metadata"]["name"], exc)
     specs = [s for s in specs if s.nodes > 0]
     if not specs:
-        raise NoPools("no NodePool with nodes: create one (docs/resources.md)")
+        raise NoPools("no NodePool with nodes: create one, with an emulated block or"
+                      " nodes its nodeSelector picks (docs/resources.md)")
     metrics: Metrics = memo.metrics
-    shell = Shell(client, specs, memo.config, clock, metrics)
+    shell = Shell(client, specs, memo.config, clock, metrics, names)
     # the handlers queue into it from now on: what they see during the recovery is
     # either in the listing below or queued (a lease told twice is one lease)
     memo.shell = shell
@@ -106,9 +121,9 @@ async def build_shell(memo: kopf.Memo) -> Shell:
 
 
 def switch(memo: kopf.Memo, active: bool) -> None:
-    """Peering said this replica is (no longer) the active one: start the shell from
-    what the cluster holds, or stop it and forget its state (the next activation
-    rebuilds it, since the other replica may have moved things on meanwhile)."""
+    """This replica is (no longer) the active one: start the shell from what the
+    cluster holds, or stop it and forget its state (the next activation rebuilds it,
+    since another replica may have moved things on meanwhile)."""
     if memo.task is not None:
         memo.task.cancel()
     memo.shell = memo.task = None
@@ -118,13 +133,15 @@ def switch(memo: kopf.Memo, active: bool) -> None:
 
 
 async def _active(memo: kopf.Memo) -> None:
+    """Build the shell (waiting for a NodePool with nodes, looking every 5 s), then
+    schedule."""
     while True:
         try:
             shell = await build_shell(memo)
             break
         except (NoPools, KubeError) as exc:
             memo.shell = None
-            log.error("cannot start scheduling: %s; trying again in 5 s", exc)
+            log.error("cannot start scheduling: %s; looking again in 5 s", exc)
             await asyncio.sleep(5)
     await shell.run()
 

@@ -5,6 +5,8 @@ decisions as the shell enacts them; gauges are read from the core after each ste
 
 from __future__ import annotations
 
+import contextlib
+import math
 from collections import Counter as Tally
 from collections.abc import Iterable
 
@@ -15,7 +17,9 @@ from leasehold.core.model import (
     Admit,
     Cancel,
     Complete,
+    LeaseType,
     Migrate,
+    Origin,
     Phase,
     Reject,
     Start,
@@ -29,6 +33,16 @@ SECONDS = (1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 7200, 14400, 43200, 8640
 #: seconds of CPU per decision
 LATENCY = (0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2)
 SETS = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 5000, 10000)
+#: core seconds an ended lease's own series stay, so a dashboard shows how it ended
+RETAIN_SECONDS = 3600.0
+PHASE_CODES = {phase: i for i, phase in enumerate(Phase)}
+
+
+def _split(core_name: str) -> tuple[str, str]:
+    """A core name (``namespace/name``, ``~n`` for a re-created name) as namespace and
+    Lease name."""
+    namespace, _, name = core_name.partition("/")
+    return namespace, name.split("~", 1)[0]
 
 
 class Metrics:
@@ -39,7 +53,22 @@ class Metrics:
                             registry=r)
         self.requests = Counter("leasehold_lease_requests", "Leases submitted, by outcome",
                                 ["origin", "type", "outcome"], registry=r)
-        self.leases = Gauge("leasehold_leases", "Leases by phase", ["phase"], registry=r)
+        self.leases = Gauge("leasehold_leases", "Leases by namespace and phase",
+                            ["namespace", "phase"], registry=r)
+        self.lease_phase = Gauge("leasehold_lease_phase",
+                                 "Each lease's phase, as its number in the lifecycle: "
+                                 + ", ".join(f"{i} {p.value}" for i, p in enumerate(Phase)),
+                                 ["namespace", "lease", "origin", "type"], registry=r)
+        self.lease_preemptions = Gauge("leasehold_lease_preemptions",
+                                       "Times each lease was preempted",
+                                       ["namespace", "lease"], registry=r)
+        #: a lease's labels and what its series show, to write only changes
+        self._shown: dict[str, tuple[tuple[str, str, str, str], int, int]] = {}
+        #: (namespace, Lease name) -> the core name whose series hold those labels
+        self._holder: dict[tuple[str, str], str] = {}
+        #: ended leases -> when they ended (core seconds), to drop their series later
+        self._ended: dict[str, float] = {}
+        self._swept = -math.inf
         self.preemptions = Counter("leasehold_preemptions", "Leases preempted",
                                    ["policy", "action", "type"], registry=r)
         self.preempted_vms = Counter("leasehold_preempted_vms", "VMs preempted", registry=r)
@@ -68,11 +97,24 @@ class Metrics:
         self.deadline_misses = Counter("leasehold_deadline_misses",
                                        "Deadline-bound leases that ended after their deadline"
                                        " or were rejected for it", ["origin"], registry=r)
+        # every combination of labels starts at 0, so that the first rejection or
+        # preemption is an increase Prometheus sees (a series born at 1 is not)
+        for origin in Origin:
+            self.deadline_misses.labels(origin.value)
+            for kind in LeaseType:
+                for outcome in ("admitted", "rejected"):
+                    self.requests.labels(origin.value, kind.value, outcome)
+        self._policies: set[str] = set()
 
     def observe(self, core: Scheduler, actions: Iterable[Action], decisions: list[Decision],
                 step_cpu: float) -> None:
         """Count one step's actions and decisions, then read the gauges."""
         leases = core.leases
+        if core.config.policy not in self._policies:
+            self._policies.add(core.config.policy)
+            for action in ("suspend", "cancel", "migrate"):
+                for kind in LeaseType:
+                    self.preemptions.labels(core.config.policy, action, kind.value)
         for action in actions:
             st = leases.get(action.lease)
             if st is None:
@@ -100,10 +142,48 @@ class Metrics:
             self.latency.observe(step_cpu)
         self._gauges(core)
 
+    def _per_lease(self, core: Scheduler) -> None:
+        """``leasehold_lease_phase`` and ``leasehold_lease_preemptions``, written where
+        they changed; an ended lease's series go ``RETAIN_SECONDS`` after it ended."""
+        for name, st in core.leases.items():
+            namespace, lease = _split(name)
+            labels = (namespace, lease, st.req.origin.value, st.req.type.value)
+            shown = (labels, PHASE_CODES[st.phase], st.preemptions)
+            if self._shown.get(name) == shown:
+                continue
+            if name in self._ended:
+                continue  # already dropped, or a later incarnation holds the labels
+            self._shown[name] = shown
+            previous = self._holder.get((namespace, lease))
+            if previous is not None and previous != name and previous in self._shown:
+                # a Lease re-created under its old name: the old one's series give way
+                with contextlib.suppress(KeyError):
+                    self.lease_phase.remove(*self._shown.pop(previous)[0])
+            self._holder[namespace, lease] = name
+            self.lease_phase.labels(*labels).set(shown[1])
+            self.lease_preemptions.labels(namespace, lease).set(st.preemptions)
+            if st.phase.terminal:
+                self._ended[name] = core.now
+        if core.now - self._swept < 60:
+            return
+        self._swept = core.now
+        for name, ended in list(self._ended.items()):
+            if core.now - ended >= RETAIN_SECONDS and name in self._shown:
+                labels = self._shown.pop(name)[0]
+                if self._holder.get(labels[:2]) == name:
+                    del self._holder[labels[:2]]
+                with contextlib.suppress(KeyError):
+                    self.lease_phase.remove(*labels)
+                    self.lease_preemptions.remove(*labels[:2])
+
     def _gauges(self, core: Scheduler) -> None:
         phases = Tally(st.phase for st in core.leases.values())
-        for phase in Phase:
-            self.leases.labels(phase.value).set(phases.get(phase, 0))
+        by_namespace = Tally((_split(name)[0], st.phase) for name, st in core.leases.items())
+        for namespace in {ns for ns, _ in by_namespace}:
+            for phase in Phase:
+                self.leases.labels(namespace, phase.value).set(
+                    by_namespace.get((namespace, phase), 0))
+        self._per_lease(core)
         self.queue.set(phases.get(Phase.QUEUED, 0) + phases.get(Phase.SCHEDULED, 0)
                        + phases.get(Phase.SUSPENDED, 0))
         held: dict[str, list[int]] = {name: [0, 0] for name in core.pool_specs}

@@ -75,8 +75,12 @@ def core_name(namespace: str, name: str) -> str:
 
 class Shell:
     def __init__(self, client: KubeClient, pools: Iterable[PoolSpec], config: SchedulerConfig,
-                 clock: Clock, metrics: Metrics | None = None) -> None:
+                 clock: Clock, metrics: Metrics | None = None,
+                 nodes: dict[str, str] | None = None) -> None:
         self.client = client
+        #: the core's node names -> the cluster's, where they differ (pools of real
+        #: nodes; an emulated pool's nodes are named as the core names them)
+        self.nodes = nodes or {}
         self.clock = clock
         self.metrics = metrics
         self.core = Scheduler(list(pools), config)
@@ -243,7 +247,7 @@ class Shell:
             if t is None or st.phase not in (Phase.RUNNING, Phase.RESUMING):
                 continue
             for i, node in enumerate(st.nodes):
-                want[(t.namespace, f"{t.name}-vm-{i}")] = (node, t, st, i)
+                want[(t.namespace, f"{t.name}-vm-{i}")] = (self._node(node), t, st, i)
         have: set[tuple[str, str]] = set()
         succeeded: set[tuple[str, str]] = set()
         for pod in pods:
@@ -280,6 +284,12 @@ class Shell:
                 t = self.tracked[name]
                 self.finished(t.namespace, t.name)
 
+    def _node(self, node: str) -> str:
+        return self.nodes.get(node, node)
+
+    def _names(self, nodes: Iterable[str]) -> str:
+        return _nodes(tuple(self._node(n) for n in nodes))
+
     def _fresh(self, name: str) -> str:
         """The core's name for a new Lease ``namespace/name``. A Lease deleted and
         created again under its old name is a new lease to the core, which never
@@ -304,13 +314,13 @@ class Shell:
         st = self.core.leases[action.lease]
         if isinstance(action, Start):
             await self._create_pods(t, st, action.nodes, delay=0.0)
-            await self._event(t, "Started", f"running on {_nodes(action.nodes)}")
+            await self._event(t, "Started", f"running on {self._names(action.nodes)}")
         elif isinstance(action, Resume | Migrate):
             if isinstance(action, Migrate):
                 await self._delete_pods(t, st.req.vms, grace=0)
             await self._create_pods(t, st, action.nodes, delay=max(action.running - now, 0.0))
             verb = "Migrated" if isinstance(action, Migrate) else "Resumed"
-            await self._event(t, verb, f"{verb.lower()} to {_nodes(action.nodes)}; running at"
+            await self._event(t, verb, f"{verb.lower()} to {self._names(action.nodes)}; running at"
                                        f" {self.clock.stamp(action.running)}")
         elif isinstance(action, Suspend):
             await self._delete_pods(t, st.req.vms, grace=action.vacated - now)
@@ -368,7 +378,7 @@ class Shell:
                 "ownerReferences": [{"apiVersion": API_VERSION, "kind": "Lease",
                                      "name": t.name, "uid": t.uid, "controller": True,
                                      "blockOwnerDeletion": True}]},
-                "spec": {**spec, "nodeName": node}}
+                "spec": {**spec, "nodeName": self._node(node)}}
             path = f"/api/v1/namespaces/{t.namespace}/pods"
             try:
                 await self.client.create(path, pod)
@@ -432,7 +442,7 @@ class Shell:
         if t is None or st is None:
             return
         self._shown[name] = st.phase
-        await self._patch_status(t, status_of(st, t, self.clock, self.core))
+        await self._patch_status(t, status_of(st, t, self.clock, self.core, self.nodes))
 
     async def _patch_status(self, t: Tracked, status: dict[str, Any]) -> None:
         try:
@@ -471,8 +481,11 @@ def _condition(kind: str, status: str, reason: str, message: str, stamp: str) ->
             "lastTransitionTime": stamp}
 
 
-def status_of(st: LeaseState, t: Tracked, clock: Clock, core: Scheduler) -> dict[str, Any]:
-    """A Lease's status from the core's state (DESIGN §5)."""
+def status_of(st: LeaseState, t: Tracked, clock: Clock, core: Scheduler,
+              nodes: dict[str, str] | None = None) -> dict[str, Any]:
+    """A Lease's status from the core's state (DESIGN §5); ``nodes`` renames the core's
+    nodes to the cluster's."""
+    nodes = nodes or {}
     stamp = clock.stamp(core.now)
     status: dict[str, Any] = {
         "phase": st.phase.value, "origin": t.origin.value, "preemptions": st.preemptions,
@@ -487,7 +500,7 @@ def status_of(st: LeaseState, t: Tracked, clock: Clock, core: Scheduler) -> dict
     if booking is not None and st.pool is not None:
         status["reservation"] = {"pool": st.pool, "start": clock.stamp(booking.start),
                                  "end": clock.stamp(booking.end),
-                                 "nodes": sorted(set(st.nodes)) or None}
+                                 "nodes": sorted({nodes.get(n, n) for n in st.nodes}) or None}
     else:
         status["reservation"] = None
     conditions = [_condition("Admitted", "False" if st.phase.value == "Rejected" else "True",

