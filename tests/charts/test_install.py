@@ -127,6 +127,9 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Installed]:
                            capture_output=True, text=True, timeout=120)
         assert r.returncode == 0, r.stderr
         assert "STATUS: deployed" in r.stdout
+        # NOTES.txt, rendered for these values
+        assert f"with policy {POLICY}" in r.stdout
+        assert "2 replicas, one active through Kopf peering" in r.stdout
         # the operator as the Deployment would run it, with its ConfigMap as the file
         deployment = c.get("deployment", "-n", NAMESPACE, f"{RELEASE}-leasehold")
         container = deployment["spec"]["template"]["spec"]["containers"][0]

@@ -7,7 +7,7 @@ import pytest
 
 from builders import AR, BEC, DM, DNP, config, exclusive, req, run, spans
 from leasehold.core import overhead
-from leasehold.core.model import Origin, OverheadParams
+from leasehold.core.model import Origin, OverheadParams, PoolSpec
 
 P = OverheadParams()
 
@@ -109,3 +109,23 @@ def test_the_window_ends_exactly_where_the_delayed_preemptor_would_end():
     sched.advance(t)
     [victim], end = sched._victims("p", local("L", 4, d, t), t, t, set())
     assert end == victim.vacate + d
+
+
+def test_an_advance_reservation_waits_too_when_waiting_is_faster():
+    """Found by the property test: an AR whose only way in is a migration or a
+    suspension slower than a running lease's end starts at that end, with no victim,
+    and the decision records the delay it accepted."""
+    slow = OverheadParams(suspend_rate=6.36, resume_rate=8.12, bandwidth=6.39,
+                          pause_seconds=0.005, reschedule_seconds=2.3)
+    pool = PoolSpec("p", 3, 4000, 4096, overhead=slow)
+    small = [req(f"s{i}", 1, 1.0, cpu=500, memory=128) for i in range(4)]
+    leases = [*small, req("big", 1, 1.0, cpu=2000, memory=128),
+              req("long", 1, 21.23, cpu=500, memory=128),
+              req("dm", 1, 17.701, 1.05, type=DM, cpu=500, memory=128, deadline=18.751),
+              req("ar", 5, 1.0, 1.099, type=AR, cpu=2000, memory=128, start=1.952)]
+    sched = run([pool], leases)
+    [d] = sched.decisions
+    assert (d.preemptor, d.chosen) == ("ar", ())
+    assert sched.leases["ar"].first_start == pytest.approx(18.751)
+    assert d.vacate_seconds == pytest.approx(18.751 - 1.952)
+    assert sched.leases["ar"].phase.value == "Completed"
