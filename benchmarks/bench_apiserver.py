@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import ssl
 import subprocess
 import sys
@@ -28,17 +27,7 @@ from pathlib import Path
 
 import aiohttp
 
-
-def server_cpu(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def server_rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
+from procstat import cpu_seconds, memory_mb
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -84,10 +73,10 @@ async def writes(t: Target, session: aiohttp.ClientSession, clients: int, per_cl
 
     out = []
     for job in (create, update):
-        cpu, start = server_cpu(t.proc.pid), time.perf_counter()
+        cpu, start = cpu_seconds(t.proc.pid), time.perf_counter()
         await asyncio.gather(*(job(c) for c in range(clients)))
         out += [clients * per_client / (time.perf_counter() - start),
-                server_cpu(t.proc.pid) - cpu]
+                cpu_seconds(t.proc.pid) - cpu]
     return out[0], out[1], out[2], out[3]
 
 
@@ -153,7 +142,7 @@ async def pods(t: Target, session: aiohttp.ClientSession, count: int, clients: i
     await asyncio.gather(*(create(c) for c in range(clients)))
     async with session.get(f"{base}/pods") as r:
         assert len((await r.json())["items"]) == count
-    rss = server_rss_mb(t.proc.pid)
+    rss = memory_mb(t.proc.pid)
 
     async def delete(c: int) -> None:
         for o in range(c, len(owners), clients):
@@ -172,7 +161,7 @@ async def main_async(args: argparse.Namespace) -> None:
         try:
             conn = aiohttp.TCPConnector(ssl=t.ssl, limit=0)
             async with aiohttp.ClientSession(headers=t.headers, connector=conn) as session:
-                idle = server_rss_mb(t.proc.pid)
+                idle = memory_mb(t.proc.pid)
                 c_rate, c_cpu, u_rate, u_cpu = await writes(t, session, 32, args.per_client)
                 n = 32 * args.per_client
                 print(f"creates: {c_rate:,.0f}/s with 32 clients ({n:,} writes; server"

@@ -41,6 +41,8 @@ from leasehold.api.resources import lease_spec
 from leasehold.core.model import Origin, PoolSpec, SchedulerConfig
 from leasehold.core.scheduler import Scheduler
 from leasehold.kube.client import KubeClient
+from leasehold_emulator.up import stop
+from procstat import cpu_seconds, memory_mb
 
 API = "/apis/leasehold.io/v1alpha1"
 DECIDED = {"Queued", "Scheduled", "Running", "Suspending", "Suspended", "Resuming",
@@ -50,18 +52,6 @@ FINAL = {"Completed", "Cancelled", "Rejected", "Failed"}
 STEPS = {"Started", "Preempted", "Resumed", "Migrated", "Cancelled", "Completed", "Rejected"}
 OPERATOR_CLIENTS = {"kopf", "leasehold-operator"}
 WRITES = {"POST", "PUT", "PATCH", "APPLY", "DELETE", "DELETECOLLECTION"}
-
-
-def cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def peak_rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
 
 
 def leases(n: int, local: int, seed: int) -> list[dict[str, Any]]:
@@ -148,13 +138,8 @@ class Run:
                 for x in items}
 
     def stop(self) -> None:
-        for proc in (getattr(self, "operator", None), self.emulator):
-            if proc is not None and proc.poll() is None:
-                proc.terminate()
-                try:
-                    proc.wait(timeout=20)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
+        stop(getattr(self, "operator", None))
+        stop(self.emulator)
 
 
 async def create_all(client: KubeClient, manifests: list[dict[str, Any]],
@@ -238,7 +223,7 @@ async def main(args: argparse.Namespace) -> None:
         ended = await until(final, args.timeout, "final")
         print(f"  all {len(external) + len(local)} final {ended:.1f} s after the local wave")
         total_cpu = cpu_seconds(pid) - cpu0
-        rss = peak_rss_mb(pid)
+        rss = memory_mb(pid, "VmHWM")
         writes = await run.writes()
         ours = Counter({k: v - writes0.get(k, 0) for k, v in writes.items()
                         if k[0] in OPERATOR_CLIENTS and v > writes0.get(k, 0)})
