@@ -51,6 +51,12 @@ SERVICE_ACCOUNT = Path("/var/run/secrets/kubernetes.io/serviceaccount")
 AGENT = "leasehold-operator"
 
 
+def has_kubeconfig() -> bool:
+    """Whether a kubeconfig is set ($KUBECONFIG) or found (~/.kube/config): the
+    operator's client and Kopf's login both take it over a pod's service account."""
+    return bool(os.environ.get("KUBECONFIG")) or Path("~/.kube/config").expanduser().exists()
+
+
 def _version() -> str:
     try:
         return importlib.metadata.version("leasehold")
@@ -123,7 +129,7 @@ class KubeClient:
         """A kubeconfig when one is given or found ($KUBECONFIG, ~/.kube/config), else
         the pod's service account: how the operator finds its cluster."""
         path = kubeconfig or os.environ.get("KUBECONFIG")
-        if path is None and not Path("~/.kube/config").expanduser().exists():
+        if path is None and not has_kubeconfig():
             client = cls.in_cluster(agent=agent)
             if client is not None:
                 return client

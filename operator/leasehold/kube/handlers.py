@@ -32,7 +32,7 @@ from leasehold.api.resources import (
 )
 from leasehold.core.model import Origin, SchedulerConfig
 
-from .client import KubeClient, KubeError
+from .client import KubeClient, KubeError, has_kubeconfig
 from .metrics import Metrics
 from .peering import Peering, default_priority
 from .shell import LEASE_LABEL, Shell
@@ -45,7 +45,7 @@ registry = kopf.OperatorRegistry()
 def login(**kwargs: Any) -> kopf.ConnectionInfo | None:
     """The same choice as :meth:`KubeClient.from_environment`: a kubeconfig when one is
     set or found, else the pod's service account."""
-    if os.environ.get("KUBECONFIG") or os.path.exists(os.path.expanduser("~/.kube/config")):
+    if has_kubeconfig():
         return kopf.login_with_kubeconfig(**kwargs)
     return kopf.login_with_service_account(**kwargs) or kopf.login_with_kubeconfig(**kwargs)
 
