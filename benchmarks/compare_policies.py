@@ -26,14 +26,13 @@ import statistics
 import time
 from dataclasses import replace
 
-from leasehold.core import preemption
-from leasehold.core.model import Backfilling, PoolSpec, SchedulerConfig
+from leasehold.core.model import POLICY_NAMES, Backfilling, PoolSpec, SchedulerConfig
 from leasehold_emulator.sim.engine import simulate
 from leasehold_emulator.sim.metrics import run_metrics
 from leasehold_emulator.workloads.lublin99 import PAPERS, PAPERS_NODES, generate
 from leasehold_emulator.workloads.mix import TypeMix, requests
 
-POLICIES = ("nop", "mlip", "mov", "moml", "kueue", "kube-scheduler", "haizea")
+POLICIES = POLICY_NAMES
 COLUMNS = ("preemptions", "overhead h", "local rej %", "ext rej %", "util %",
            "BE makespan h", "decisions", "leases/dec", "overhead/dec s", "exact %", "CPU s")
 
@@ -43,7 +42,7 @@ def run(policy: str, pool: PoolSpec, requests: list, backfilling: str) -> dict[s
     t0 = time.process_time()
     result = simulate([pool], cfg, requests)
     cpu = time.process_time() - t0
-    m = run_metrics(result.scheduler.leases.values(), [pool])
+    m = run_metrics(result.scheduler.leases(), [pool])
     chose = [d for d in result.scheduler.decisions if d.chosen]
     return {
         "preemptions": m["preemptions"],
@@ -85,7 +84,6 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
     ap.add_argument("--backfilling", default="conservative")
     args = ap.parse_args()
-    assert set(POLICIES) == set(preemption.names())
     pool = PoolSpec("rp", PAPERS_NODES, 1000, 1024, exclusive=True)
     print(f"# {datetime.date.today()} {platform.machine()} {platform.python_version()} "
           f"cpus={os.cpu_count()}  {args.requests} requests, local {args.local:.0%}, seeds"

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
 from leasehold.core.model import (
+    Action,
     Backfilling,
     LeaseType,
     Origin,
@@ -11,15 +14,17 @@ from leasehold.core.model import (
     SchedulerConfig,
     Shape,
 )
+from leasehold.core.replay import Input, replay
 from leasehold.core.scheduler import Scheduler
-from leasehold.core.state import LeaseState
-from leasehold_emulator.sim.engine import simulate
+from leasehold.core.view import LeaseView
 
 BES = LeaseType.BEST_EFFORT_SUSPENDABLE
 BEC = LeaseType.BEST_EFFORT_CANCELLABLE
 DM = LeaseType.DEADLINE_MIGRATABLE
 DNP = LeaseType.DEADLINE_NON_PREEMPTABLE
 AR = LeaseType.ADVANCE_RESERVATION
+
+Check = Callable[[Scheduler, float, list[Action]], None]
 
 
 def req(
@@ -51,46 +56,36 @@ def config(
                            suspend_before_blocking=sbb)
 
 
-def run(pools: list[PoolSpec], requests: list[Request], cfg: SchedulerConfig | None = None,
-        check=None) -> Scheduler:
+def run(pools: list[PoolSpec], requests: Sequence[Request], cfg: SchedulerConfig | None = None,
+        check: Check | None = None) -> Scheduler:
     """Drive a scheduler to the end; ``check(sched, now, actions)`` runs after every step."""
-    return simulate(pools, cfg or config(), requests, on_step=check).scheduler
+    return drive(pools, requests, cfg, check=check)
 
 
 def spans(sched: Scheduler) -> dict[str, tuple[float | None, float | None, str]]:
     """name -> (first start, end, phase)."""
-    out = {}
-    for name, st in sched.leases.items():
-        out[name] = (st.first_start, st.end, st.phase.value)
-    return out
+    return {st.name: (st.first_start, st.end, st.phase.value) for st in sched.leases()}
 
 
-def lease(sched: Scheduler, name: str) -> LeaseState:
-    return sched.leases[name]
+def lease(sched: Scheduler, name: str) -> LeaseView:
+    view = sched.lease(name)
+    assert view is not None, f"no lease {name!r}"
+    return view
 
 
-def drive(pools: list[PoolSpec], requests: list[Request], cfg: SchedulerConfig | None = None,
-          inputs: list[tuple[float, str, str]] = (), check=None) -> Scheduler:
-    """Like :func:`run`, plus shell reports: ``(time, "cancel" | "finished", lease)``."""
+def phase(sched: Scheduler, name: str) -> str:
+    return lease(sched, name).phase.value
+
+
+def drive(pools: list[PoolSpec], requests: Sequence[Request], cfg: SchedulerConfig | None = None,
+          inputs: Sequence[tuple[float, str, str]] = (), check: Check | None = None
+          ) -> Scheduler:
+    """Like :func:`run`, plus shell reports: ``(time, "cancel" | "finished", lease)``;
+    submissions come before the reports of their instant."""
     sched = Scheduler(pools, cfg or config())
-    events = sorted([(r.submitted, 0, "submit", r) for r in requests]
-                    + [(t, 1, kind, name) for t, kind, name in inputs], key=lambda e: e[:2])
-    i = 0
-    while True:
-        t_core = sched.next_event_time()
-        t_in = events[i][0] if i < len(events) else None
-        if t_core is None and t_in is None:
-            return sched
-        t = min(x for x in (t_core, t_in) if x is not None)
-        while i < len(events) and events[i][0] == t:
-            _, _, kind, arg = events[i]
-            if kind == "submit":
-                sched.submit(arg, t)
-            elif kind == "cancel":
-                sched.cancel(arg, t)
-            else:
-                sched.finished(arg, t)
-            i += 1
-        actions = sched.advance(t)
+    reports = [Input.cancel(name, t) if kind == "cancel" else Input.finished(name, t)
+               for t, kind, name in inputs]
+    for step in replay(sched, [*map(Input.submit, requests), *reports]):
         if check is not None:
-            check(sched, t, actions)
+            check(sched, step.time, step.actions)
+    return sched

@@ -8,6 +8,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pytest
@@ -24,14 +25,18 @@ class Operated(Emulated):
     """An emulated cluster with the operator running against it."""
 
     def start_operator(self, policy: str, metrics_port: int = 0, *extra: str,
-                       log: str = "operator.log") -> subprocess.Popen:
+                       log: str = "operator.log",
+                       program: Sequence[str] = ("-m", "leasehold.cli"),
+                       env: Mapping[str, str] | None = None) -> subprocess.Popen:
         """Another operator process (``self.operator`` is the latest), its output
-        appended to ``log`` in the data directory."""
+        appended to ``log`` in the data directory. ``program`` runs ``leasehold``'s
+        command line (tests/kube/gated_operator.py looks into it), with ``env``."""
         with (self.data / log).open("a") as out:
             self.operator = subprocess.Popen(
-                [sys.executable, "-m", "leasehold.cli", "operator", "--kubeconfig",
+                [sys.executable, *program, "operator", "--kubeconfig",
                  str(self.kubeconfig), "--policy", policy, "--metrics-port",
-                 str(metrics_port), *extra], stdout=out, stderr=subprocess.STDOUT)
+                 str(metrics_port), *extra], stdout=out, stderr=subprocess.STDOUT,
+                env=None if env is None else dict(env))
         self.operators = [*getattr(self, "operators", []), self.operator]
         return self.operator
 

@@ -250,3 +250,30 @@ def test_a_bad_operator_config_is_one_clear_line(tmp_path, text, message):
     r = leasehold("operator", "--config", str(path))
     assert r.returncode == 2 and message in r.stderr and str(path) in r.stderr
     assert "Traceback" not in r.stderr
+
+
+def test_an_operator_config_with_a_duplicate_key_is_refused(tmp_path):
+    """As in scenario files: PyYAML alone would let the second ``policy`` win unseen."""
+    path = tmp_path / "config.yaml"
+    path.write_text("policy: mov\nbackfilling: easy\npolicy: moml\n")
+    r = leasehold("operator", "--config", str(path))
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.splitlines() == [f'error: {path}: invalid YAML: duplicate key "policy"'
+                                     " (first at line 1) (line 3, column 1)"]
+
+
+def test_an_operator_without_a_usable_kubeconfig_is_one_clear_line(tmp_path):
+    r = leasehold("operator", "--kubeconfig", str(tmp_path / "none"), "--metrics-port", "0")
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert r.stderr.splitlines() == [f"error: cannot read {tmp_path / 'none'}:"
+                                     " No such file or directory"]
+
+
+def test_help_lists_the_operators_and_the_emulators_commands_in_order():
+    """The emulator's commands come from its entry points; the order is as it was."""
+    r = leasehold("--help")
+    assert r.returncode == 0
+    listed = [line.split()[0] for line in r.stdout.split("COMMAND\n", 1)[1].splitlines()
+              if line.startswith("    ") and not line.startswith("     ")]
+    assert listed == ["simulate", "trace", "swf", "operator", "up", "demo", "crds",
+                      "dashboards", "emulator", "workload", "experiment"]

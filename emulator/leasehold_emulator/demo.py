@@ -1,7 +1,8 @@
 """``leasehold demo``: the testbed of 000 §8.3 on the embedded emulated cluster.
 
 For each policy: an emulated cluster with the testbed's pool, the operator, and the
-7 Leases of ``examples/testbed/`` applied at their arrival times, in scaled time.
+7 Leases of the testbed (``examples/testbed/``, shipped in this package as
+``data/testbed/``) applied at their arrival times, in scaled time.
 A live table shows the leases while they run; at the end, a table like 000's Table
 III: who was preempted, the overhead, and the makespan."""
 
@@ -12,6 +13,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from importlib.resources import files
 from pathlib import Path
 from typing import IO, Any
 
@@ -22,13 +24,19 @@ from leasehold.kube.client import KubeClient, KubeError
 
 from .up import UpError, start, stop, wait_for
 
-TESTBED = Path(__file__).resolve().parents[2] / "examples" / "testbed"
+#: the testbed's manifests: package data, so that an installed wheel has them too
+TESTBED = files("leasehold_emulator") / "data" / "testbed"
 LEASES = "/apis/leasehold.io/v1alpha1/leases"
 FINAL = ("Completed", "Rejected", "Cancelled", "Failed")
 
 
 class DemoError(Exception):
     """Why the demo could not run: one line."""
+
+
+def testbed(name: str) -> str:
+    """A testbed manifest's text: ``pool.yaml``, ``namespaces.yaml`` or ``leases.yaml``."""
+    return (TESTBED / name).read_text(encoding="utf-8")
 
 
 def _table(leases: list[dict[str, Any]]) -> str:
@@ -45,8 +53,10 @@ def _table(leases: list[dict[str, Any]]) -> str:
 
 
 async def _run_policy(policy: str, scale: float, data: Path, out: IO[str]) -> dict[str, Any]:
+    pools = data / "testbed-pool.yaml"  # a file for `emulator up`, wherever the package is
+    pools.write_text(testbed("pool.yaml"), encoding="utf-8")
     emulator = start(["emulator", "up", "--port", "0", "--data", str(data), "--time-scale",
-                      f"{scale:g}", "--pools", str(TESTBED / "pool.yaml")], data / "log")
+                      f"{scale:g}", "--pools", str(pools)], data / "log")
     operator: subprocess.Popen[bytes] | None = None
     try:
         try:
@@ -55,11 +65,11 @@ async def _run_policy(policy: str, scale: float, data: Path, out: IO[str]) -> di
         except UpError as exc:
             raise DemoError(str(exc)) from None
         async with KubeClient.from_kubeconfig(data / "kubeconfig") as client:
-            for doc in yaml.safe_load_all((TESTBED / "namespaces.yaml").read_text()):
+            for doc in yaml.safe_load_all(testbed("namespaces.yaml")):
                 await client.create("/api/v1/namespaces", doc)
             operator = start(["operator", "--kubeconfig", str(data / "kubeconfig"),
                                "--policy", policy, "--metrics-port", "0"], data / "log")
-            docs = [d for d in yaml.safe_load_all((TESTBED / "leases.yaml").read_text()) if d]
+            docs = [d for d in yaml.safe_load_all(testbed("leases.yaml")) if d]
             await asyncio.sleep(3)  # the operator is up
             began = time.monotonic()
             pending = list(docs)

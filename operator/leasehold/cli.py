@@ -1,188 +1,40 @@
 """The `leasehold` command.
 
-The simulator lives in the emulator package; it is imported lazily so that the
-operator image never needs it (DESIGN §1 dependency rule).
+The operator's own commands (``operator``, ``crds``, ``dashboards``) are here; the
+simulator's and the emulated cluster's come from the emulator package, found by
+their entry points (:mod:`leasehold.commands`). The operator package never imports
+them, and the extras they need are not the operator's (the image installs none).
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
+from importlib.metadata import entry_points
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .commands import (
+    BACKFILLING,
+    GROUP,
+    POLICIES,
+    AddCommand,
+    Subparsers,
+    extra_of,
+    fail,
+    missing,
+    needs,
+)
+
 if TYPE_CHECKING:
-    from .api.scenario import Scenario
     from .core.model import SchedulerConfig
 
-POLICIES = ("nop", "mlip", "mov", "moml", "kueue", "kube-scheduler", "haizea")
-BACKFILLING = ("conservative", "easy", "none")
-
-
-def _fail(lines: Sequence[str]) -> int:
-    for line in lines:
-        print(f"error: {line}", file=sys.stderr)
-    return 2
-
-
-def _write(text: str, out: str | None) -> int:
-    """``text`` to stdout or to ``out``: the command's exit status."""
-    if out is None:
-        sys.stdout.write(text)
-        return 0
-    try:
-        Path(out).write_text(text, encoding="utf-8")
-    except OSError as exc:
-        return _fail([f"cannot write {out}: {exc.strerror or exc}"])
-    return 0
-
-
-def _is_trace(path: str) -> bool:
-    return path.endswith((".jsonl", ".jsonl.gz"))
-
-
-def _load_run(path: str, skip_bad_lines: bool = False) -> Scenario:
-    """A scenario file, or a leasehold trace (``.jsonl``, ``.jsonl.gz``) whose header
-    names its cluster. Raises ``ScenarioError``."""
-    from .api.scenario import ScenarioError, load_scenario
-
-    if not _is_trace(path):
-        return load_scenario(path)
-    from leasehold_emulator.workloads.trace import (
-        TraceError,
-        TraceLineError,
-        read_trace,
-        trace_scenario,
-    )
-
-    skipped: list[str] = []
-    try:
-        trace = read_trace(path, skip_bad_lines, skipped)
-    except TraceLineError as exc:
-        raise ScenarioError([f"{exc} (--skip-bad-lines leaves such lines out)"]) from None
-    except TraceError as exc:
-        raise ScenarioError([str(exc)]) from None
-    if skipped:
-        print(f"warning: skipped {len(skipped)} malformed lines; the first: {skipped[0]}",
-              file=sys.stderr)
-    return trace_scenario(trace, path)
-
-
-def cmd_simulate(args: argparse.Namespace) -> int:
-    from leasehold_emulator.sim.engine import simulate
-    from leasehold_emulator.sim.report import result_document, to_json, to_table
-
-    from .api.scenario import ScenarioError
-
-    try:
-        scenario = _load_run(args.scenario, args.skip_bad_lines)
-    except ScenarioError as exc:
-        return _fail(exc.problems)
-    pools = scenario.pool_specs()
-    config = scenario.scheduler_config(policy=args.policy, backfilling=args.backfilling)
-    result = simulate(pools, config, scenario.requests())
-    doc = result_document(result, pools)
-    return _write(to_json(doc) if args.output == "json" else to_table(doc), args.out)
-
-
-def cmd_trace_convert(args: argparse.Namespace) -> int:
-    """A scenario as a leasehold trace, or a trace (with its cluster) as a scenario."""
-    import yaml
-
-    from leasehold_emulator.workloads.trace import FORMAT, VERSION, TraceHeader, trace_lines
-
-    from .api.scenario import ScenarioError
-
-    try:
-        scenario = _load_run(args.input)
-    except ScenarioError as exc:
-        return _fail(exc.problems)
-    if _is_trace(args.input):
-        doc = scenario.model_dump(mode="json", by_alias=True, exclude_none=True)
-        text = yaml.safe_dump(doc, sort_keys=False)
-    else:
-        header = TraceHeader(format=FORMAT, version=VERSION, source=args.input,
-                             cluster=scenario.cluster)
-        text = "".join(line + "\n" for line in trace_lines(scenario.leases, header))
-    return _write(text, args.out)
-
-
-def cmd_swf(args: argparse.Namespace) -> int:
-    """Replay an SWF trace on one exclusive pool (one VM per node) and print the waits;
-    with ``--inject``, with a Haizea LWF file's advance reservations among its jobs
-    (004 §4.2)."""
-    from leasehold_emulator.sim.engine import simulate
-    from leasehold_emulator.sim.metrics import run_metrics
-    from leasehold_emulator.workloads.lwf import LWFError, lwf_requests
-    from leasehold_emulator.workloads.swf import SWFError, swf_requests
-
-    from .core.model import Backfilling, LeaseType, Phase, PoolSpec, SchedulerConfig
-
-    skipped: list[str] = []
-    requests = []
-    for path, read, error in [(args.trace, swf_requests, SWFError),
-                              *([(args.inject, lwf_requests, LWFError)] if args.inject else [])]:
-        try:
-            requests += read(path, skip_bad_lines=args.skip_bad_lines, skipped=skipped)
-        except OSError as exc:
-            return _fail([f"cannot read {path}: {exc.strerror}"])
-        except error as exc:
-            return _fail([f"{exc} (--skip-bad-lines leaves such lines out)"])
-    if skipped:
-        print(f"warning: skipped {len(skipped)} malformed lines; the first: {skipped[0]}",
-              file=sys.stderr)
-    too_big = [r.name for r in requests if r.vms > args.nodes]
-    if too_big:
-        return _fail([f"{args.trace}: job {too_big[0]} needs more than --nodes {args.nodes} "
-                      f"nodes ({len(too_big)} such jobs)"])
-    # submission order; a job and a reservation submitted together keep file order
-    requests.sort(key=lambda r: r.submitted)
-    ars = sum(r.type == LeaseType.ADVANCE_RESERVATION for r in requests)
-    pool = PoolSpec("trace", args.nodes, 1000, 1024, exclusive=True)
-    print(f"{'backfilling':<14}{'jobs':>6}{'mean wait (min)':>17}{'utilization':>13}"
-          + (f"{'ARs rejected':>14}{'all best-effort (h)':>21}" if ars else ""))
-    for mode in args.backfilling:
-        result = simulate([pool], SchedulerConfig(backfilling=Backfilling(mode)), requests,
-                          keep_actions=False)
-        leases = result.scheduler.leases.values()
-        m = run_metrics(leases, [pool])
-        line = (f"{mode:<14}{m['leases'] - ars:>6}{m['meanWaitSeconds'] / 60:>17.2f}"
-                f"{m['utilization']:>13.1%}")
-        if ars:
-            rejected = sum(s.phase == Phase.REJECTED for s in leases
-                           if s.req.type == LeaseType.ADVANCE_RESERVATION)
-            line += f"{f'{rejected}/{ars}':>14}{m['allBestEffortSeconds'] / 3600:>21.1f}"
-        print(line)
-    return 0
-
-
-def cmd_emulator(args: argparse.Namespace) -> int:
-    """The emulated cluster: up (foreground), down, status."""
-    from leasehold_emulator.apiserver import run
-
-    data = Path(getattr(args, "data", "~/.leasehold/cluster")).expanduser()
-    try:
-        if args.emulator_command == "up":
-            run.up(data, port=args.port, time_scale=args.time_scale,
-                   pools=Path(args.pools) if args.pools else None, with_nodes=not args.no_nodes,
-                   max_body=args.max_body)
-        elif args.emulator_command == "nodes":
-            from leasehold_emulator.nodes import run_nodes
-
-            try:
-                run_nodes(args.kubeconfig, args.time_scale)
-            except ValueError as exc:
-                return _fail([str(exc)])
-        elif args.emulator_command == "down":
-            print(f"stopped the emulated cluster of {data} (pid {run.down(data)})")
-        else:
-            print(run.status(data))
-    except run.EmulatorError as exc:
-        return _fail([str(exc)])
-    return 0
-
+#: the order ``leasehold --help`` lists the commands in; a contributed command not
+#: named here comes after these, by name
+HELP_ORDER = ("simulate", "trace", "swf", "operator", "up", "demo", "crds", "dashboards",
+              "emulator", "workload", "experiment")
 
 def operator_config(args: argparse.Namespace) -> SchedulerConfig:
     """The scheduler configuration: ``--config`` (a scenario's ``config`` block, what
@@ -191,13 +43,20 @@ def operator_config(args: argparse.Namespace) -> SchedulerConfig:
     import yaml
     from pydantic import ValidationError
 
-    from .api.scenario import ConfigSpec, parse_alpha, validation_problems, yaml_problem
+    from .api.scenario import (
+        ConfigSpec,
+        load_yaml,
+        parse_alpha,
+        validation_problems,
+        yaml_problem,
+    )
     from .core.model import Backfilling, SchedulerConfig
 
     data: Any = {}
     if args.config:
         try:
-            data = yaml.safe_load(Path(args.config).read_text()) or {}
+            # duplicate keys refused, as in scenarios: the second would win unseen
+            data = load_yaml(Path(args.config).read_text()) or {}
         except OSError as exc:
             raise ValueError(f"--config: cannot read {args.config}: {exc.strerror}") from None
         except yaml.YAMLError as exc:
@@ -224,40 +83,18 @@ def cmd_operator(args: argparse.Namespace) -> int:
     try:
         config = operator_config(args)
     except ValueError as exc:
-        return _fail(str(exc).splitlines())
+        return fail(str(exc).splitlines())
     peering = None
     if args.peering is not None:
         if args.peering_lifetime < 2:
-            return _fail([f"--peering-lifetime: at least 2 seconds, got {args.peering_lifetime}"])
+            return fail([f"--peering-lifetime: at least 2 seconds, got {args.peering_lifetime}"])
         peering = handlers.PeeringOptions(args.peering, lifetime=args.peering_lifetime)
         if args.priority is not None:
             peering = replace(peering, priority=args.priority)
-    handlers.run(config, args.kubeconfig, args.metrics_port or None, peering)
-    return 0
-
-
-def cmd_up(args: argparse.Namespace) -> int:
-    """The emulated cluster, the operator and the metrics, in the foreground."""
-    from leasehold_emulator.up import UpError, up
-
     try:
-        up(Path(args.data).expanduser(), args.port, args.time_scale, args.policy,
-           args.metrics_port, Path(args.pools) if args.pools else None)
-    except UpError as exc:
-        return _fail([str(exc)])
-    return 0
-
-
-def cmd_demo(args: argparse.Namespace) -> int:
-    """The testbed on the embedded emulated cluster, under each policy."""
-    from leasehold_emulator.demo import DemoError, run_demo
-
-    try:
-        run_demo(args.time_scale, tuple(args.policies))
-    except DemoError as exc:
-        return _fail([str(exc)])
-    except KeyboardInterrupt:
-        return 130
+        handlers.run(config, args.kubeconfig, args.metrics_port or None, peering)
+    except ValueError as exc:  # a kubeconfig it cannot use
+        return fail([str(exc)])
     return 0
 
 
@@ -271,7 +108,7 @@ def _write_files(files: dict[str, str], directories: list[str]) -> int:
                 (out / name).write_text(text, encoding="utf-8")
                 print(out / name)
         except OSError as exc:
-            return _fail([f"cannot write {out}: {exc.strerror or exc}"])
+            return fail([f"cannot write {out}: {exc.strerror or exc}"])
     return 0
 
 
@@ -293,119 +130,7 @@ def cmd_dashboards(args: argparse.Namespace) -> int:
         or _write_files(rules, args.rules or ["prometheus"])
 
 
-def _positive(text: str) -> float:
-    value = _parsed(text, float, "a number")
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be > 0, got {text}")
-    return value
-
-
-def _parsed(text: str, convert: Callable[[str], Any], noun: str) -> Any:
-    """``convert(text)``, or argparse's error naming what was expected."""
-    try:
-        return convert(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected {noun}, got {text!r}") from None
-
-
-#: per workload model, its presets (the first is the default)
-WORKLOAD_PRESETS = {
-    "lublin99": ("program", "typeless", "papers"),
-    "das2": ("gridsim", "c64", "c128", "c256"),
-}
-
-
-def cmd_workload(args: argparse.Namespace) -> int:
-    """Generate a synthetic workload and write it as SWF."""
-    from leasehold_emulator.workloads import das2, lublin99
-
-    presets = WORKLOAD_PRESETS[args.model]
-    preset = args.preset or presets[0]
-    if preset not in presets:
-        return _fail([f"--preset {preset}: {args.model} has the presets {', '.join(presets)}"])
-    if args.model == "lublin99":
-        model = lublin99.PRESETS[preset]
-        text = lublin99.to_swf(lublin99.generate(args.jobs, args.seed, model, rng=args.rng),
-                               model)
-    else:
-        if args.rng != "numpy":
-            return _fail([f"--rng {args.rng}: only lublin99 has the C program's stream"])
-        model = das2.PRESETS[preset]
-        text = das2.to_swf(das2.generate(args.jobs, args.seed, model), model)
-    return _write(text, args.out)
-
-
-def cmd_experiment(args: argparse.Namespace) -> int:
-    """Run an experiment file's missing units, then write its report."""
-    from leasehold_emulator.sim.experiment import (
-        ExperimentError,
-        ProgressBar,
-        load_experiment,
-        run,
-    )
-    from leasehold_emulator.sim.experiment_report import write_report
-
-    try:
-        spec = load_experiment(args.file)
-        out = Path(args.out) if args.out else Path(args.file).parent / f"results-{spec.name}"
-        ran = run(spec, out, args.processes, progress=None if args.quiet else ProgressBar())
-        files = write_report(spec, out)
-    except ExperimentError as exc:
-        return _fail(exc.problems)
-    except OSError as exc:
-        return _fail([f"cannot write the results: {exc}"])
-    total = len(spec.points()) * spec.replications
-    print(f"{ran} of {total} units run ({total - ran} were already in {out / 'results.csv'});"
-          f" report: {files[-2]} and {files[-1]}")
-    return 0
-
-
-def _count(text: str) -> int:
-    value: int = _parsed(text, int, "a whole number")
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="leasehold",
-        description="Lease scheduling for shared Kubernetes clusters.",
-    )
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-
-    sim = sub.add_parser("simulate", help="run one discrete-event simulation of a scenario file")
-    sim.add_argument("scenario", help="scenario YAML (see examples/scenarios/), or a leasehold"
-                     " trace (.jsonl, .jsonl.gz) whose header names its cluster")
-    sim.add_argument("--policy", choices=POLICIES, help="override config.policy")
-    sim.add_argument("--backfilling", choices=BACKFILLING, help="override config.backfilling")
-    sim.add_argument("-o", "--output", choices=("json", "table"), default="json",
-                     help="output format (default: json)")
-    sim.add_argument("--out", metavar="FILE", help="write the output to FILE instead of stdout")
-    sim.add_argument("--skip-bad-lines", action="store_true",
-                     help="a trace's malformed lines are left out (with a warning)")
-    sim.set_defaults(func=cmd_simulate)
-
-    tr = sub.add_parser("trace", help="leasehold traces (docs/workloads.md)")
-    tr_sub = tr.add_subparsers(dest="trace_command", required=True, metavar="COMMAND")
-    conv = tr_sub.add_parser("convert", help="a scenario as a trace (.jsonl), or a trace as a"
-                             " scenario (YAML)")
-    conv.add_argument("input", help="scenario YAML, or trace (.jsonl, .jsonl.gz)")
-    conv.add_argument("--out", metavar="FILE", help="write to FILE instead of stdout")
-    conv.set_defaults(func=cmd_trace_convert)
-
-    swf = sub.add_parser("swf", help="replay a Standard Workload Format trace and print waits")
-    swf.add_argument("trace", help="SWF file (.swf or .swf.gz)")
-    swf.add_argument("--nodes", type=int, default=144, help="nodes in the pool (default: 144)")
-    swf.add_argument("--backfilling", nargs="+", choices=BACKFILLING, default=list(BACKFILLING),
-                     help="modes to compare (default: all)")
-    swf.add_argument("--inject", metavar="LWF",
-                     help="a Haizea LWF file whose advance reservations join the trace's"
-                          " jobs, as in seed 004 (shared/data has 72)")
-    swf.add_argument("--skip-bad-lines", action="store_true",
-                     help="leave malformed lines out (with a warning) instead of stopping")
-    swf.set_defaults(func=cmd_swf)
-
+def add_operator(sub: Subparsers) -> None:
     op = sub.add_parser("operator", help="run the operator against a cluster (KUBECONFIG)")
     op.add_argument("--kubeconfig", help="the cluster's kubeconfig (default: $KUBECONFIG)")
     op.add_argument("--config", metavar="FILE",
@@ -429,36 +154,16 @@ def build_parser() -> argparse.ArgumentParser:
                          " taken for gone and another takes over (default: 60)")
     op.set_defaults(func=cmd_operator)
 
-    upp = sub.add_parser("up", help="the emulated cluster, the operator and its metrics, in"
-                         " one foreground command")
-    upp.add_argument("--port", type=int, default=6443, help="API server port (default: 6443;"
-                     " 0 picks a free one)")
-    upp.add_argument("--data", default="~/.leasehold/cluster",
-                     help="data directory (default: ~/.leasehold/cluster)")
-    upp.add_argument("--time-scale", type=_positive, default=1.0,
-                     help="emulated seconds per real second (default: 1)")
-    upp.add_argument("--policy", choices=POLICIES, default="moml",
-                     help="preemption policy (default: moml)")
-    upp.add_argument("--metrics-port", type=int, default=8080,
-                     help="the operator's /metrics port (default: 8080; 0: off)")
-    upp.add_argument("--pools", metavar="FILE", help="NodePool manifests (default: a pool"
-                     " of 4 emulated nodes with 4 cpus and 8Gi, on a new data directory)")
-    upp.set_defaults(func=cmd_up)
 
-    demo = sub.add_parser("demo", help="the MOML paper's testbed on the embedded emulated"
-                          " cluster, under each policy (what `make demo` runs)")
-    demo.add_argument("--time-scale", type=_positive, default=300.0,
-                      help="emulated seconds per real second (default: 300)")
-    demo.add_argument("--policies", nargs="+", choices=POLICIES,
-                      default=["nop", "mlip", "mov", "moml"], help="(default: nop mlip mov moml)")
-    demo.set_defaults(func=cmd_demo)
-
+def add_crds(sub: Subparsers) -> None:
     crd = sub.add_parser("crds", help="write the Lease and NodePool CRDs, generated from the"
                          " API models")
     crd.add_argument("--out", action="append", metavar="DIR",
                      help="directory, repeatable (default: crds)")
     crd.set_defaults(func=cmd_crds)
 
+
+def add_dashboards(sub: Subparsers) -> None:
     dash = sub.add_parser("dashboards", help="write the Grafana dashboards and the"
                           " Prometheus alert rules, generated from code")
     dash.add_argument("--out", action="append", metavar="DIR",
@@ -468,67 +173,62 @@ def build_parser() -> argparse.ArgumentParser:
                            " prometheus)")
     dash.set_defaults(func=cmd_dashboards)
 
-    em = sub.add_parser("emulator", help="an emulated Kubernetes cluster, no Docker needed")
-    em_sub = em.add_subparsers(dest="emulator_command", required=True, metavar="COMMAND")
-    data_help = "the cluster's data directory (default: ~/.leasehold/cluster)"
-    em_up = em_sub.add_parser("up", help="start the API server in the foreground")
-    em_up.add_argument("--port", type=int, default=6443, help="port on 127.0.0.1 (default:"
-                       " 6443; 0 picks a free one)")
-    em_up.add_argument("--data", default="~/.leasehold/cluster", help=data_help)
-    em_up.add_argument("--time-scale", type=_positive, default=1.0,
-                       help="emulated seconds per real second (default: 1)")
-    em_up.add_argument("--pools", metavar="FILE", help="NodePool manifests (YAML) to create;"
-                       " their `emulated` blocks become nodes")
-    em_up.add_argument("--max-body", type=_count, default=3 << 20, metavar="BYTES",
-                       help="the largest request body accepted (default: 3 MiB, as a real"
-                            " server)")
-    em_up.add_argument("--no-nodes", action="store_true", help="the API server only (run"
-                       " `leasehold emulator nodes` separately)")
-    em_nodes = em_sub.add_parser("nodes", help="only the emulated nodes, against any cluster")
-    em_nodes.add_argument("--kubeconfig", help="the cluster's kubeconfig (default:"
-                          " $KUBECONFIG, then ~/.kube/config)")
-    em_nodes.add_argument("--time-scale", type=_positive, default=None,
-                          help="emulated seconds per real second (default: the cluster's"
-                               " leasehold-clock ConfigMap, else 1)")
-    for name, text in (("down", "stop the running server"),
-                       ("status", "where the server runs and whether it answers")):
-        em_cmd = em_sub.add_parser(name, help=text)
-        em_cmd.add_argument("--data", default="~/.leasehold/cluster", help=data_help)
-    em.set_defaults(func=cmd_emulator)
 
-    wl = sub.add_parser("workload", help="generate a synthetic workload as an SWF trace")
-    wl.add_argument("model", choices=tuple(WORKLOAD_PRESETS),
-                    help="lublin99: Lublin and Feitelson's model, as m_lublin99.c generates"
-                         " it; das2: the DAS-2 model of seed 003")
-    wl.add_argument("--jobs", type=_count, default=1000, help="number of jobs (default: 1000)")
-    wl.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
-    wl.add_argument("--rng", choices=("numpy", "drand48"), default="numpy",
-                    help="numpy's PCG64 (default), or the C program's drand48 stream"
-                         " (lublin99 only): then a seed gives exactly the jobs m_lublin99.c"
-                         " prints for it")
-    wl.add_argument("--preset", metavar="NAME",
-                    help="lublin99: program (default; m_lublin99.c's batch and interactive"
-                         " jobs on 128 nodes), typeless, papers (seeds 000/001: 3,000 jobs in"
-                         " about two weeks on 32 nodes, 4 VMs and 2 h on average); das2:"
-                         " gridsim (default), c64, c128, c256 (seed 003's clusters)")
-    wl.add_argument("--out", metavar="FILE", help="write the trace to FILE instead of stdout")
-    wl.set_defaults(func=cmd_workload)
+def _unavailable(name: str, why: str) -> AddCommand:
+    """A command whose entry point cannot be loaded: run, it says ``why`` (one line)."""
+    def add(sub: Subparsers) -> None:
+        cmd = sub.add_parser(name, help="(cannot be loaded: run it to see why)",
+                             add_help=False)
+        cmd.add_argument("args", nargs=argparse.REMAINDER)
+        cmd.set_defaults(func=lambda args: fail([why]))
+    return add
 
-    ex = sub.add_parser("experiment", help="run an experiment file: grid, policies, replications")
-    ex_sub = ex.add_subparsers(dest="action", required=True, metavar="ACTION")
-    ex_run = ex_sub.add_parser("run", help="run what is missing, then write the report")
-    ex_run.add_argument("file", help="experiment YAML (see examples/experiments/)")
-    ex_run.add_argument("--out", metavar="DIR",
-                        help="results directory (default: results-<name> beside the file)")
-    ex_run.add_argument("--processes", type=_count, help="worker processes (default: one per CPU)")
-    ex_run.add_argument("--quiet", action="store_true", help="no progress bar")
-    ex_run.set_defaults(func=cmd_experiment)
+
+def commands() -> dict[str, AddCommand]:
+    """Every command, in the order ``--help`` lists them: the operator's own, and
+    those other packages contribute (:data:`~leasehold.commands.GROUP`)."""
+    found: dict[str, AddCommand] = {"operator": add_operator, "crds": add_crds,
+                                    "dashboards": add_dashboards}
+    for point in entry_points(group=GROUP):
+        if point.name in found:
+            continue  # the operator's own, or a second distribution's: the first wins
+        try:
+            found[point.name] = point.load()
+        except ImportError as exc:
+            extra = extra_of(exc.name or "")
+            why = needs(point.name, extra, [exc.name or ""]) if extra else \
+                f"leasehold {point.name}: cannot load {point.value}: {exc}"
+            found[point.name] = _unavailable(point.name, why)
+
+    def rank(name: str) -> tuple[int, str]:
+        return (HELP_ORDER.index(name) if name in HELP_ORDER else len(HELP_ORDER), name)
+    return {name: found[name] for name in sorted(found, key=rank)}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="leasehold",
+        description="Lease scheduling for shared Kubernetes clusters.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for add in commands().values():
+        add(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    return int(args.func(args))
+    # a command that needs an extra says so in one line, before it starts anything
+    extra = getattr(args, "extra", None)
+    if extra is not None and (gone := missing(extra)):
+        return fail([needs(args.command, extra, gone)])
+    try:
+        return int(args.func(args))
+    except ModuleNotFoundError as exc:
+        extra = extra_of(exc.name or "")
+        if extra is None:
+            raise
+        return fail([needs(args.command, extra, [exc.name or ""])])
 
 
 if __name__ == "__main__":

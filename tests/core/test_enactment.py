@@ -27,7 +27,7 @@ def test_suspended_victims_vacate_before_the_local_request_starts_then_resume():
     [d] = sched.decisions
     assert (d.chosen, d.vacate_seconds) == (("X",), pytest.approx(h))
     assert spans(sched)["L"] == (pytest.approx(10 + h), pytest.approx(110 + h), "Completed")
-    st = sched.leases["X"]
+    st = sched.lease("X")
     assert (st.preemptions, st.suspensions, st.preempted_by) == (1, 1, "L")
     assert st.phase.value == "Completed" and st.ran == pytest.approx(1000)
     assert st.end == pytest.approx(110 + h + overhead.resume_seconds(x, P) + 990)
@@ -37,7 +37,7 @@ def test_a_future_reservation_cancels_its_victim_just_in_time():
     sched = run([exclusive(1)], [req("C", 1, 5000, type=BEC),
                                  req("R", 1, 100, 10, type=AR, start=1000)])
     assert spans(sched)["C"] == (0, 1000, "Cancelled")
-    assert "preempted by R" in sched.leases["C"].reason
+    assert "preempted by R" in sched.lease("C").reason
     assert spans(sched)["R"] == (1000, 1100, "Completed")
     assert sched.decisions[0].vacate_seconds == 0
 
@@ -48,7 +48,7 @@ def test_a_running_migratable_lease_moves_to_another_pool():
                 [req("B", 2, 3000, pool="b", at=0, type=DNP, deadline=4000),
                  m, local("L", 2, 100, 10, pool="a")])
     # b is busy until 3000: M waits written out and lands there by its deadline
-    st = sched.leases["M"]
+    st = sched.lease("M")
     assert (st.migrations, st.phase.value) == (1, "Completed")
     assert st.end <= 5000 and st.ran == pytest.approx(1000)
     left = 10 + overhead.migrate_leave_seconds(m, P)
@@ -60,7 +60,7 @@ def test_a_queued_reservation_in_the_way_is_re_planned():
                                  local("L", 2, 1000, 50)])
     [d] = sched.decisions
     assert d.chosen == ("Q", "X")  # X holds the nodes until 1000, Q from then on
-    q = sched.leases["Q"]
+    q = sched.lease("Q")
     assert q.preemptions == 1 and q.overhead == P.reschedule_seconds
     assert spans(sched)["Q"][0] >= spans(sched)["L"][1]
 
@@ -72,7 +72,7 @@ def test_waiting_for_capacity_beats_a_slower_preemption():
     [d] = sched.decisions
     assert d.chosen == () and d.vacate_seconds == 1
     assert spans(sched)["R"][0] == 1
-    assert sched.leases["B"].preemptions == 0
+    assert sched.lease("B").preemptions == 0
 
 
 def test_two_migrations_that_need_the_same_slot_are_not_both_chosen():
@@ -82,8 +82,8 @@ def test_two_migrations_that_need_the_same_slot_are_not_both_chosen():
                 [req("M1", 1, 1000, type=DM, deadline=1500, pool=None),
                  req("M2", 1, 1000, type=DM, deadline=1500, pool=None),
                  local("L", 2, 100, 10, pool="a")])
-    assert sched.leases["L"].phase.value == "Rejected"
-    assert sched.leases["M1"].migrations + sched.leases["M2"].migrations == 0
+    assert sched.lease("L").phase.value == "Rejected"
+    assert sched.lease("M1").migrations + sched.lease("M2").migrations == 0
     assert [d.chosen for d in sched.decisions] == [()]
 
 
@@ -94,8 +94,8 @@ def test_every_policy_makes_room_and_leaves_a_sound_table(policy):
 
     reqs = [req(f"x{i}", 1 + i % 3, 500 + 100 * i, i) for i in range(6)]
     sched = run([exclusive(6)], [*reqs, local("L", 4, 300, 20)], config(policy=policy), sound)
-    assert sched.leases["L"].phase.value == "Completed"
-    assert all(st.phase.value == "Completed" for st in sched.leases.values())
+    assert sched.lease("L").phase.value == "Completed"
+    assert all(st.phase.value == "Completed" for st in sched.leases())
 
 
 def test_the_window_ends_exactly_where_the_delayed_preemptor_would_end():
@@ -107,7 +107,7 @@ def test_the_window_ends_exactly_where_the_delayed_preemptor_would_end():
     sched = Scheduler([exclusive(4)], config())
     sched.submit(req("X", 4, 100_000, memory=1024), 0)
     sched.advance(t)
-    [victim], end = sched._victims("p", local("L", 4, d, t), t, t, set())
+    [victim], end = sched.victims.gather("p", local("L", 4, d, t), t, t)
     assert end == victim.vacate + d
 
 
@@ -126,6 +126,6 @@ def test_an_advance_reservation_waits_too_when_waiting_is_faster():
     sched = run([pool], leases)
     [d] = sched.decisions
     assert (d.preemptor, d.chosen) == ("ar", ())
-    assert sched.leases["ar"].first_start == pytest.approx(18.751)
+    assert sched.lease("ar").first_start == pytest.approx(18.751)
     assert d.vacate_seconds == pytest.approx(18.751 - 1.952)
-    assert sched.leases["ar"].phase.value == "Completed"
+    assert sched.lease("ar").phase.value == "Completed"

@@ -17,58 +17,10 @@ from __future__ import annotations
 from collections import defaultdict
 
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
-from builders import AR, BEC, BES, DM, DNP, config, drive, req
-from leasehold.core.model import Origin, PoolSpec, Reserve, Resume, Start, Suspend
-from leasehold.core.scheduler import SOURCE
-
-POOLS = {
-    "exclusive": [PoolSpec("p", 4, 1000, 1024, exclusive=True)],
-    "shared": [PoolSpec("p", 3, 4000, 4096)],
-    "two-pools": [PoolSpec("a", 2, 2000, 2048), PoolSpec("b", 3, 1000, 1024, exclusive=True)],
-}
-
-
-def _seconds(draw, lo: int, hi: int) -> float:
-    return draw(st.integers(lo * 1000, hi * 1000)) / 1000
-
-
-@st.composite
-def workloads(draw):
-    pools = draw(st.sampled_from(sorted(POOLS)))
-    n = draw(st.integers(1, 14))
-    out = []
-    for i in range(n):
-        kind = draw(st.sampled_from([BES, BES, BEC, DM, DNP, AR, "local"]))
-        at = _seconds(draw, 0, 300)
-        vms = draw(st.integers(1, 5))
-        duration = _seconds(draw, 1, 200)
-        runtime = draw(st.one_of(st.none(), st.just(duration),
-                                 st.integers(1000, int(duration * 1000)).map(lambda x: x / 1000)))
-        cpu = draw(st.sampled_from([500, 1000, 2000]))
-        memory = draw(st.sampled_from([128, 512, 1024]))
-        kw = dict(cpu=cpu, memory=memory, runtime=runtime)
-        if kind == AR:
-            out.append(req(f"l{i}", vms, duration, at, type=AR,
-                           start=at + _seconds(draw, 0, 200), **kw))
-        elif kind == "local":
-            out.append(req(f"l{i}", vms, duration, at, type=DNP, origin=Origin.LOCAL,
-                           deadline=at + duration + _seconds(draw, 0, 100), **kw))
-        elif kind in (DM, DNP):
-            out.append(req(f"l{i}", vms, duration, at, type=kind,
-                           deadline=at + duration + _seconds(draw, 0, 400), **kw))
-        else:
-            out.append(req(f"l{i}", vms, duration, at, type=kind, **kw))
-    inputs = draw(st.lists(
-        st.tuples(st.integers(0, 800_000).map(lambda x: x / 1000),
-                  st.sampled_from(["cancel", "finished"]),
-                  st.sampled_from([r.name for r in out])),
-        max_size=4,
-    ))
-    mode = draw(st.sampled_from(["conservative", "easy", "none"]))
-    sbb = draw(st.booleans())
-    return POOLS[pools], out, config(mode, sbb), inputs
+from builders import AR, drive, lease
+from leasehold.core.model import Reserve, Resume, Start, Suspend
+from strategies import workloads
 
 
 def occupancy_violations(sched, now):
@@ -77,9 +29,9 @@ def occupancy_violations(sched, now):
     for name, pool in sched.slots.pools.items():
         spec = pool.spec
         cpu, mem, holders = defaultdict(int), defaultdict(int), defaultdict(list)
-        for b in pool.bookings.values():
-            owner = b.lease.removesuffix(SOURCE)  # a migration's source booking
-            waiting = owner == b.lease and sched.leases[owner].phase.value in (
+        for b in pool.bookings:
+            departure = sched.lifecycle.leases[b.lease].departure is b  # a migration's source
+            waiting = not departure and lease(sched, b.lease).phase.value in (
                 "Scheduled", "Suspended", "Queued")
             if b.start <= now < b.end and not waiting:
                 if b.nodes is None:
@@ -106,7 +58,7 @@ def test_invariants_hold_on_random_workloads(workload):
 
     def check(sched, now, actions):
         preempted_now = {v for d in sched.decisions if d.time == now for v in d.chosen}
-        problems.extend(sched.slots.usage_violations())
+        problems.extend(sched.usage_violations())
         problems.extend(occupancy_violations(sched, now))
         for a in actions:
             if isinstance(a, Reserve):
@@ -131,13 +83,13 @@ def test_invariants_hold_on_random_workloads(workload):
 
     sched = drive(pools, requests, cfg, inputs, record)
     assert problems == []
-    assert sched.slots.where == {}
+    assert list(sched.slots.bookings()) == []
     assert all(not p.bookings for p in sched.slots.pools.values())
     reported = {name for _, _, name in inputs}
     # a preemptor starts once its victims have vacated (DESIGN §2.4): that may be late
     delay = {d.preemptor: d.vacate_seconds for d in sched.decisions}
     for r in requests:
-        s = sched.leases[r.name]
+        s = lease(sched, r.name)
         assert s.phase.terminal, f"{r.name} ended {s.phase}"
         if r.type.guaranteed and s.phase.value != "Rejected":
             deadline = r.start + r.duration if r.type == AR else r.deadline

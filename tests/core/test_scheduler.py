@@ -54,7 +54,7 @@ def test_finished_report_ends_a_lease_early_and_compresses():
     sched.submit(req("A", 1, 100), 0)
     sched.submit(req("B", 1, 100), 0)
     sched.advance(0)
-    assert sched.leases["B"].phase.value == "Scheduled"
+    assert sched.lease("B").phase.value == "Scheduled"
     sched.finished("A", 40)
     acts = sched.advance(40)
     assert (Complete(40, "A") in acts) and Start(40, "B", ("p-0",)) in acts
@@ -68,8 +68,8 @@ def test_cancel_queued_lease_frees_its_reservation():
     sched.cancel("B", 5)
     acts = sched.advance(5)
     assert Cancel(5, "B", "cancelled by its owner") in acts
-    assert sched.slots.booking("C").start == 100  # C moved up from 200
-    assert sched.leases["B"].phase.value == "Cancelled"
+    assert sched.lease("C").reservation.start == 100  # C moved up from 200
+    assert sched.lease("B").phase.value == "Cancelled"
 
 
 def test_cancel_running_lease_stops_it_after_stop_seconds():
@@ -81,11 +81,11 @@ def test_cancel_running_lease_stops_it_after_stop_seconds():
     sched.advance(0)
     sched.cancel("A", 20)
     sched.advance(20)
-    assert sched.slots.booking("B").start == 27  # the node is free once A has stopped
+    assert sched.lease("B").reservation.start == 27  # the node is free once A has stopped
     assert sched.next_event_time() == 27
     acts = sched.advance(27)
     assert Start(27, "B", ("p-0",)) in acts
-    assert sched.leases["A"].ran == 20
+    assert sched.lease("A").ran == 20
 
 
 def test_late_reports_about_finished_leases_are_ignored():
@@ -113,7 +113,7 @@ def test_suspend_before_blocking_runs_in_the_hole_and_resumes_later():
     assert suspend.time == pytest.approx(1000 - h_s) and suspend.vacated == pytest.approx(1000)
     resume = next(a for a in acts if isinstance(a, Resume))
     assert resume.time == 1100 and resume.running == pytest.approx(1100 + h_r)
-    st = sched.leases["B"]
+    st = sched.lease("B")
     ran_before = 1000 - h_s
     assert st.end == pytest.approx(1100 + h_r + 1500 - ran_before)
     assert st.suspensions == 1 and st.preemptions == 0
@@ -127,7 +127,7 @@ def test_suspend_before_blocking_skips_holes_too_short_to_pay_off():
     r = [req("R", 1, 100, type=AR, start=300), req("B", 1, 1000, memory=1024)]
     sched = run([exclusive(1)], r, config(sbb=True))
     assert spans(sched)["B"][:2] == (400, 1400)
-    assert sched.leases["B"].suspensions == 0
+    assert sched.lease("B").suspensions == 0
 
 
 @pytest.mark.parametrize("mode", ["conservative", "easy"])
@@ -145,25 +145,24 @@ def test_cancel_while_suspending_does_not_requeue():
     sched.advance(0)
     t = sched.next_event_time()  # the planned suspension
     sched.advance(t)
-    assert sched.leases["B"].phase.value == "Suspending"
+    assert sched.lease("B").phase.value == "Suspending"
     sched.cancel("B", t + 1)
     sched.advance(t + 1)
     while (nxt := sched.next_event_time()) is not None:
         sched.advance(nxt)
-    assert sched.leases["B"].phase.value == "Cancelled"
-    assert sched.slots.booking("B") is None
+    assert sched.lease("B").phase.value == "Cancelled"
+    assert sched.lease("B").reservation is None
 
 
 def migrate_now(sched, name, now):
     """Drive the migration transition a preemption enacts, to the earliest slot by
     the lease's deadline (the preemptor's window is taken to have ended at ``now``)."""
-    st = sched.leases[name]
-    slot = sched._deadline_slot(st, now, st.pool, now)
+    st = sched.lifecycle.leases[name]
+    slot = sched.victims.deadline_slot(st, now, st.pool, now)
     if slot is None:
         return None
-    sched._out = []
-    sched._migrate(st, now, slot.pool, "test", slot.start)
-    return sched._out
+    sched.lifecycle.migrate(st, now, slot.pool, "test", slot.start)
+    return sched.lifecycle.take_actions()
 
 
 def test_migration_moves_a_running_lease_and_frees_its_source_nodes():
@@ -172,25 +171,25 @@ def test_migration_moves_a_running_lease_and_frees_its_source_nodes():
     sched = Scheduler([a, b], config())
     sched.submit(m, 0)
     sched.advance(0)
-    assert sched.leases["M"].nodes == ("a-0", "a-1")
+    assert sched.lease("M").nodes == ("a-0", "a-1")
     sched.advance(100)
     [act] = migrate_now(sched, "M", 100)
     p = OverheadParams()
     running = 100 + overhead.migrate_seconds(m, p) + 4 * p.pause_seconds
     left = 100 + 2 * (p.pause_seconds + 512 / p.suspend_rate)
     assert act == Migrate(100, "M", ("b-0", "b-1"), pytest.approx(running))
-    assert sched.leases["M"].phase.value == "Migrating"
+    assert sched.lease("M").phase.value == "Migrating"
     # a lease that needs both nodes of pool a starts the moment M has left them
     sched.submit(req("X", 2, 10, pool="a"), 101)
     sched.advance(101)
-    assert sched.slots.booking("X").start == pytest.approx(left)
+    assert sched.lease("X").reservation.start == pytest.approx(left)
     while (t := sched.next_event_time()) is not None:
         sched.advance(t)
-    st = sched.leases["M"]
+    st = sched.lease("M")
     assert st.phase.value == "Completed" and st.end == pytest.approx(running + 900)
     assert st.end <= 5000 and st.ran == pytest.approx(1000) and st.migrations == 1
     assert st.overhead == pytest.approx(overhead.migrate_overhead(m, p))
-    assert sched.leases["X"].first_start == pytest.approx(left)
+    assert sched.lease("X").first_start == pytest.approx(left)
     assert sched.slots.usage_violations() == []
 
 
@@ -214,10 +213,10 @@ def test_migration_to_a_later_slot_waits_written_out_and_lands_by_the_deadline()
         seen += sched.advance(t)
     # once M has left, B moves up to that instant (compression goes in submission
     # order in one pass, so M, submitted first, had already been tried and stays)
-    assert sched.leases["B"].first_start == pytest.approx(left)
+    assert sched.lease("B").first_start == pytest.approx(left)
     [resume] = [a for a in seen if a.kind == "Resume"]
     assert resume.time == 3000
-    st = sched.leases["M"]
+    st = sched.lease("M")
     assert st.phase.value == "Completed" and st.ran == pytest.approx(1000)
     assert st.end == pytest.approx(3000 + pipeline + 900) and st.end <= 9000
     assert sched.slots.usage_violations() == []
@@ -241,8 +240,8 @@ def test_cancel_during_migration_releases_both_ends():
     sched.advance(110)
     while (t := sched.next_event_time()) is not None:
         sched.advance(t)
-    assert sched.leases["M"].phase.value == "Cancelled"
-    assert sched.slots.where == {}
+    assert sched.lease("M").phase.value == "Cancelled"
+    assert list(sched.slots.bookings()) == []
     assert all(p.bookings == {} for p in sched.slots.pools.values())
 
 
@@ -262,8 +261,8 @@ def test_cancel_with_zero_stop_time_frees_the_node_at_once(pool):
 @pytest.mark.parametrize("pool", [exclusive(2), PoolSpec("p", 1, 1000, 1024)])
 def test_cancel_at_the_instant_a_lease_starts(pool):
     sched = drive([pool], [req("A", 1, 100)], config(), [(0, "cancel", "A")], no_violations)
-    assert sched.leases["A"].phase.value == "Cancelled"
-    assert sched.slots.where == {}
+    assert sched.lease("A").phase.value == "Cancelled"
+    assert list(sched.slots.bookings()) == []
 
 
 def test_stopping_never_outlasts_the_booking():
@@ -287,7 +286,7 @@ def test_planned_suspension_vacates_exactly_when_the_blocking_reservation_starts
     sched = run([pool], [req("AR", 1, 50, type=AR, start=start),
                          req("B", 1, 1000, at=at, memory=512)], config(sbb=True), no_violations)
     assert spans(sched)["AR"] == (start, start + 50, "Completed")
-    assert sched.leases["B"].suspensions == 1
+    assert sched.lease("B").suspensions == 1
 
 
 def test_easy_never_books_a_former_head_twice():
@@ -299,13 +298,13 @@ def test_easy_never_books_a_former_head_twice():
             req("l14", 2, 210, 35, runtime=179, **small), req("l16", 2, 1000, 65, **small)]
     sched = drive([exclusive(4)], reqs, config("easy", sbb=True), [(93.5, "cancel", "l14")],
                   no_violations)
-    assert all(st.phase.terminal for st in sched.leases.values())
-    assert sched.slots.where == {}
+    assert all(st.phase.terminal for st in sched.leases())
+    assert list(sched.slots.bookings()) == []
 
 
 def victims_for(sched, pool, now, t, duration=100):
     local = req("L", 1, duration, type=DNP, origin=Origin.LOCAL)
-    return {v.name: v for v in sched._victims(pool, local, now, t, set())[0]}
+    return {v.name: v for v in sched.victims.gather(pool, local, now, t)[0]}
 
 
 def test_what_preempting_each_lease_type_would_do():
@@ -321,7 +320,7 @@ def test_what_preempting_each_lease_type_would_do():
     assert {n: v.action for n, v in got.items()} == {
         "S": "suspend", "C": "cancel", "M": "migrate", "Q": "suspend", "Q2": "replan"}
     p = OverheadParams()
-    h_s = overhead.suspend_seconds(sched.leases["S"].req, p)
+    h_s = overhead.suspend_seconds(sched.lease("S").request, p)
     assert got["S"].vacate == pytest.approx(100 + h_s)
     assert got["Q2"].vacate == 100 and got["Q2"].overhead == p.reschedule_seconds
     # for a preemptor later on, a running victim is suspended just in time
@@ -349,9 +348,9 @@ def test_migration_source_is_vacated_even_when_the_landing_slot_moves_first():
     sched.cancel("B", 150)
     sched.advance(150)
     left = 100 + overhead.migrate_leave_seconds(m, OverheadParams())
-    assert sched.slots.booking("M").start == pytest.approx(left)  # moved up from 3000
+    assert sched.lease("M").reservation.start == pytest.approx(left)  # moved up from 3000
     while (t := sched.next_event_time()) is not None:
         sched.advance(t)
         assert sched.slots.usage_violations() == []
-    assert sched.leases["M"].phase.value == "Completed"
-    assert sched.slots.where == {}
+    assert sched.lease("M").phase.value == "Completed"
+    assert list(sched.slots.bookings()) == []

@@ -32,12 +32,12 @@ def test_each_lease_has_its_phase_until_an_hour_after_it_ended():
     core.submit(req("lab/a", vms=1, duration=100), 0.0)
     core.submit(req("team/b", vms=4, duration=100), 0.0)
     step(core, metrics, 0.0)
-    assert phase_of(metrics, "lab", "a") == PHASE_CODES[core.leases["lab/a"].phase]
+    assert phase_of(metrics, "lab", "a") == PHASE_CODES[core.lease("lab/a").phase]
     by_ns = series(metrics, "leasehold_leases")
     assert by_ns[(("namespace", "lab"), ("phase", "Running"))] == 1
     assert by_ns[(("namespace", "team"), ("phase", "Running"))] == 0
     step(core, metrics, 250.0)  # both ran and ended
-    assert phase_of(metrics, "lab", "a") == PHASE_CODES[core.leases["lab/a"].phase] \
+    assert phase_of(metrics, "lab", "a") == PHASE_CODES[core.lease("lab/a").phase] \
         == 8  # Completed
     step(core, metrics, 250.0 + RETAIN_SECONDS + 60)
     assert phase_of(metrics, "lab", "a") is None and phase_of(metrics, "team", "b") is None
@@ -55,7 +55,7 @@ def test_a_recreated_lease_takes_over_its_names_series():
     step(core, metrics, 10.0)
     core.submit(req("lab/a~2", vms=1, duration=100), 20.0)
     step(core, metrics, 20.0)
-    assert phase_of(metrics, "lab", "a") == PHASE_CODES[core.leases["lab/a~2"].phase]
+    assert phase_of(metrics, "lab", "a") == PHASE_CODES[core.lease("lab/a~2").phase]
     assert len([k for k in series(metrics, "leasehold_lease_phase")
                 if ("lease", "a") in k]) == 1
     # the old incarnation's retention ends without taking the new one's series along

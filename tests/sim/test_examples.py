@@ -72,7 +72,7 @@ def test_suspend_before_blocking_example():
     sc = load_scenario(SCENARIOS / "suspend-before-blocking.yaml")
     cfg = sc.scheduler_config()
     plain = simulate(sc.pool_specs(), type(cfg)(backfilling=cfg.backfilling), sc.requests())
-    assert plain.scheduler.leases["sweep"].first_start == 3 * H
+    assert plain.scheduler.lease("sweep").first_start == 3 * H
 
 
 def test_suspend_before_blocking_example_under_easy_gives_the_same_schedule():

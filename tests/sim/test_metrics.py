@@ -12,7 +12,7 @@ from leasehold_emulator.sim.metrics import run_metrics
 
 def metrics(pools, requests, cfg=None):
     result = simulate(pools, cfg or config(), requests)
-    return run_metrics(result.scheduler.leases.values(), pools)
+    return run_metrics(result.scheduler.leases(), pools)
 
 
 def test_utilization_counts_whole_nodes_in_exclusive_pools():
@@ -113,9 +113,8 @@ def test_over_time_counts_busy_vms_and_waiting_leases_step_by_step():
     pool = [exclusive(2)]
     result = simulate(pool, config(policy="moml"), [
         req("S", 2, 1000), req("L", 2, 100, at=10, type=DNP, origin=Origin.LOCAL)])
-    leases = result.scheduler.leases
     timelines = lease_timelines(result.actions)
-    series = over_time(leases.values(), timelines)
+    series = over_time(result.scheduler.leases(), timelines)
     at = dict(zip(series["time"], zip(series["busyVMs"], series["waiting"], strict=True),
                   strict=True))
     s_suspend, l_run = timelines["S"][1], timelines["L"][0]

@@ -24,7 +24,7 @@ def blue_jobs(shared_data):
 def mean_wait_minutes(jobs, mode: str) -> float:
     result = simulate([BLUE], SchedulerConfig(backfilling=Backfilling(mode)), jobs,
                       keep_actions=False)
-    leases = result.scheduler.leases.values()
+    leases = result.scheduler.leases()
     assert all(s.phase.value == "Completed" for s in leases)
     return run_metrics(leases, [BLUE])["meanWaitSeconds"] / 60
 

@@ -1,4 +1,4 @@
-"""A minimal discrete-event engine: drives the core in virtual time.
+"""The simulator's engine: the core driven in virtual time by :func:`leasehold.core.replay.replay`.
 
 Arrivals and the core's own timers are merged in time order; every arrival of one
 instant is submitted before the core advances, so the core plans them together.
@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from leasehold.core.model import Action, PoolSpec, Request, SchedulerConfig
+from leasehold.core.replay import Input, replay
 from leasehold.core.scheduler import Scheduler
 
 
@@ -34,29 +35,15 @@ def simulate(
     ``progress(submitted, total)`` and ``on_step(scheduler, now, actions)`` are
     called after every step (for progress bars and for invariant checks).
     """
-    arrivals = sorted(requests, key=lambda r: r.submitted)
     sched = Scheduler(pools, config)
     result = SimResult(sched)
-    n, i = len(arrivals), 0
-    while True:
-        t_core = sched.next_event_time()
-        if i < n:
-            t = arrivals[i].submitted
-            if t_core is not None and t_core < t:
-                t = t_core
-        elif t_core is not None:
-            t = t_core
-        else:
-            break
-        while i < n and arrivals[i].submitted == t:
-            sched.submit(arrivals[i], t)
-            i += 1
-        actions = sched.advance(t)
+    n = len(requests)
+    for step in replay(sched, [Input.submit(r) for r in requests]):
         result.events += 1
         if keep_actions:
-            result.actions.extend(actions)
+            result.actions.extend(step.actions)
         if progress is not None:
-            progress(i, n)
+            progress(step.fed, n)
         if on_step is not None:
-            on_step(sched, t, actions)
+            on_step(sched, step.time, step.actions)
     return result

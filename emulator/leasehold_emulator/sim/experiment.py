@@ -314,7 +314,7 @@ def run_unit(spec: ExperimentSpec, unit: Unit) -> list[dict[str, Any]]:
     rows = []
     for policy in spec.policies:
         result = simulate(pool_specs, scheduler_config(cell, policy), reqs, keep_actions=False)
-        metrics = run_metrics(result.scheduler.leases.values(), pool_specs)
+        metrics = run_metrics(result.scheduler.leases(), pool_specs)
         rows.append({"point": unit.key, "seed": unit.seed, "policy": policy,
                      **{m: metrics[m] for m in METRICS}})
     return rows

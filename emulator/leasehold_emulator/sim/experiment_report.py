@@ -270,7 +270,7 @@ def over_time_plot(spec: ExperimentSpec, out: Path) -> list[Path]:
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(9, 5.5), sharex=True)
     for policy in spec.policies:
         _, result = _first_run(spec, policy)
-        series = over_time(result.scheduler.leases.values(), lease_timelines(result.actions))
+        series = over_time(result.scheduler.leases(), lease_timelines(result.actions))
         hours = [t / 3600 for t in series["time"]]
         top.step(hours, series["busyVMs"], where="post", linewidth=0.8, label=policy)
         bottom.step(hours, series["waiting"], where="post", linewidth=0.8, label=policy)

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping
 from statistics import fmean
 
 from leasehold.core.model import LeaseType, Origin, Phase, PoolSpec
-from leasehold.core.state import LeaseState
+from leasehold.core.view import LeaseView
 
 from .timeline import Segment
 
@@ -16,7 +16,7 @@ def _rate(part: int, whole: int) -> float:
     return part / whole if whole else 0.0
 
 
-def run_metrics(leases: Iterable[LeaseState], pools: Iterable[PoolSpec]) -> dict[str, float | int]:
+def run_metrics(leases: Iterable[LeaseView], pools: Iterable[PoolSpec]) -> dict[str, float | int]:
     """Rejection rates, utilization (000 eq. 11), preemptions, overhead, best-effort
     makespan (000 eq. 13) and mean wait (first start - submission, advance
     reservations left out), over one finished run; and the preemption and
@@ -29,10 +29,10 @@ def run_metrics(leases: Iterable[LeaseState], pools: Iterable[PoolSpec]) -> dict
     """
     leases = list(leases)
     pools = {p.name: p for p in pools}
-    local = [s for s in leases if s.req.origin == Origin.LOCAL]
-    external = [s for s in leases if s.req.origin == Origin.EXTERNAL]
+    local = [s for s in leases if s.request.origin == Origin.LOCAL]
+    external = [s for s in leases if s.request.origin == Origin.EXTERNAL]
     rejected = [s.phase == Phase.REJECTED for s in leases]
-    span_from = min((s.req.submitted for s in leases), default=0.0)
+    span_from = min((s.request.submitted for s in leases), default=0.0)
     span_to = max((s.end for s in leases if s.end is not None), default=span_from)
     span = span_to - span_from
     used = 0.0
@@ -40,19 +40,19 @@ def run_metrics(leases: Iterable[LeaseState], pools: Iterable[PoolSpec]) -> dict
         if s.pool is None or s.ran == 0:
             continue
         pool = pools[s.pool]
-        share = 1.0 if pool.exclusive else s.req.shape.cpu / pool.cpu
-        used += s.req.vms * share * s.ran
+        share = 1.0 if pool.exclusive else s.request.shape.cpu / pool.cpu
+        used += s.request.vms * share * s.ran
     capacity = sum(p.nodes for p in pools.values()) * span
     best_effort = [
-        s.end - s.req.earliest
+        s.end - s.request.earliest
         for s in leases
-        if s.req.type.best_effort and s.phase == Phase.COMPLETED and s.end is not None
+        if s.request.type.best_effort and s.phase == Phase.COMPLETED and s.end is not None
     ]
     # an advance reservation "waits" for its start by design: not counted
     waits = [
-        s.first_start - s.req.submitted
+        s.first_start - s.request.submitted
         for s in leases
-        if s.first_start is not None and s.req.type != LeaseType.ADVANCE_RESERVATION
+        if s.first_start is not None and s.request.type != LeaseType.ADVANCE_RESERVATION
     ]
     return {
         "localRejectionRate": _rate(sum(s.phase == Phase.REJECTED for s in local), len(local)),
@@ -78,26 +78,26 @@ def run_metrics(leases: Iterable[LeaseState], pools: Iterable[PoolSpec]) -> dict
     }
 
 
-def _net_utilization(leases: list[LeaseState]) -> float:
+def _net_utilization(leases: list[LeaseView]) -> float:
     """003 eq. 21 (22): ``1 - Σ overhead / Σ v(l)·d(l)`` over the leases that were
     allocated (started at least once), as a fraction; overhead is the seconds
     recorded per preemption (000's ``h(L)``, which sums the VMs' suspension or
     migration times as 003's per-VM figures do)."""
     allocated = [s for s in leases if s.first_start is not None]
-    work = sum(s.req.vms * s.req.duration for s in allocated)
+    work = sum(s.request.vms * s.request.duration for s in allocated)
     return 1 - sum(s.overhead for s in leases) / work if work else 0.0
 
 
-def _preemption_metrics(leases: list[LeaseState]) -> dict[str, float | int]:
+def _preemption_metrics(leases: list[LeaseView]) -> dict[str, float | int]:
     """Preempted VMs; 003 §5.3.4's respect for valuable users: migrations per
     external ``DeadlineMigratable`` lease (migration rate) and the rejection rate of
     external ``DeadlineNonPreemptable`` ones."""
-    migratable = [s for s in leases if s.req.origin == Origin.EXTERNAL
-                  and s.req.type == LeaseType.DEADLINE_MIGRATABLE]
-    non_preemptable = [s for s in leases if s.req.origin == Origin.EXTERNAL
-                       and s.req.type == LeaseType.DEADLINE_NON_PREEMPTABLE]
+    migratable = [s for s in leases if s.request.origin == Origin.EXTERNAL
+                  and s.request.type == LeaseType.DEADLINE_MIGRATABLE]
+    non_preemptable = [s for s in leases if s.request.origin == Origin.EXTERNAL
+                       and s.request.type == LeaseType.DEADLINE_NON_PREEMPTABLE]
     return {
-        "preemptedVMs": sum(s.preemptions * s.req.vms for s in leases),
+        "preemptedVMs": sum(s.preemptions * s.request.vms for s in leases),
         "migrationRate": _rate(sum(s.migrations for s in migratable), len(migratable)),
         "nonPreemptableRejectionRate": _rate(
             sum(s.phase == Phase.REJECTED for s in non_preemptable), len(non_preemptable)),
@@ -110,7 +110,7 @@ RAMP_UP = 0.05
 SLOWDOWN_BOUND = 10.0
 
 
-def _best_effort_metrics(leases: list[LeaseState], start: float) -> dict[str, float]:
+def _best_effort_metrics(leases: list[LeaseView], start: float) -> dict[str, float]:
     """Best-effort leases that completed:
 
     * AWRT, 003 eq. 23 on one cluster: ``Σ v·d·(c - b) / Σ v·d`` over VMs ``v``,
@@ -120,23 +120,24 @@ def _best_effort_metrics(leases: list[LeaseState], start: float) -> dict[str, fl
     * mean wait ``t_s - t_a`` and mean bounded slowdown ``(t_e - t_a) / max(t_u, 10 s)``
       with ``t_u`` the run time, 004 §4.4, leaving out the first 5% by submission.
     """
-    done = sorted((s for s in leases if s.req.type.best_effort and s.phase == Phase.COMPLETED
+    done = sorted((s for s in leases if s.request.type.best_effort and s.phase == Phase.COMPLETED
                    and s.end is not None and s.first_start is not None),
-                  key=lambda s: (s.req.submitted, s.seq))
-    weight = sum(s.req.vms * s.req.duration for s in done)
-    awrt = sum(s.req.vms * s.req.duration * (s.end - s.req.earliest) for s in done)
+                  key=lambda s: (s.request.submitted, s.sequence))
+    weight = sum(s.request.vms * s.request.duration for s in done)
+    awrt = sum(s.request.vms * s.request.duration * (s.end - s.request.earliest) for s in done)
     kept = done[int(len(done) * RAMP_UP):]
     return {
         "awrtBestEffort": awrt / weight if weight else 0.0,
         "allBestEffortSeconds": max((s.end for s in done), default=start) - start,
-        "waitBestEffort": fmean(s.first_start - s.req.submitted for s in kept) if kept else 0.0,
+        "waitBestEffort": fmean(s.first_start - s.request.submitted for s in kept) if kept else 0.0,
         "boundedSlowdownBestEffort": fmean(
-            (s.end - s.req.submitted) / max(s.req.actual_runtime, SLOWDOWN_BOUND) for s in kept
+            (s.end - s.request.submitted) / max(s.request.actual_runtime, SLOWDOWN_BOUND)
+            for s in kept
         ) if kept else 0.0,
     }
 
 
-def over_time(leases: Iterable[LeaseState], timelines: Mapping[str, list[Segment]]
+def over_time(leases: Iterable[LeaseView], timelines: Mapping[str, list[Segment]]
               ) -> dict[str, list[float]]:
     """A run as step series, for plots: at each instant where something changes
     (``time``), the VMs that hold nodes — running, or being suspended, resumed or
@@ -148,12 +149,12 @@ def over_time(leases: Iterable[LeaseState], timelines: Mapping[str, list[Segment
     for st in leases:
         segments = timelines.get(st.name, [])
         end = st.end if st.end is not None else max((b for _, _, b in segments),
-                                                    default=st.req.submitted)
-        waiting[st.req.submitted] += 1
+                                                    default=st.request.submitted)
+        waiting[st.request.submitted] += 1
         waiting[end] -= 1
         for _, a, b in segments:
-            busy[a] += st.req.vms
-            busy[b] -= st.req.vms
+            busy[a] += st.request.vms
+            busy[b] -= st.request.vms
             waiting[a] -= 1
             waiting[b] += 1
     times = sorted(busy.keys() | waiting.keys())

@@ -9,7 +9,7 @@ from typing import Any
 
 from leasehold.core.model import Phase, PoolSpec
 from leasehold.core.preemption import Decision
-from leasehold.core.state import LeaseState
+from leasehold.core.view import LeaseView
 
 from .engine import SimResult
 from .metrics import over_time, run_metrics
@@ -24,13 +24,13 @@ def _num(x: float | None) -> float | int | None:
     return int(r) if r == int(r) else r
 
 
-def lease_record(st: LeaseState) -> dict[str, Any]:
+def lease_record(st: LeaseView) -> dict[str, Any]:
     return {
         "name": st.name,
-        "origin": st.req.origin.value,
-        "type": st.req.type.value,
+        "origin": st.request.origin.value,
+        "type": st.request.type.value,
         "phase": st.phase.value,
-        "submitted": _num(st.req.submitted),
+        "submitted": _num(st.request.submitted),
         "start": _num(st.first_start),
         "end": _num(st.end),
         "nodes": list(st.nodes),
@@ -42,9 +42,9 @@ def lease_record(st: LeaseState) -> dict[str, Any]:
         # per-lease metrics: from submission to the first start, and from the
         # earliest allowed start (ready time, reservation start) to the end
         "waitSeconds": _num(None if st.first_start is None
-                            else st.first_start - st.req.submitted),
+                            else st.first_start - st.request.submitted),
         "responseSeconds": _num(None if st.end is None or st.phase != Phase.COMPLETED
-                                else st.end - st.req.earliest),
+                                else st.end - st.request.earliest),
     }
 
 
@@ -63,7 +63,7 @@ def decision_record(d: Decision) -> dict[str, Any]:
 
 def result_document(result: SimResult, pools: Sequence[PoolSpec]) -> dict[str, Any]:
     sched = result.scheduler
-    leases = sorted(sched.leases.values(), key=lambda s: s.seq)
+    leases = sched.leases()  # in submission order
     metrics = {
         k: (round(v, 6) if isinstance(v, float) else v)
         for k, v in run_metrics(leases, pools).items()

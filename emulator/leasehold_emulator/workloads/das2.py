@@ -60,9 +60,6 @@ class Das2:
     def mean_interarrival(self) -> float:
         return self.scale * math.gamma(1 + 1 / self.shape)
 
-    def mean_runtime(self) -> float:
-        return math.exp(self.mu + self.sigma**2 / 2)
-
     def mean_size(self) -> float:
         return expected_size(self.p_one, self.p_pow2, self.low, self.med, self.high, self.q)
 

@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterable, Sequence
 from decimal import Decimal
 from pathlib import Path
-from typing import Annotated, Any, Literal, get_args, get_origin
+from typing import TYPE_CHECKING, Annotated, Any, Literal, get_args, get_origin
 
 import yaml
 from pydantic import (
@@ -30,11 +30,13 @@ from pydantic import (
     model_validator,
 )
 from pydantic.fields import FieldInfo
+from pydantic_core import ErrorDetails
 from yaml.constructor import ConstructorError
 from yaml.error import MarkedYAMLError
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from leasehold.core.model import (
+    POLICY_NAMES,
     Backfilling,
     OverheadParams,
     PoolSpec,
@@ -56,14 +58,20 @@ __all__ = [
     "ScenarioError",
     "field_problem",
     "load_scenario",
+    "load_yaml",
     "parse_alpha",
     "parse_scenario",
     "validate_scenario",
     "validation_problems",
 ]
 
-Policy = Literal["nop", "mlip", "mov", "moml", "kueue", "kube-scheduler", "haizea"]
-POLICIES: tuple[str, ...] = get_args(Policy)
+if TYPE_CHECKING:
+    Policy = str
+else:
+    # the policies the core declares, as one Literal: the schema, its errors and the
+    # generated CRDs and chart schema list them
+    Policy = Literal[POLICY_NAMES]
+POLICIES: tuple[str, ...] = POLICY_NAMES
 
 _DEFAULT_OVERHEAD = OverheadParams()
 _PERCENTILE = re.compile(r"p(\d+(?:\.\d+)?)")
@@ -365,6 +373,17 @@ class _Loader(yaml.SafeLoader):
         return super().construct_mapping(node, deep=deep)
 
 
+def load_yaml(text: str) -> Any:
+    """One YAML document as data, refusing duplicate keys as scenario files do (the
+    operator's ``--config`` reads its file so). Raises ``yaml.YAMLError``, which
+    :func:`yaml_problem` says in one line."""
+    loader = _Loader(text)
+    try:
+        return loader.get_single_data()
+    finally:
+        loader.dispose()
+
+
 def load_scenario(path: str | Path) -> Scenario:
     """Read and validate a scenario file; raises :class:`ScenarioError`."""
     source = str(path)
@@ -483,7 +502,7 @@ def validation_problems(exc: ValidationError, at: Loc = ()) -> list[str]:
     return problems
 
 
-def _translate(error: Any) -> list[tuple[Loc, str]]:
+def _translate(error: ErrorDetails) -> list[tuple[Loc, str]]:
     loc: Loc = tuple(error["loc"])
     cause = error.get("ctx", {}).get("error")
     if isinstance(cause, RuleViolations):
@@ -491,7 +510,7 @@ def _translate(error: Any) -> list[tuple[Loc, str]]:
     return [(loc, field_problem(error, loc))]
 
 
-def field_problem(error: Any, loc: Loc) -> str:
+def field_problem(error: ErrorDetails, loc: Loc) -> str:
     """One pydantic error as a sentence: what is wrong and what to change."""
     kind: str = error["type"]
     ctx: dict[str, Any] = error.get("ctx", {})

@@ -8,6 +8,7 @@ millicores and memory in MiB (ints), so capacity arithmetic is exact.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -105,14 +106,6 @@ class Request:
 
 
 @dataclass(frozen=True, slots=True)
-class NodeSpec:
-    name: str
-    pool: str
-    cpu: int
-    memory: int
-
-
-@dataclass(frozen=True, slots=True)
 class OverheadParams:
     """Per-pool cost parameters of 000 §5 (defaults of DESIGN §2.4)."""
 
@@ -146,8 +139,68 @@ class PoolSpec:
         return [f"{self.name}-{i}" for i in range(self.nodes)]
 
 
+# ---- preemption policies, declared once ---------------------------------------------
+#: how a set policy ranks candidate sets, from ``(leases, VMs freed, overhead in
+#: microseconds, ...)``: the least key wins; sets with equal keys are ranked by their
+#: sorted lease names, then by pool order (DESIGN §2.4)
+SetOrder = Callable[[tuple[int, ...]], tuple[int, ...]]
+
+
+@dataclass(frozen=True, slots=True)
+class PreemptionPolicy:
+    """A preemption policy (DESIGN §2.4). The scenario schema, the CLI, the CRDs and
+    the chart's values, the benchmarks and the docs read :data:`PREEMPTION_POLICIES`;
+    :mod:`leasehold.core.preemption` carries each one out."""
+
+    name: str
+    #: what it does, in one line (help texts and docs)
+    summary: str
+    #: a *set policy* chooses among all minimal candidate sets, by this ranking;
+    #: ``None``: a baseline that builds its one set its own way
+    order: SetOrder | None = None
+    #: only the sets whose overhead is at most α may be chosen (MOML's threshold);
+    #: the ranking must then be by leases first, then overhead
+    threshold: bool = False
+    #: must be shown every candidate of a large pool: the baselines mimic systems
+    #: that look at every node, so the candidates are not narrowed for them first
+    sees_all: bool = False
+
+
+NOP = PreemptionPolicy("nop", "never preempt (the baseline of 000 §8.3)")
+MLIP = PreemptionPolicy(
+    "mlip", "fewest leases (000 eq. 10); ties: more VMs freed, then less overhead",
+    order=lambda s: (s[0], -s[1], s[2]))
+MOV = PreemptionPolicy(
+    "mov", "least total overhead (000 eq. 9); ties: fewer leases", order=lambda s: (s[2], s[0]))
+MOML = PreemptionPolicy(
+    "moml", "fewest leases among the sets of overhead at most alpha (000 Algorithm 1);"
+    " ties: less overhead", order=lambda s: (s[0], s[2]), threshold=True)
+KUEUE = PreemptionPolicy(
+    "kueue", "Kueue's classical preemption: newest first until it fits, then fill back",
+    sees_all=True)
+KUBE_SCHEDULER = PreemptionPolicy(
+    "kube-scheduler", "the default scheduler's: per node all lower-priority pods out, then"
+    " reprieve; fewest victims", sees_all=True)
+HAIZEA = PreemptionPolicy(
+    "haizea", "Haizea 1.0's: oldest submission first until it fits", sees_all=True)
+#: every policy, in the order help texts and docs list them
+PREEMPTION_POLICIES: tuple[PreemptionPolicy, ...] = (
+    NOP, MLIP, MOV, MOML, KUEUE, KUBE_SCHEDULER, HAIZEA)
+POLICY_NAMES: tuple[str, ...] = tuple(p.name for p in PREEMPTION_POLICIES)
+
+
+def preemption_policy(name: str) -> PreemptionPolicy:
+    """The policy called ``name``; ValueError naming the choices if there is none."""
+    for policy in PREEMPTION_POLICIES:
+        if policy.name == name:
+            return policy
+    raise ValueError(
+        f"unknown preemption policy {name!r}; expected one of {', '.join(POLICY_NAMES)}")
+
+
 @dataclass(frozen=True, slots=True)
 class SchedulerConfig:
+    #: a name in :data:`POLICY_NAMES`
     policy: str = "moml"
     #: MOML's threshold: "median", a percentile "pNN", or seconds
     alpha: str | float = "median"

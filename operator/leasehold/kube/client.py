@@ -12,6 +12,7 @@ import os
 import ssl
 import tempfile
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -51,10 +52,68 @@ SERVICE_ACCOUNT = Path("/var/run/secrets/kubernetes.io/serviceaccount")
 AGENT = "leasehold-operator"
 
 
-def has_kubeconfig() -> bool:
-    """Whether a kubeconfig is set ($KUBECONFIG) or found (~/.kube/config): the
-    operator's client and Kopf's login both take it over a pod's service account."""
-    return bool(os.environ.get("KUBECONFIG")) or Path("~/.kube/config").expanduser().exists()
+def kubeconfig_path(path: str | Path | None = None) -> Path | None:
+    """The kubeconfig the operator reads: ``path`` when given (``--kubeconfig``), else
+    $KUBECONFIG, else ~/.kube/config when it exists; None when there is none (in a
+    pod: its service account). The operator's client and Kopf's login both ask here,
+    so that they always reach the same cluster."""
+    given = path or os.environ.get("KUBECONFIG")
+    if given:
+        return Path(given).expanduser()
+    default = Path("~/.kube/config").expanduser()
+    return default if default.exists() else None
+
+
+@dataclass(frozen=True)
+class Kubeconfig:
+    """A kubeconfig's current context: its cluster's and its user's entries."""
+
+    path: Path
+    cluster: dict[str, Any]
+    user: dict[str, Any]
+    namespace: str | None = None
+
+    @property
+    def server(self) -> str:
+        return str(self.cluster["server"])
+
+    def file(self, entry: dict[str, Any], key: str) -> str | None:
+        """``entry[key]`` (a certificate's or key's path): relative to the
+        kubeconfig's directory, as kubectl reads it."""
+        if not entry.get(key):
+            return None
+        path = Path(entry[key]).expanduser()
+        return str(path if path.is_absolute() else self.path.parent / path)
+
+    def token(self) -> str | None:
+        """The user's bearer token: given, in a ``tokenFile``, or an auth provider's."""
+        if self.user.get("token"):
+            return str(self.user["token"])
+        if self.user.get("tokenFile"):
+            return Path(self.user["tokenFile"]).read_text().strip()
+        token = ((self.user.get("auth-provider") or {}).get("config") or {}).get("access-token")
+        return str(token) if token else None
+
+
+def read_kubeconfig(path: str | Path) -> Kubeconfig:
+    """Raises ValueError (one line) for a missing or unusable kubeconfig."""
+    path = Path(path).expanduser()
+    try:
+        doc = yaml.safe_load(path.read_text())
+        current = doc.get("current-context")
+        context = next(c["context"] for c in doc["contexts"] if c["name"] == current)
+        cluster = next(c["cluster"] for c in doc["clusters"]
+                       if c["name"] == context["cluster"])
+        user = next((u["user"] for u in doc.get("users") or []
+                     if u["name"] == context.get("user")), {})
+        if not isinstance(cluster.get("server"), str):
+            raise KeyError("server")
+    except OSError as exc:
+        raise ValueError(f"cannot read {path}: {exc.strerror}") from None
+    except (yaml.YAMLError, AttributeError, KeyError, StopIteration, TypeError):
+        raise ValueError(f"{path} is not a kubeconfig with a current context, its"
+                         " cluster and user") from None
+    return Kubeconfig(path, cluster, user or {}, context.get("namespace"))
 
 
 def _version() -> str:
@@ -77,37 +136,20 @@ class KubeClient:
     @classmethod
     def from_kubeconfig(cls, path: str | Path | None = None, agent: str = AGENT
                         ) -> KubeClient:
-        """Raises ValueError (one line) for a missing or unusable kubeconfig."""
-        path = Path(path or os.environ.get("KUBECONFIG", "~/.kube/config")).expanduser()
-        try:
-            doc = yaml.safe_load(path.read_text())
-            current = doc.get("current-context")
-            context = next(c["context"] for c in doc["contexts"] if c["name"] == current)
-            cluster = next(c["cluster"] for c in doc["clusters"]
-                           if c["name"] == context["cluster"])
-            user = next((u["user"] for u in doc.get("users", [])
-                         if u["name"] == context.get("user")), {})
-        except OSError as exc:
-            raise ValueError(f"cannot read {path}: {exc.strerror}") from None
-        except (yaml.YAMLError, AttributeError, KeyError, StopIteration, TypeError):
-            raise ValueError(f"{path} is not a kubeconfig with a current context, its"
-                             " cluster and user") from None
-        server = cluster["server"]
+        """The cluster of the kubeconfig at ``path`` (default: $KUBECONFIG, else
+        ~/.kube/config). Raises ValueError (one line) for a missing or unusable one."""
+        config = read_kubeconfig(kubeconfig_path(path) or "~/.kube/config")
+        cluster, user = config.cluster, config.user
         context_ssl: ssl.SSLContext | bool = False
-        if server.startswith("https"):
-            if cluster.get("insecure-skip-tls-verify"):
-                context_ssl = False
-            else:
-                ca = _data_file(cluster, "certificate-authority", path.parent)
-                context_ssl = ssl.create_default_context(cafile=ca)
-                cert = _data_file(user, "client-certificate", path.parent)
-                key = _data_file(user, "client-key", path.parent)
-                if cert and key:
-                    context_ssl.load_cert_chain(cert, key)
-        token = user.get("token")
-        if not token and user.get("tokenFile"):
-            token = Path(user["tokenFile"]).read_text().strip()
-        return cls(server, token, context_ssl, agent)
+        if config.server.startswith("https") and not cluster.get("insecure-skip-tls-verify"):
+            directory = config.path.parent
+            ca = _data_file(cluster, "certificate-authority", directory)
+            context_ssl = ssl.create_default_context(cafile=ca)
+            cert = _data_file(user, "client-certificate", directory)
+            key = _data_file(user, "client-key", directory)
+            if cert and key:
+                context_ssl.load_cert_chain(cert, key)
+        return cls(config.server, config.token(), context_ssl, agent)
 
     @classmethod
     def in_cluster(cls, directory: Path = SERVICE_ACCOUNT, agent: str = AGENT
@@ -128,8 +170,8 @@ class KubeClient:
                          ) -> KubeClient:
         """A kubeconfig when one is given or found ($KUBECONFIG, ~/.kube/config), else
         the pod's service account: how the operator finds its cluster."""
-        path = kubeconfig or os.environ.get("KUBECONFIG")
-        if path is None and not has_kubeconfig():
+        path = kubeconfig_path(kubeconfig)
+        if path is None:
             client = cls.in_cluster(agent=agent)
             if client is not None:
                 return client

@@ -4,7 +4,14 @@ all succeeded is finished.
 
 Only event handlers: Kopf then writes nothing of its own on Leases (no progress or
 diff-base annotations) and spends no change detection on the status writes that make
-most of their events; the status is leasehold's alone."""
+most of their events; the status is leasehold's alone.
+
+Kopf gives each object it handles a shallow copy of the operator's memo, made the
+first time it sees the object. The operator's state is therefore one
+:class:`OperatorMemo` whose copy is itself (Kopf's documented pattern for one memo
+shared by all objects): an object first seen before the shell existed — at start,
+or on a standby replica before it took over — reads the current shell when its
+later events come, rather than the ``None`` of its first sight."""
 
 from __future__ import annotations
 
@@ -14,6 +21,7 @@ import logging
 import os
 import socket
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import kopf
@@ -32,7 +40,7 @@ from leasehold.api.resources import (
 )
 from leasehold.core.model import Origin, SchedulerConfig
 
-from .client import KubeClient, KubeError, has_kubeconfig
+from .client import KubeClient, Kubeconfig, KubeError, kubeconfig_path, read_kubeconfig
 from .metrics import Metrics
 from .peering import Peering, default_priority
 from .shell import LEASE_LABEL, Shell
@@ -41,22 +49,82 @@ log = logging.getLogger("leasehold.operator")
 registry = kopf.OperatorRegistry()
 
 
+@dataclass(frozen=True)
+class PeeringOptions:
+    """Run as one of several replicas sharing the ClusterKopfPeering ``name``."""
+
+    name: str = "leasehold"
+    priority: int = field(default_factory=default_priority)
+    lifetime: int = 60  # seconds without a keep-alive before a replica counts as gone
+    identity: str = field(
+        default_factory=lambda: f"{socket.gethostname()}@{os.getpid()}")
+
+
+@dataclass(eq=False)
+class OperatorMemo:
+    """The operator's state, shared by its activities (startup, login, cleanup) and
+    the handlers of every object: Kopf's memo, whose copies are itself."""
+
+    config: SchedulerConfig
+    #: the client of the cluster the operator schedules (its kubeconfig, else the
+    #: pod's service account)
+    client: KubeClient
+    #: ``--kubeconfig``, for Kopf's login (None: $KUBECONFIG, ~/.kube/config or the
+    #: service account, as for the client)
+    kubeconfig: str | None = None
+    metrics_port: int | None = None
+    peering: PeeringOptions | None = None
+    #: the scheduling shell while this replica is active and has rebuilt it
+    shell: Shell | None = None
+    #: the task that builds the shell, then runs it
+    task: asyncio.Task[None] | None = None
+    metrics: Metrics = field(default_factory=Metrics)
+    metrics_runner: web.AppRunner | None = None
+    peering_task: asyncio.Task[None] | None = None
+
+    def __copy__(self) -> OperatorMemo:
+        # what Kopf calls to give an object its memo: every object shares this one
+        return self
+
+
+def connection_info(config: Kubeconfig, trust_env: bool = False) -> kopf.ConnectionInfo:
+    """Kopf's credentials from the kubeconfig the operator's client reads, with its
+    relative paths resolved as kubectl resolves them (Kopf's own reader only reads
+    $KUBECONFIG, which the operator leaves alone)."""
+    cluster, user = config.cluster, config.user
+    ca = config.file(cluster, "certificate-authority")
+    cert = config.file(user, "client-certificate")
+    key = config.file(user, "client-key")
+    return kopf.ConnectionInfo(
+        server=config.server,
+        ca_path=ca, ca_data=None if ca else cluster.get("certificate-authority-data"),
+        insecure=cluster.get("insecure-skip-tls-verify"),
+        certificate_path=cert,
+        certificate_data=None if cert else user.get("client-certificate-data"),
+        private_key_path=key, private_key_data=None if key else user.get("client-key-data"),
+        username=user.get("username"), password=user.get("password"),
+        token=config.token(), default_namespace=config.namespace,
+        proxy_url=cluster.get("proxy-url"), trust_env=trust_env)
+
+
 @kopf.on.login(registry=registry)
-def login(**kwargs: Any) -> kopf.ConnectionInfo | None:
-    """The same choice as :meth:`KubeClient.from_environment`: a kubeconfig when one is
+def login(memo: OperatorMemo, settings: kopf.OperatorSettings, **kwargs: Any
+          ) -> kopf.ConnectionInfo | None:
+    """The same choice as :meth:`KubeClient.from_environment`: the kubeconfig given,
     set or found, else the pod's service account."""
-    if has_kubeconfig():
-        return kopf.login_with_kubeconfig(**kwargs)
-    return kopf.login_with_service_account(**kwargs) or kopf.login_with_kubeconfig(**kwargs)
+    path = kubeconfig_path(memo.kubeconfig)
+    if path is None:
+        return kopf.login_with_service_account(settings=settings, **kwargs)
+    try:
+        return connection_info(read_kubeconfig(path), settings.networking.trust_env)
+    except ValueError as exc:
+        raise kopf.LoginError(str(exc)) from None
 
 
 @kopf.on.startup(registry=registry)
-async def startup(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) -> None:
+async def startup(settings: kopf.OperatorSettings, memo: OperatorMemo, **_: Any) -> None:
     settings.posting.enabled = False  # the shell posts leasehold's own events
     settings.watching.server_timeout = 300
-    memo.client = KubeClient.from_environment()
-    memo.shell = memo.task = None
-    memo.metrics = Metrics()
     if memo.metrics_port is not None:
         memo.metrics_runner = await serve_metrics(memo, memo.metrics_port)
     if memo.peering is None:
@@ -76,11 +144,11 @@ class NoPools(Exception):
     pass
 
 
-async def build_shell(memo: kopf.Memo) -> Shell:
+async def build_shell(memo: OperatorMemo) -> Shell:
     """Read the cluster (clock, pools, leases, pods, namespaces) and rebuild the core
     from it: at the start of a lone operator, or when a replica becomes active. The
     shell is ``memo.shell`` from before the recovery."""
-    client: KubeClient = memo.client
+    client = memo.client
     try:
         clock = Clock.from_configmap((await client.get(CLOCK_PATH)).get("data"))
     except KubeError:
@@ -103,7 +171,7 @@ async def build_shell(memo: kopf.Memo) -> Shell:
     if not specs:
         raise NoPools("no NodePool with nodes: create one, with an emulated block or"
                       " nodes its nodeSelector picks (docs/resources.md)")
-    metrics: Metrics = memo.metrics
+    metrics = memo.metrics
     shell = Shell(client, specs, memo.config, clock, metrics, names)
     # the handlers queue into it from now on: what they see during the recovery is
     # either in the listing below or queued (a lease told twice is one lease)
@@ -120,7 +188,7 @@ async def build_shell(memo: kopf.Memo) -> Shell:
     return shell
 
 
-def switch(memo: kopf.Memo, active: bool) -> None:
+def switch(memo: OperatorMemo, active: bool) -> None:
     """This replica is (no longer) the active one: start the shell from what the
     cluster holds, or stop it and forget its state (the next activation rebuilds it,
     since another replica may have moved things on meanwhile)."""
@@ -132,7 +200,7 @@ def switch(memo: kopf.Memo, active: bool) -> None:
         memo.task = asyncio.create_task(_active(memo))
 
 
-async def _active(memo: kopf.Memo) -> None:
+async def _active(memo: OperatorMemo) -> None:
     """Build the shell (waiting for a NodePool with nodes, looking every 5 s), then
     schedule."""
     while True:
@@ -147,21 +215,18 @@ async def _active(memo: kopf.Memo) -> None:
 
 
 @kopf.on.cleanup(registry=registry)
-async def cleanup(memo: kopf.Memo, **_: Any) -> None:
-    for task in (getattr(memo, "peering_task", None), getattr(memo, "task", None)):
+async def cleanup(memo: OperatorMemo, **_: Any) -> None:
+    for task in (memo.peering_task, memo.task):
         if task is not None:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
-    client = getattr(memo, "client", None)
-    if client is not None:
-        await client.close()
-    runner = getattr(memo, "metrics_runner", None)
-    if runner is not None:
-        await runner.cleanup()
+    await memo.client.close()
+    if memo.metrics_runner is not None:
+        await memo.metrics_runner.cleanup()
 
 
-async def serve_metrics(memo: kopf.Memo, port: int) -> web.AppRunner:
+async def serve_metrics(memo: OperatorMemo, port: int) -> web.AppRunner:
     """``/metrics`` (Prometheus text format) and ``/healthz`` on ``port``; the
     metrics are the current ones (a replica that stands by has fresh, empty ones)."""
     async def scrape(request: web.Request) -> web.Response:
@@ -195,13 +260,13 @@ async def _origin(client: KubeClient, namespace: str) -> Origin:
 
 @kopf.on.event(GROUP, VERSION, "leases", registry=registry)
 async def lease_event(type: str, body: kopf.Body, name: str, namespace: str,
-                      memo: kopf.Memo, **_: Any) -> None:
+                      memo: OperatorMemo, **_: Any) -> None:
     """A Lease without a status is new: it is submitted (the shell keeps one lease per
     uid, so the events before its first status write tell it once). A deleted Lease is
     cancelled at once: no finalizer holds a user's deletion up."""
-    shell: Shell | None = memo.shell
+    shell = memo.shell
     if shell is None:
-        return  # standing by: the active replica has it
+        return  # standing by (the active replica has it), or rebuilding: in its listing
     if type == "DELETED":
         shell.cancel(namespace, name)
     elif not body.get("status"):
@@ -209,10 +274,10 @@ async def lease_event(type: str, body: kopf.Body, name: str, namespace: str,
 
 
 @kopf.on.event("", "v1", "pods", registry=registry, labels={LEASE_LABEL: kopf.PRESENT})
-async def pod_event(type: str, body: kopf.Body, namespace: str, memo: kopf.Memo,
+async def pod_event(type: str, body: kopf.Body, namespace: str, memo: OperatorMemo,
                     **_: Any) -> None:
     """A lease's work is done when every one of its pods has succeeded."""
-    shell: Shell | None = memo.shell
+    shell = memo.shell
     if shell is None or type == "DELETED" \
             or (body.get("status") or {}).get("phase") != "Succeeded":
         return
@@ -228,28 +293,19 @@ def _plain(body: kopf.Body) -> dict[str, Any]:
     return {"metadata": dict(body["metadata"]), "spec": dict(body.get("spec") or {})}
 
 
-@dataclass(frozen=True)
-class PeeringOptions:
-    """Run as one of several replicas sharing the ClusterKopfPeering ``name``."""
-
-    name: str = "leasehold"
-    priority: int = field(default_factory=default_priority)
-    lifetime: int = 60  # seconds without a keep-alive before a replica counts as gone
-    identity: str = field(
-        default_factory=lambda: f"{socket.gethostname()}@{os.getpid()}")
-
-
 def run(config: SchedulerConfig, kubeconfig: str | None = None,
         metrics_port: int | None = None, peering: PeeringOptions | None = None) -> None:
     """``leasehold operator``: run until interrupted; alone, or with ``peering`` as
-    one of several replicas of which one is active."""
-    if kubeconfig:
-        os.environ["KUBECONFIG"] = kubeconfig
+    one of several replicas of which one is active. ``kubeconfig`` (else $KUBECONFIG,
+    ~/.kube/config, the pod's service account) goes to the operator's client and to
+    Kopf's login alike. Raises ValueError (one line) for a kubeconfig it cannot use."""
+    memo = OperatorMemo(config, KubeClient.from_environment(kubeconfig),
+                        str(Path(kubeconfig).expanduser()) if kubeconfig else None,
+                        metrics_port, peering)
     kopf.configure(verbose=False)
     # a line per handled event costs more than the handling, at a thousand Leases
     logging.getLogger("kopf.objects").setLevel(logging.WARNING)
     extra: dict[str, Any] = {"standalone": True} if peering is None else {
         "peering_name": peering.name, "priority": peering.priority,
         "identity": peering.identity}
-    kopf.run(registry=registry, clusterwide=True, **extra,
-             memo=kopf.Memo(config=config, metrics_port=metrics_port, peering=peering))
+    kopf.run(registry=registry, clusterwide=True, **extra, memo=memo)

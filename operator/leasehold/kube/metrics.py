@@ -8,7 +8,7 @@ from __future__ import annotations
 import contextlib
 import math
 from collections import Counter as Tally
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
@@ -27,6 +27,7 @@ from leasehold.core.model import (
 )
 from leasehold.core.preemption import Decision
 from leasehold.core.scheduler import Scheduler
+from leasehold.core.view import LeaseView
 
 #: seconds, from a VM's pause to a day-long suspension
 SECONDS = (1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 7200, 14400, 43200, 86400)
@@ -106,20 +107,19 @@ class Metrics:
                     self.requests.labels(origin.value, kind.value, outcome)
         self._policies: set[str] = set()
 
-    def observe(self, core: Scheduler, actions: Iterable[Action], decisions: list[Decision],
+    def observe(self, core: Scheduler, actions: Iterable[Action], decisions: Sequence[Decision],
                 step_cpu: float) -> None:
         """Count one step's actions and decisions, then read the gauges."""
-        leases = core.leases
         if core.config.policy not in self._policies:
             self._policies.add(core.config.policy)
             for action in ("suspend", "cancel", "migrate"):
                 for kind in LeaseType:
                     self.preemptions.labels(core.config.policy, action, kind.value)
         for action in actions:
-            st = leases.get(action.lease)
+            st = core.lease(action.lease)
             if st is None:
                 continue
-            req = st.req
+            req = st.request
             if isinstance(action, Admit | Reject):
                 outcome = "admitted" if isinstance(action, Admit) else "rejected"
                 self.requests.labels(req.origin.value, req.type.value, outcome).inc()
@@ -142,12 +142,13 @@ class Metrics:
             self.latency.observe(step_cpu)
         self._gauges(core)
 
-    def _per_lease(self, core: Scheduler) -> None:
+    def _per_lease(self, core: Scheduler, leases: list[LeaseView]) -> None:
         """``leasehold_lease_phase`` and ``leasehold_lease_preemptions``, written where
         they changed; an ended lease's series go ``RETAIN_SECONDS`` after it ended."""
-        for name, st in core.leases.items():
+        for st in leases:
+            name = st.name
             namespace, lease = _split(name)
-            labels = (namespace, lease, st.req.origin.value, st.req.type.value)
+            labels = (namespace, lease, st.request.origin.value, st.request.type.value)
             shown = (labels, PHASE_CODES[st.phase], st.preemptions)
             if self._shown.get(name) == shown:
                 continue
@@ -177,26 +178,28 @@ class Metrics:
                     self.lease_preemptions.remove(*labels[:2])
 
     def _gauges(self, core: Scheduler) -> None:
-        phases = Tally(st.phase for st in core.leases.values())
-        by_namespace = Tally((_split(name)[0], st.phase) for name, st in core.leases.items())
+        leases = core.leases()
+        phases = Tally(st.phase for st in leases)
+        by_namespace = Tally((_split(st.name)[0], st.phase) for st in leases)
         for namespace in {ns for ns, _ in by_namespace}:
             for phase in Phase:
                 self.leases.labels(namespace, phase.value).set(
                     by_namespace.get((namespace, phase), 0))
-        self._per_lease(core)
+        self._per_lease(core, leases)
         self.queue.set(phases.get(Phase.QUEUED, 0) + phases.get(Phase.SCHEDULED, 0)
                        + phases.get(Phase.SUSPENDED, 0))
-        held: dict[str, list[int]] = {name: [0, 0] for name in core.pool_specs}
-        for st in core.leases.values():
+        held: dict[str, list[int]] = {name: [0, 0] for name in core.pools}
+        for st in leases:
             if st.pool is not None and st.phase in (Phase.RUNNING, Phase.RESUMING,
                                                     Phase.SUSPENDING, Phase.MIGRATING):
-                pool = core.pool_specs[st.pool]
+                pool = core.pools[st.pool]
                 # in an exclusive pool a VM holds a whole node
-                cpu = pool.cpu if pool.exclusive else st.req.shape.cpu
-                memory = pool.memory if pool.exclusive else st.req.shape.memory
-                held[st.pool][0] += st.req.vms * cpu
-                held[st.pool][1] += st.req.vms * memory
-        for name, pool in core.pool_specs.items():
+                shape = st.request.shape
+                cpu = pool.cpu if pool.exclusive else shape.cpu
+                memory = pool.memory if pool.exclusive else shape.memory
+                held[st.pool][0] += st.request.vms * cpu
+                held[st.pool][1] += st.request.vms * memory
+        for name, pool in core.pools.items():
             cpu, memory = pool.nodes * pool.cpu, pool.nodes * pool.memory
             self.capacity.labels(name, "cpu").set(cpu / 1000)
             self.capacity.labels(name, "memory").set(memory * 2**20)

@@ -2,8 +2,10 @@
 carries out what it decides (DESIGN §5).
 
 - Inputs (a Lease created, its pods done, a Lease deleted) are queued by the Kopf
-  handlers; the loop wakes for them or for the core's next timer, submits them all at
-  the current emulated time, advances the core, and enacts the actions.
+  handlers; the loop wakes for them or for the core's next timer, gives them all to
+  the core at the current emulated time through the core's one driver
+  (:func:`leasehold.core.replay.replay`, which recovery uses too), and enacts the
+  actions.
 - Each VM is a pod ``<lease>-vm-<i>`` bound to its node, labelled with the lease and
   owned by it. Suspend and cancel delete the pods with a grace period equal to the
   modelled time; resume and migrate create them again, with the modelled delay as an
@@ -21,7 +23,7 @@ import logging
 import math
 import time
 from collections.abc import Coroutine, Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from leasehold.api.clock import Clock
@@ -41,8 +43,9 @@ from leasehold.core.model import (
     Start,
     Suspend,
 )
+from leasehold.core.replay import Input, run
 from leasehold.core.scheduler import Scheduler
-from leasehold.core.state import LeaseState
+from leasehold.core.view import LeaseView
 
 from .client import KubeClient, KubeError, Obj
 from .metrics import Metrics
@@ -71,6 +74,66 @@ class Tracked:
 
 def core_name(namespace: str, name: str) -> str:
     return f"{namespace}/{name}"
+
+
+@dataclass(slots=True)
+class Journal:
+    """What the Leases' statuses say the core was told, read back after a restart."""
+
+    #: the inputs, as the live loop gave them (submission time and order)
+    inputs: list[Input] = field(default_factory=list)
+    #: per lease submitted: the core's name for it, the Lease, its run time, its origin
+    tracked: list[tuple[str, Obj, float | None, Origin]] = field(default_factory=list)
+    #: a Lease's ``namespace/name`` -> the core's name for its latest incarnation
+    current: dict[str, str] = field(default_factory=dict)
+    #: the uids of the Leases submitted
+    uids: set[str] = field(default_factory=set)
+    #: the highest submission sequence written
+    sequence: int = 0
+    #: Leases never submitted (no journal, not rejected): new ones
+    unseen: list[Obj] = field(default_factory=list)
+
+
+def read_journal(leases: list[Obj], origins: dict[str, Origin], clock: Clock) -> Journal:
+    """The inputs journaled in the Leases' statuses (``submittedAt``, ``sequence``,
+    ``finishedAt``, written before the core was given them), in the order the live
+    loop gave them, with the names the core knew the leases by: a Lease deleted and
+    created again is ``namespace/name~2`` to the core, and so on, in submission order."""
+    out = Journal()
+    entries: list[tuple[float, float, str, Obj]] = []
+    for obj in leases:
+        status = obj.get("status") or {}
+        if "submittedAt" in status:
+            entries.append((float(status["submittedAt"]), float(status.get("sequence", 0)),
+                            "submit", obj))
+            if "finishedAt" in status:
+                entries.append((float(status["finishedAt"]), math.inf, "finished", obj))
+        elif status.get("phase") != "Rejected":
+            out.unseen.append(obj)
+    entries.sort(key=lambda x: (x[0], x[1]))
+    taken: set[str] = set()
+    for t, seq, kind, obj in entries:
+        meta = obj["metadata"]
+        key = core_name(meta["namespace"], meta["name"])
+        if kind == "finished":
+            out.inputs.append(Input.finished(out.current.get(key, key), t))
+            continue
+        out.uids.add(meta.get("uid", ""))
+        name, n = key, 1
+        while name in taken:
+            n += 1
+            name = f"{key}~{n}"
+        out.current[key] = name
+        origin = origins.get(meta["namespace"], Origin.EXTERNAL)
+        try:
+            request = lease_spec(obj, origin, t, clock).to_request()
+        except LeaseInputError:
+            continue
+        taken.add(name)
+        out.tracked.append((name, obj, request.runtime, origin))
+        out.inputs.append(Input.submit(replace(request, name=name, runtime=None), t))
+        out.sequence = max(out.sequence, int(seq))
+    return out
 
 
 class Shell:
@@ -131,6 +194,7 @@ class Shell:
         inputs, self._inputs = self._inputs, []
         rejected: list[tuple[str, list[str]]] = []
         journal: dict[str, dict[str, Any]] = {}
+        told: list[Input] = []
         for kind, name, arg in inputs:
             if kind == "submit":
                 obj, origin = arg
@@ -149,25 +213,26 @@ class Shell:
                 self._track(name, obj, core_request.runtime, origin)
                 # the core knows leases as namespace/name, and plans with the duration:
                 # the pods end the work early when the spec has a runtime
-                self.core.submit(replace(core_request, name=name, runtime=None), now)
+                told.append(Input.submit(replace(core_request, name=name, runtime=None), now))
                 self._sequence += 1
                 journal[name] = {"submittedAt": now, "sequence": self._sequence,
                                  "origin": origin.value}
                 continue
             name = self._current.get(name, name)
-            if name in self.core.leases and not self.core.leases[name].phase.terminal:
+            view = self.core.lease(name)
+            if view is not None and not view.phase.terminal:
                 if kind == "finished":
-                    self.core.finished(name, now)
+                    told.append(Input.finished(name, now))
                     journal[name] = {"finishedAt": now}
                 else:
-                    self.core.cancel(name, now, "deleted by its owner")
+                    told.append(Input.cancel(name, now, "deleted by its owner"))
         # what the core was told is written before anything is done about it: a
         # restarted operator replays it (recover) and arrives at the same state
         await _together(self._patch_status(self.tracked[name], entry)
                         for name, entry in journal.items())
         decided = len(self.core.decisions)
         cpu = time.process_time()
-        actions = self.core.advance(now)
+        actions = run(self.core, told, until=now)
         cpu = time.process_time() - cpu
         touched: dict[str, None] = {}
         for name, problems in rejected:
@@ -177,9 +242,9 @@ class Shell:
             touched[action.lease] = None
         # timers move phases on without an action (a suspension's VMs written out, a
         # resume's overhead over): those leases are written too
-        for name, st in self.core.leases.items():
-            if self._shown.get(name) != st.phase:
-                touched[name] = None
+        for st in self.core.leases():
+            if self._shown.get(st.name) != st.phase:
+                touched[st.name] = None
         await _together(self._write_status(name) for name in touched)
         if self.metrics is not None:
             self.metrics.observe(self.core, actions, self.core.decisions[decided:], cpu)
@@ -195,55 +260,27 @@ class Shell:
         on meanwhile; the core catches up to now, and the pods are then created or
         deleted to match (what the operator would have done had it been running).
         Leases it never saw are submitted as new ones."""
-        inputs: list[tuple[float, float, str, Obj]] = []
-        unseen: list[Obj] = []
-        for obj in leases:
-            status = obj.get("status") or {}
-            if "submittedAt" in status:
-                inputs.append((float(status["submittedAt"]), float(status.get("sequence", 0)),
-                               "submit", obj))
-                if "finishedAt" in status:
-                    inputs.append((float(status["finishedAt"]), math.inf, "finished", obj))
-            elif status.get("phase") != "Rejected":
-                unseen.append(obj)
-        inputs.sort(key=lambda x: (x[0], x[1]))
-        i = 0
-        while i < len(inputs):
-            t = inputs[i][0]
-            while i < len(inputs) and inputs[i][0] == t:
-                _, seq, kind, obj = inputs[i]
-                meta = obj["metadata"]
-                key = core_name(meta["namespace"], meta["name"])
-                origin = origins.get(meta["namespace"], Origin.EXTERNAL)
-                if kind == "submit":
-                    self._uids.add(meta.get("uid", ""))
-                    name = self._fresh(key)
-                    try:
-                        request = lease_spec(obj, origin, t, self.clock).to_request()
-                    except LeaseInputError:
-                        i += 1
-                        continue
-                    self._track(name, obj, request.runtime, origin)
-                    self.core.submit(replace(request, name=name, runtime=None), t)
-                    self._sequence = max(self._sequence, int(seq))
-                else:
-                    self.core.finished(self._current.get(key, key), t)
-                i += 1
-            self.core.advance(t)
-        now = max(self.clock.now(), self.core.now)
-        self.core.advance(now)
+        journal = read_journal(leases, origins, self.clock)
+        for name, obj, runtime, origin in journal.tracked:
+            self._track(name, obj, runtime, origin)
+        self._current.update(journal.current)
+        self._uids |= journal.uids
+        self._sequence = max(self._sequence, journal.sequence)
+        # fed as the live loop fed them, then on to now
+        now = max(self.clock.now(), max((x.time for x in journal.inputs), default=-math.inf))
+        run(self.core, journal.inputs, until=now)
         await self._reconcile(pods, now)
         await _together(self._write_status(name) for name in list(self.tracked))
-        for obj in unseen:
+        for obj in journal.unseen:
             self.submit(obj, origins.get(obj["metadata"]["namespace"], Origin.EXTERNAL))
         log.info("recovered %d leases (%d inputs replayed), %d new", len(self.tracked),
-                 len(inputs), len(unseen))
+                 len(journal.inputs), len(journal.unseen))
 
     async def _reconcile(self, pods: list[Obj], now: float) -> None:
         """Delete the pods the core does not want, then create the ones it does."""
-        want: dict[tuple[str, str], tuple[str, Tracked, LeaseState, int]] = {}
-        for name, st in self.core.leases.items():
-            t = self.tracked.get(name)
+        want: dict[tuple[str, str], tuple[str, Tracked, LeaseView, int]] = {}
+        for st in self.core.leases():
+            t = self.tracked.get(st.name)
             if t is None or st.phase not in (Phase.RUNNING, Phase.RESUMING):
                 continue
             for i, node in enumerate(st.nodes):
@@ -270,7 +307,7 @@ class Shell:
                         self._count("delete")
                 continue
             have.add(key)
-        missing: dict[str, tuple[Tracked, LeaseState]] = {}
+        missing: dict[str, tuple[Tracked, LeaseView]] = {}
         done: dict[str, bool] = {}
         for key, (_, t, st, _) in want.items():
             if key not in have:
@@ -295,7 +332,7 @@ class Shell:
         created again under its old name is a new lease to the core, which never
         forgets one: it gets ``namespace/name~2``, ``~3``, …"""
         fresh, n = name, 1
-        while fresh in self.core.leases or fresh in self.tracked:
+        while self.core.lease(fresh) is not None or fresh in self.tracked:
             n += 1
             fresh = f"{name}~{n}"
         self._current[name] = fresh
@@ -311,29 +348,30 @@ class Shell:
         t = self.tracked.get(action.lease)
         if t is None:
             return
-        st = self.core.leases[action.lease]
+        st = self.core.lease(action.lease)
+        assert st is not None  # an action is about a lease the core knows
         if isinstance(action, Start):
             await self._create_pods(t, st, action.nodes, delay=0.0)
             await self._event(t, "Started", f"running on {self._names(action.nodes)}")
         elif isinstance(action, Resume | Migrate):
             if isinstance(action, Migrate):
-                await self._delete_pods(t, st.req.vms, grace=0)
+                await self._delete_pods(t, st.request.vms, grace=0)
             await self._create_pods(t, st, action.nodes, delay=max(action.running - now, 0.0))
             verb = "Migrated" if isinstance(action, Migrate) else "Resumed"
             await self._event(t, verb, f"{verb.lower()} to {self._names(action.nodes)}; running at"
                                        f" {self.clock.stamp(action.running)}")
         elif isinstance(action, Suspend):
-            await self._delete_pods(t, st.req.vms, grace=action.vacated - now)
+            await self._delete_pods(t, st.request.vms, grace=action.vacated - now)
             await self._preempted(t, st, "suspended", action.reason)
         elif isinstance(action, Cancel):
-            await self._delete_pods(t, st.req.vms, grace=0)
+            await self._delete_pods(t, st.request.vms, grace=0)
             if st.preempted_by:
                 await self._preempted(t, st, "cancelled", action.reason)
             else:
                 await self._event(t, "Cancelled", action.reason)
         elif isinstance(action, Complete):
-            await self._delete_pods(t, st.req.vms, grace=0)
-            await self._event(t, "Completed", f"ran {st.ran:.0f} s of {st.req.duration:.0f} s")
+            await self._delete_pods(t, st.request.vms, grace=0)
+            await self._event(t, "Completed", f"ran {st.ran:.0f} s of {st.request.duration:.0f} s")
         elif isinstance(action, Reject):
             await self._event(t, "Rejected", action.reason, warning=True)
         elif isinstance(action, Reserve):
@@ -341,7 +379,7 @@ class Shell:
                                               f" {self.clock.stamp(action.start)} to"
                                               f" {self.clock.stamp(action.end)}")
 
-    async def _preempted(self, t: Tracked, st: LeaseState, how: str, reason: str) -> None:
+    async def _preempted(self, t: Tracked, st: LeaseView, how: str, reason: str) -> None:
         by = self.tracked.get(st.preempted_by or "")
         who = f"{by.namespace}/{by.name}" if by else "another lease"
         await self._event(t, "Preempted", f"{how} for {who}: {reason}", warning=True)
@@ -351,7 +389,7 @@ class Shell:
     def _count(self, kind: str) -> None:
         self.writes[kind] = self.writes.get(kind, 0) + 1
 
-    async def _create_pods(self, t: Tracked, st: LeaseState, nodes: tuple[str, ...],
+    async def _create_pods(self, t: Tracked, st: LeaseView, nodes: tuple[str, ...],
                            delay: float, only_missing: set[tuple[str, str]] | None = None
                            ) -> None:
         template = t.template or {}
@@ -362,7 +400,7 @@ class Shell:
             annotations[RESUME] = f"{delay:.3f}"
         if t.runtime is not None:
             annotations[RUNTIME] = f"{max(t.runtime - st.ran, 0.0):.3f}"
-        shape = st.req.shape
+        shape = st.request.shape
         requests = {"cpu": f"{shape.cpu}m", "memory": f"{shape.memory}Mi"}
         spec["containers"] = [
             {**c, "resources": {**(c.get("resources") or {}), "requests": requests}}
@@ -438,7 +476,7 @@ class Shell:
 
     async def _write_status(self, name: str) -> None:
         t = self.tracked.get(name)
-        st = self.core.leases.get(name)
+        st = self.core.lease(name)
         if t is None or st is None:
             return
         self._shown[name] = st.phase
@@ -481,7 +519,7 @@ def _condition(kind: str, status: str, reason: str, message: str, stamp: str) ->
             "lastTransitionTime": stamp}
 
 
-def status_of(st: LeaseState, t: Tracked, clock: Clock, core: Scheduler,
+def status_of(st: LeaseView, t: Tracked, clock: Clock, core: Scheduler,
               nodes: dict[str, str] | None = None) -> dict[str, Any]:
     """A Lease's status from the core's state (DESIGN §5); ``nodes`` renames the core's
     nodes to the cluster's."""
@@ -496,7 +534,7 @@ def status_of(st: LeaseState, t: Tracked, clock: Clock, core: Scheduler,
         "startedAt": st.first_start, "endedAt": st.end,
         "message": st.reason,
     }
-    booking = core.slots.booking(st.name)
+    booking = st.reservation
     if booking is not None and st.pool is not None:
         status["reservation"] = {"pool": st.pool, "start": clock.stamp(booking.start),
                                  "end": clock.stamp(booking.end),

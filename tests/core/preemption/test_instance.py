@@ -12,8 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from builders import AR, BEC, BES, DM, DNP, config, exclusive, req, shared
-from leasehold.core.model import Origin
-from leasehold.core.preemption import get, instance, names, sees_all
+from leasehold.core.model import MOML, PREEMPTION_POLICIES, Origin
+from leasehold.core.preemption import decide, instance
 from leasehold.core.preemption.instance import build
 from leasehold.core.scheduler import Scheduler
 from leasehold.core.slots import SharedPool
@@ -48,7 +48,7 @@ def states(draw):
 def fits_after_removing(sched, pool_name, local, t, end, removed) -> bool:
     trial = copy.deepcopy(sched)
     for name in removed:
-        trial.slots.unbook(name)
+        trial.slots.unbook(trial.lifecycle.leases[name].booking)
     pool = trial.slots.pools[pool_name]
     return pool.fit(local.vms, local.shape, end - t, t, t) is not None
 
@@ -57,7 +57,7 @@ def fits_after_removing(sched, pool_name, local, t, end, removed) -> bool:
 @given(states())
 def test_instance_feasibility_matches_the_slot_table(state):
     sched, pool_name, local, now, t = state
-    victims, end = sched._victims(pool_name, local, now, t, set())
+    victims, end = sched.victims.gather(pool_name, local, now, t)
     inst = build(sched.slots.pools[pool_name], local.shape, local.vms, t, end, victims, now)
     names = [c.name for c in inst.candidates]
     subsets = [c for k in range(len(names) + 1) for c in combinations(range(len(names)), k)]
@@ -70,7 +70,7 @@ def test_instance_feasibility_matches_the_slot_table(state):
 @given(states().filter(lambda s: isinstance(s[0].slots.pools[s[1]], SharedPool)))
 def test_an_instance_narrowed_on_the_slot_table_is_exact_for_what_it_keeps(state):
     sched, pool_name, local, now, t = state
-    victims, end = sched._victims(pool_name, local, now, t, set())
+    victims, end = sched.victims.gather(pool_name, local, now, t)
     pool = sched.slots.pools[pool_name]
     with patch.object(instance, "NARROW_ABOVE", 0):  # narrow whatever the pool's size
         inst = build(pool, local.shape, local.vms, t, end, victims, now, narrow=True)
@@ -94,7 +94,7 @@ def test_narrowing_keeps_the_nodes_that_free_room_cheaply_and_says_so():
         sched.submit(req(f"l{i}", 1, 1000, 0, type=BES, cpu=4000, memory=1024 * (i + 1)), 0)
     sched.advance(0)
     local = req("L", 1, 100, 0, type=DNP, origin=Origin.LOCAL, cpu=4000, memory=512)
-    victims, end = sched._victims("p", local, 0, 0, set())
+    victims, end = sched.victims.gather("p", local, 0, 0)
     pool = sched.slots.pools["p"]
     with patch.object(instance, "NARROW_ABOVE", 0):
         inst = build(pool, local.shape, local.vms, 0, end, victims, 0, narrow=True)
@@ -102,10 +102,11 @@ def test_narrowing_keeps_the_nodes_that_free_room_cheaply_and_says_so():
     # the lower node, l0's again); twice the missing room each
     assert inst.narrowed
     assert [c.name for c in inst.candidates] == ["l0", "l1"]
-    choice = get("moml")([inst], config(policy="moml"))
+    choice = decide(MOML, [inst], config(policy="moml"))
     assert not choice.exact
     assert [inst.candidates[i].name for i in choice.members] == ["l0"]
 
 
 def test_only_the_baselines_see_every_candidate():
-    assert [p for p in names() if sees_all(p)] == ["haizea", "kube-scheduler", "kueue"]
+    assert sorted(p.name for p in PREEMPTION_POLICIES if p.sees_all) == [
+        "haizea", "kube-scheduler", "kueue"]

@@ -20,8 +20,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from builders import config
-from leasehold.core.preemption import focus, get, names, sweep
-from leasehold.core.preemption.instance import Bin, Candidate, Instance, Part, Victim
+from leasehold.core.model import POLICY_NAMES, PREEMPTION_POLICIES, preemption_policy
+from leasehold.core.preemption import decide, sweep
+from leasehold.core.preemption.instance import Bin, Candidate, Instance, Part, Victim, narrow
 from leasehold.core.preemption.sets import minimal_sets, sample_sets
 
 ACTIONS = ("cancel", "suspend", "migrate", "replan")
@@ -131,7 +132,7 @@ def test_exact_enumeration_finds_exactly_the_minimal_sets(inst):
 @EXAMPLES
 @given(instances(), st.sampled_from(["nop", "mlip", "mov", "moml"]))
 def test_set_policies_choose_what_their_definition_chooses(inst, policy):
-    choice = get(policy)([inst], config(policy=policy))
+    choice = decide(preemption_policy(policy), [inst], config(policy=policy))
     want = oracle_choice(inst, policy)
     assert choice.members == want
     if want:
@@ -142,7 +143,7 @@ def test_set_policies_choose_what_their_definition_chooses(inst, policy):
 @settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(instances(), st.sampled_from(["p25", "p50", "p90", 0.000005, 0.00001]))
 def test_moml_alpha_as_a_percentile_or_seconds(inst, alpha):
-    choice = get("moml")([inst], config(policy="moml", alpha=alpha))
+    choice = decide(preemption_policy("moml"), [inst], config(policy="moml", alpha=alpha))
     assert choice.members == oracle_choice(inst, "moml", alpha)
 
 
@@ -169,7 +170,7 @@ def pooled_choice(insts: list[Instance], policy: str) -> tuple[int, tuple[int, .
 @given(instances(), instances(), st.sampled_from(["mlip", "mov", "moml"]))
 def test_several_pools_are_one_choice_among_all_their_sets(a, b, policy):
     b = Instance("q", b.need, b.base, b.bins, b.candidates, 0.0)
-    choice = get(policy)([a, b], config(policy=policy))
+    choice = decide(preemption_policy(policy), [a, b], config(policy=policy))
     want = pooled_choice([a, b], policy)
     if want is None:
         assert choice.members == ()
@@ -187,7 +188,7 @@ def test_sampled_sets_are_minimal_candidate_sets(inst):
 @EXAMPLES
 @given(instances())
 def test_kueue_removes_newest_first_then_fills_back_to_a_minimal_set(inst):
-    choice = get("kueue")([inst], config(policy="kueue"))
+    choice = decide(preemption_policy("kueue"), [inst], config(policy="kueue"))
     sets = oracle_sets(inst)
     if not any(sets) or sets == [()]:
         assert choice.members == ()
@@ -203,7 +204,7 @@ def test_kueue_removes_newest_first_then_fills_back_to_a_minimal_set(inst):
 @EXAMPLES
 @given(instances())
 def test_haizea_takes_the_oldest_until_it_fits_and_keeps_them_all(inst):
-    choice = get("haizea")([inst], config(policy="haizea"))
+    choice = decide(preemption_policy("haizea"), [inst], config(policy="haizea"))
     c = inst.candidates
     order = sorted(range(len(c)), key=lambda i: (c[i].victim.submitted, c[i].victim.seq))
     if room(inst, frozenset()) >= inst.need or room(inst, frozenset(order)) < inst.need:
@@ -216,7 +217,7 @@ def test_haizea_takes_the_oldest_until_it_fits_and_keeps_them_all(inst):
 @EXAMPLES
 @given(instances())
 def test_kube_scheduler_victims_let_the_preemptor_fit(inst):
-    choice = get("kube-scheduler")([inst], config(policy="kube-scheduler"))
+    choice = decide(preemption_policy("kube-scheduler"), [inst], config(policy="kube-scheduler"))
     sets = oracle_sets(inst)
     if not any(sets) or sets == [()]:
         assert choice.members == ()
@@ -227,10 +228,13 @@ def test_kube_scheduler_victims_let_the_preemptor_fit(inst):
         assert choice.members in sets
 
 
-def test_every_configurable_policy_is_registered():
+def test_every_configurable_policy_is_carried_out():
     from leasehold.api.scenario import POLICIES
 
-    assert set(names()) == set(POLICIES)
+    assert set(POLICY_NAMES) == set(POLICIES)
+    inst = Instance("p", 1, 0, (Bin(((0,),), (1,)),), ())
+    for policy in PREEMPTION_POLICIES:  # nothing to choose from: each says so
+        assert decide(policy, [inst], config(policy=policy.name)).members == ()
 
 
 @EXAMPLES
@@ -269,7 +273,8 @@ def scaled(inst: Instance, k: int) -> Instance:
 @given(instances().filter(sweep.applies), st.sampled_from(["all", "moml", "mlip", "mov"]))
 def test_the_sweep_gives_the_same_answer_walking_time_backwards(inst, mode):
     # the sweep picks its direction from the instance: mirroring flips the choice
-    assert sweep.frontier(mirrored(inst), mode=mode) == sweep.frontier(inst, mode=mode)
+    keep = sweep.ALL if mode == "all" else sweep.summary(preemption_policy(mode))
+    assert sweep.frontier(mirrored(inst), keep=keep) == sweep.frontier(inst, keep=keep)
 
 
 @EXAMPLES
@@ -281,7 +286,7 @@ def test_the_sweep_packs_large_node_counts_without_overflow(inst, k):
 @EXAMPLES
 @given(instances())
 def test_narrowing_keeps_the_room_of_every_set_it_keeps(inst):
-    view, back = focus.narrow(inst)
+    view, back = narrow(inst)
     assert list(back) == sorted(back)  # name order kept
     assert [c.name for c in view.candidates] == [inst.candidates[i].name for i in back]
     n = len(view.candidates)

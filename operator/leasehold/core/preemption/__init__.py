@@ -2,22 +2,25 @@
 (DESIGN §2.4; 000 §2.1, §5, §6).
 
 * :mod:`.instance` — the problem, abstracted from the slot table;
-* :mod:`.sets` — minimal candidate sets, exact or sampled, and their frontier;
-* one module per policy, registered by name in :mod:`.registry`: ``nop``, ``mlip``,
-  ``mov``, ``moml`` and the baselines ``kueue``, ``kube-scheduler``, ``haizea``.
+* :mod:`.sets` and :mod:`.sweep` — minimal candidate sets, exact or sampled, and
+  their frontier; :mod:`.focus` — narrowing a large shared pool;
+* :mod:`.policies` — the policies declared in :mod:`leasehold.core.model`, carried
+  out: the set policies by their ranking (:mod:`.set_policy`), the baselines
+  ``kueue``, ``kube-scheduler`` and ``haizea`` by their own modules.
 
-The scheduler (:mod:`leasehold.core.enactment`) gathers the preemptable leases,
-builds the instances, asks the configured policy, and enacts the choice.
+The scheduler (:mod:`leasehold.core.victims`, :mod:`leasehold.core.enactment`)
+gathers the preemptable leases, builds the instances, asks the configured policy,
+and enacts the choice.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import haizea, kube_scheduler, kueue, mlip, moml, mov, nop  # noqa: F401  (register)
-from .registry import Choice, get, names, sees_all
+from .choice import NONE, Choice
+from .policies import decide
 
-__all__ = ["Choice", "Decision", "get", "names", "sees_all"]
+__all__ = ["NONE", "Choice", "Decision", "decide"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..model import SchedulerConfig
+from .choice import NONE, Choice
 from .instance import Instance
-from .registry import NONE, Choice, register
 from .sets import take_until_fits
 
 #: Haizea's aging factor gives leases this old a score of -1: never preempted
@@ -30,8 +30,7 @@ def oldest_first(inst: Instance) -> tuple[int, ...] | None:
     return None if found is None else tuple(sorted(found[0]))
 
 
-@register("haizea", sees_all=True)
-def haizea(instances: Sequence[Instance], config: SchedulerConfig) -> Choice:
+def decide(instances: Sequence[Instance], config: SchedulerConfig) -> Choice:
     for k, inst in enumerate(instances):
         members = oldest_first(inst)
         if members:

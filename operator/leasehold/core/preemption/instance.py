@@ -66,6 +66,8 @@ class Victim(NamedTuple):
     #: submission time and order
     submitted: float
     seq: int
+    #: the slot it holds (what it gives back when chosen)
+    booking: Booking | None = None
 
     @property
     def running(self) -> bool:
@@ -173,6 +175,44 @@ def bin_room(arrays: Sequence[Sequence[int]], demand: tuple[int, ...]) -> int:
     return room
 
 
+# ---- narrowing a large instance ---------------------------------------------------------
+def narrow(inst: Instance) -> tuple[Instance, tuple[int, ...]]:
+    """The narrowed instance, and for each of its candidates the index it has in
+    ``inst`` (ascending: the name order is kept)."""
+    cands, bins = inst.candidates, inst.bins
+    base_rooms = [bin_room(b.free, b.demand) for b in bins]
+    missing = inst.need - inst.base - sum(base_rooms)
+    if missing <= 0:
+        return inst, tuple(range(len(cands)))
+    on_bin: list[list[int]] = [[] for _ in bins]
+    for i, c in enumerate(cands):
+        for p in c.parts:
+            on_bin[p.bin].append(i)
+    gain, cost, count = [0] * len(bins), [0] * len(bins), [0] * len(bins)
+    for b, bin_ in enumerate(bins):
+        arrays = [list(d) for d in bin_.free]
+        for i in on_bin[b]:
+            for p in cands[i].parts:
+                if p.bin == b:
+                    for arr, amount in zip(arrays, p.amount, strict=True):
+                        for x in range(p.lo, p.hi):
+                            arr[x] += amount
+        gain[b] = bin_room(arrays, bin_.demand) - base_rooms[b]
+        cost[b] = sum(cands[i].cost for i in on_bin[b])
+        count[b] = len(on_bin[b])
+    keep = kept(pick(gain, cost, count, missing), on_bin)
+    touched = sorted({p.bin for i in keep for p in cands[i].parts})
+    index = {b: k for k, b in enumerate(touched)}
+    rest = sum(base_rooms[b] for b in range(len(bins)) if b not in index)
+    narrowed = tuple(
+        replace(cands[i], parts=tuple(replace(p, bin=index[p.bin]) for p in cands[i].parts))
+        for i in keep
+    )
+    view = Instance(inst.pool, inst.need, inst.base + rest, tuple(bins[b] for b in touched),
+                    narrowed, inst.now, inst.narrowed)
+    return view, tuple(keep)
+
+
 # ---- building an instance from a pool's slot table -------------------------------------
 def build(
     pool: PoolTable, shape: Shape, need: int, start: float, end: float,
@@ -191,7 +231,7 @@ def build(
             return Instance(pool.spec.name, need, 0, (), (), now)
         victims = _by_name(victims)
         bin_, parts = _exclusive_bin(pool.nodes_free, start, end,
-                                     [pool.bookings[v.name] for v in victims])
+                                     [_booking(v) for v in victims])
         cands = tuple(
             Candidate(v, to_micro(v.overhead), (p,)) for v, p in zip(victims, parts, strict=True)
         )
@@ -201,6 +241,11 @@ def build(
     if inst.narrowed and not inst.feasible(range(len(inst.candidates))):
         inst = _shared_instance(pool, shape, need, start, end, victims, False)
     return replace(inst, now=now)
+
+
+def _booking(v: Victim) -> Booking:
+    assert v.booking is not None, f"victim {v.name} offered without its booking"
+    return v.booking
 
 
 def _by_name(victims: Iterable[Victim]) -> list[Victim]:
@@ -254,7 +299,7 @@ def _shared_instance(
             keep = _promising(pool, shape, lows, rooms, victims, missing)
             victims = [victims[i] for i in keep]
     victims = _by_name(victims)
-    bookings = [pool.bookings[v.name] for v in victims]
+    bookings = [_booking(v) for v in victims]
     on_node = _on_node(bookings)
     touched = sorted(on_node)
     index = {node: k for k, node in enumerate(touched)}
@@ -303,11 +348,12 @@ def _promising(
     least free cpu and memory over the window (``lows``) plus all its candidates
     give back: as if they all ran at its busiest instant. One pass over thousands
     of victims: kept plain (numpy's conversions cost more than this loop here)."""
-    size, table = pool.spec.nodes, pool.bookings
+    size = pool.spec.nodes
     on_node: list[list[int]] = [[] for _ in range(size)]
     cpu, mem, cost = [0] * size, [0] * size, [0.0] * size
     for i, v in enumerate(victims):
-        b = table[v.name]
+        b = v.booking
+        assert b is not None
         h, c, m = v.overhead, b.shape.cpu, b.shape.memory
         for node in b.nodes or ():  # one entry per VM
             mine = on_node[node]

@@ -18,8 +18,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..model import SchedulerConfig
+from .choice import NONE, Choice
 from .instance import Evaluator, Instance
-from .registry import NONE, Choice, register
 
 
 def _node_victims(inst: Instance, ev: Evaluator, on_bin: list[int], want: int) -> list[int] | None:
@@ -74,8 +74,7 @@ def per_node(inst: Instance) -> tuple[tuple[int, ...], int] | None:
     return tuple(sorted(chosen)), weighed
 
 
-@register("kube-scheduler", sees_all=True)
-def kube_scheduler(instances: Sequence[Instance], config: SchedulerConfig) -> Choice:
+def decide(instances: Sequence[Instance], config: SchedulerConfig) -> Choice:
     for k, inst in enumerate(instances):
         found = per_node(inst)
         if found and found[0]:

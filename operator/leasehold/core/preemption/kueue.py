@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..model import SchedulerConfig
+from .choice import NONE, Choice
 from .instance import Instance
-from .registry import NONE, Choice, register
 from .sets import take_until_fits
 
 
@@ -34,8 +34,7 @@ def remove_then_fill_back(inst: Instance, order: Sequence[int]) -> tuple[int, ..
     return tuple(sorted(targets))
 
 
-@register("kueue", sees_all=True)
-def kueue(instances: Sequence[Instance], config: SchedulerConfig) -> Choice:
+def decide(instances: Sequence[Instance], config: SchedulerConfig) -> Choice:
     for k, inst in enumerate(instances):  # pools in order: the first that works
         cands = inst.candidates
         order = sorted(range(len(cands)),

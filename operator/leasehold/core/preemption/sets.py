@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from . import focus, sweep
-from .instance import Candidate, Evaluator, Instance
+from .instance import Candidate, Evaluator, Instance, narrow
 
 #: tree nodes the exact enumeration may visit per instance before it samples instead
 DEFAULT_BUDGET = 20_000
@@ -143,14 +143,16 @@ def greedy(
     return None if found is None else minimize(inst, found[0], drop_first, found[1])
 
 
+#: a sort key of candidates: a number, then the name
+SampleKey = Callable[[Candidate], tuple[float, str]]
 #: the orders the sampler builds sets from: (add order, drop order) keys
-_SAMPLE_ORDERS: tuple[tuple[Callable[[Candidate], object], Callable[[Candidate], object]], ...] = (
+_SAMPLE_ORDERS: tuple[tuple[SampleKey, SampleKey], ...] = (
     (lambda c: (c.cost, c.name), lambda c: (-c.cost, c.name)),  # cheapest in, dearest out
     (lambda c: (c.cost / c.victim.vms, c.name), lambda c: (-c.cost, c.name)),  # cheapest per VM
     (lambda c: (-c.victim.vms, c.name), lambda c: (c.victim.vms, c.name)),  # largest first
     (lambda c: (-c.victim.since, c.name), lambda c: (c.victim.since, c.name)),  # newest first
     (lambda c: (c.victim.seq, c.name), lambda c: (-c.victim.seq, c.name)),  # oldest first
-    (lambda c: c.name, lambda c: c.name),
+    (lambda c: (0, c.name), lambda c: (0, c.name)),  # by name
 )
 
 
@@ -226,7 +228,7 @@ def option(inst: Instance, k: int, members: tuple[int, ...]) -> Option:
 
 def frontier(
     instances: Sequence[Instance], budget: int = DEFAULT_BUDGET,
-    max_states: int = sweep.DEFAULT_STATES, mode: str = "all",
+    max_states: int = sweep.DEFAULT_STATES, keep: sweep.Summary = sweep.ALL,
 ) -> Frontier:
     """The frontier over every instance (one per pool the preemptor may use):
     exclusive pools by the sweep of :mod:`.sweep`, others by enumeration; either
@@ -238,7 +240,7 @@ def frontier(
             out.exact = False
             budget = min(budget, NARROWED_BUDGET)
         if sweep.applies(inst):
-            swept = sweep.frontier(inst, max_states, mode)
+            swept = sweep.frontier(inst, max_states, keep)
             if swept is not None:
                 best, hist = swept
                 for (_, vms), (cost, names, members) in best.items():
@@ -249,7 +251,7 @@ def frontier(
             sets = None  # the tree would be slower still: sample
         else:
             if len(inst.candidates) > focus.NARROW_ABOVE:
-                view, back = focus.narrow(inst)
+                view, back = narrow(inst)
                 out.exact = False
                 budget = min(budget, NARROWED_BUDGET)
             sets = minimal_sets(view, budget)

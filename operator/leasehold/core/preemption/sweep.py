@@ -55,10 +55,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import pairwise
 from math import comb
+from typing import Any
 
+from ..model import PreemptionPolicy
 from .instance import Instance
 
-#: the best partial sets a state keeps, per slot (see :data:`MODES`):
+#: the best partial sets a state keeps, per slot (see :class:`Summary`):
 #: (leases, VMs, overhead, members as a bit mask). Candidates are indexed in name
 #: order, so of two sets of one size the one with the smaller sorted names is the
 #: one holding the lowest bit of their symmetric difference.
@@ -71,8 +73,9 @@ Waiting = tuple[tuple[int, int], ...]
 #: is waiting to be critical
 Key = tuple[int, Waiting]
 #: state -> [best, histogram: total overhead -> number of partial sets, whether
-#: the two are this state's own (else shared with another state: copy to change)]
-States = dict[Key, list]
+#: the two are this state's own (else shared with another state: copy to change)].
+#: A list, not a class: the sweep makes and merges hundreds of thousands of them
+States = dict[Key, list[Any]]
 #: per (leases, VMs): (overhead, sorted names, member indices) of the best set
 Frontier = dict[tuple[int, int], tuple[int, tuple[str, ...], tuple[int, ...]]]
 #: a class of interchangeable candidates: (start, end, nodes, VMs, overhead, members)
@@ -87,19 +90,36 @@ def applies(inst: Instance) -> bool:
     return len(inst.bins) == 1 and len(inst.bins[0].free) == 1 and inst.base == 0
 
 
-#: What a state keeps, by what the policy asks (two partial sets in one state get
-#: the same future additions, so their order under any of these keys never changes):
-#: ``all`` — per (leases, VMs) the least overhead, and the overhead histogram;
-#: ``moml`` — per number of leases the least overhead, and the histogram (for α);
-#: ``mlip`` — one set: fewest leases, most VMs, least overhead; the count only;
-#: ``mov`` — one set: least overhead, fewest leases; the count only.
-#: Ties, always: smaller sorted names.
-MODES: dict[str, tuple[Callable[[int, int], object], Callable[[Entry], tuple[int, ...]], bool]] = {
-    "all": (lambda n, v: (n, v), lambda e: (e[2],), True),
-    "moml": (lambda n, v: n, lambda e: (e[2],), True),
-    "mlip": (lambda n, v: 0, lambda e: (e[0], -e[1], e[2]), False),
-    "mov": (lambda n, v: 0, lambda e: (e[2], e[0]), False),
-}
+@dataclass(frozen=True, slots=True)
+class Summary:
+    """What a state keeps of the partial sets that reach it, by what the policy asks
+    (two partial sets in one state get the same future additions, so their order
+    under any ranking never changes): per ``slot(leases, VMs)`` the best set by
+    ``order`` (ties, always: smaller sorted names), and, with ``histogram``, how many
+    sets reach it per total overhead (else only how many, under overhead 0)."""
+
+    slot: Callable[[int, int], object]
+    order: Callable[[Entry], tuple[int, ...]]
+    histogram: bool
+
+
+#: everything the policies could ask: per (leases, VMs) the least overhead, and the
+#: overhead histogram (the frontier of :class:`.sets.Frontier`)
+ALL = Summary(lambda n, v: (n, v), lambda e: (e[2],), True)
+#: a threshold policy (MOML): per number of leases the least overhead, and the
+#: histogram, for α
+_THRESHOLD = Summary(lambda n, v: n, lambda e: (e[2],), True)
+
+
+def summary(policy: PreemptionPolicy) -> Summary:
+    """What the sweep keeps for a set policy: the best set by its ranking and the
+    count — or, for a threshold policy, what α and the ranking among the sets under
+    it need."""
+    if policy.threshold:
+        return _THRESHOLD
+    order = policy.order
+    assert order is not None, f"{policy.name} is not a set policy"
+    return Summary(lambda n, v: 0, order, False)
 
 
 def _better(a: Entry, b: Entry, order: Callable[[Entry], tuple[int, ...]]) -> bool:
@@ -131,11 +151,11 @@ def _merge(into: States, key: Key, best: Best, hist: dict[int, int],
 
 
 def _take(
-    best: Best, hist: dict[int, int], cls: Class, k: int, mode: str
+    best: Best, hist: dict[int, int], cls: Class, k: int, keep: Summary
 ) -> tuple[Best, dict[int, int]]:
     """The summaries after also taking ``k`` members of ``cls``: its ``k`` smallest
     names, ``C(m, k)`` ways."""
-    slot, order, histogram = MODES[mode]
+    slot, order, histogram = keep.slot, keep.order, keep.histogram
     _, _, _, vms, cost, members = cls
     add, mask = k * cost, sum(1 << i for i in members[:k])
     taken: Best = {}
@@ -194,12 +214,12 @@ def _line(inst: Instance, deficit: list[int]) -> _Line:
     cuts = sorted({0, n, *(a for a, *_ in groups), *(b for _, b, *_ in groups)})
     at = {x: j for j, x in enumerate(cuts)}
     deficits = [max(deficit[x] for x in points[lo:hi]) for lo, hi in pairwise(cuts)]
-    groups = {(at[a], at[b], *rest): m for (a, b, *rest), m in groups.items()}
+    groups = {(at[a], at[b], w, v, h): m for (a, b, w, v, h), m in groups.items()}
     n = len(deficits)
     forward = sum(a == 0 for a, *_ in groups) <= sum(b == n for _, b, *_ in groups)
     if not forward:
         deficits.reverse()
-        groups = {(n - b, n - a, *rest): m for (a, b, *rest), m in groups.items()}
+        groups = {(n - b, n - a, w, v, h): m for (a, b, w, v, h), m in groups.items()}
     classes = tuple((*k, tuple(m)) for k, m in sorted(groups.items()))
     widest = max((w for _, _, w, *_ in classes), default=0)
     most = max((w * len(m) for _, _, w, _, _, m in classes), default=0)
@@ -288,14 +308,14 @@ def _pending(waiting: Waiting, b: int, w: int) -> Waiting:
 
 
 def frontier(
-    inst: Instance, max_states: int = DEFAULT_STATES, mode: str = "all"
+    inst: Instance, max_states: int = DEFAULT_STATES, keep: Summary = ALL
 ) -> tuple[Frontier, Counter[int]] | None:
-    """The best sets (what ``mode`` keeps, see :data:`MODES`) and the overhead
-    histogram — for ``mlip`` and ``mov`` only the count, under overhead 0 — over
-    *all* minimal candidate sets of ``inst`` (none if the preemptor fits as it
-    is), or ``None`` if more than ``max_states`` states were alive at once."""
+    """The best sets (what ``keep`` keeps, see :class:`Summary`) and the overhead
+    histogram — without one, only the count, under overhead 0 — over *all* minimal
+    candidate sets of ``inst`` (none if the preemptor fits as it is), or ``None`` if
+    more than ``max_states`` states were alive at once."""
     assert applies(inst)
-    slot, order, _ = MODES[mode]
+    slot, order = keep.slot, keep.order
     deficit = [inst.need - f for f in inst.bins[0].free[0]]
     if all(d <= 0 for d in deficit):
         return {}, Counter()
@@ -322,7 +342,7 @@ def frontier(
                     # set not minimal, and taking more can only make that worse
                     if not all(critical(g, p, e[0], e[1]) for e in grown):
                         break
-                    _merge(nxt, (g, grown), *_take(best, hist, cls, k, mode), order)
+                    _merge(nxt, (g, grown), *_take(best, hist, cls, k, keep), order)
             states = nxt
             if len(states) > max_states:
                 return None

@@ -67,7 +67,7 @@ def test_compression_never_moves_a_reservation_later():
 @pytest.mark.parametrize("mode", ["conservative", "easy", "none"])
 def test_best_effort_that_can_never_fit_is_rejected_with_reason(mode):
     sched = run([exclusive(4)], [req("big", 5, 10)], config(mode))
-    st = sched.leases["big"]
+    st = sched.lease("big")
     assert st.phase.value == "Rejected"
     assert "can never fit" in st.reason and "4" in st.reason
 
@@ -78,7 +78,7 @@ def test_best_effort_that_can_never_fit_is_rejected_with_reason(mode):
 def test_deadline_lease_admitted_only_if_it_can_end_in_time(deadline, phase):
     sched = run([exclusive(2)], [req("A", 2, 100), req("D", 2, 100, at=1, type=DM,
                                                           deadline=deadline)])
-    st = sched.leases["D"]
+    st = sched.lease("D")
     assert st.phase.value == phase
     if phase == "Completed":
         assert st.end <= deadline
@@ -109,7 +109,7 @@ def test_advance_reservation_blocks_best_effort_that_would_overlap():
 def test_advance_reservation_without_room_under_nop_is_rejected_with_a_decision():
     sched = run([exclusive(2)], [req("X", 2, 500), req("R", 1, 100, type=AR, start=100, at=1)],
                 config(policy="nop"))
-    st = sched.leases["R"]
+    st = sched.lease("R")
     assert st.phase.value == "Rejected"
     assert "no room" in st.reason and "t=100s" in st.reason and "'nop' never" in st.reason
     [d] = sched.decisions
@@ -119,14 +119,14 @@ def test_advance_reservation_without_room_under_nop_is_rejected_with_a_decision(
 def test_preemptor_without_any_preemptable_lease_is_rejected_saying_so():
     sched = run([exclusive(1)], [req("X", 1, 500, type=DNP, deadline=600),
                                  req("R", 1, 100, type=AR, start=100, at=1)])
-    assert "would not free enough room" in sched.leases["R"].reason
+    assert "would not free enough room" in sched.lease("R").reason
     assert sched.decisions[0].candidate_sets == 0
 
 
 def test_local_request_wants_its_resources_at_ready_time():
     local = req("L", 1, 100, at=10, type=DNP, origin=Origin.LOCAL, deadline=110)
     sched = run([exclusive(1)], [req("X", 1, 50), local], config(policy="nop"))
-    assert sched.leases["L"].phase.value == "Rejected"
+    assert sched.lease("L").phase.value == "Rejected"
     assert len(sched.decisions) == 1
     sched = run([exclusive(2)], [req("X", 1, 50), local])
     assert spans(sched)["L"] == (10, 110, "Completed")
@@ -135,33 +135,33 @@ def test_local_request_wants_its_resources_at_ready_time():
 
 def test_external_deadline_lease_does_not_trigger_preemption():
     sched = run([exclusive(1)], [req("X", 1, 50), req("D", 1, 10, at=1, type=DM, deadline=20)])
-    assert sched.leases["D"].phase.value == "Rejected"
+    assert sched.lease("D").phase.value == "Rejected"
     assert sched.decisions == []
 
 
 def test_ar_in_the_past_is_rejected():
     sched = run([exclusive(1)], [req("R", 1, 10, type=AR, start=5, at=10)])
-    assert "already past" in sched.leases["R"].reason
+    assert "already past" in sched.lease("R").reason
 
 
 def test_unknown_pool_is_rejected():
     sched = run([exclusive(1)], [req("X", 1, 10, pool="nope"), req("Y", 1, 10, type=DM,
                                                                     deadline=50, pool="nope")])
-    assert all("pool 'nope' does not exist" in sched.leases[n].reason for n in "XY")
+    assert all("pool 'nope' does not exist" in sched.lease(n).reason for n in "XY")
 
 
 def test_leases_go_to_the_pool_where_they_start_first():
     a, b = exclusive(1, "a"), exclusive(2, "b")
     sched = run([a, b], [req("X", 1, 100), req("Y", 1, 100), req("Z", 2, 10, at=1)])
-    assert sched.leases["X"].pool == "a"  # tie: the pool listed first
-    assert sched.leases["Y"].pool == "b"
+    assert sched.lease("X").pool == "a"  # tie: the pool listed first
+    assert sched.lease("Y").pool == "b"
     assert spans(sched)["Z"][:2] == (100, 110)
 
 
 def test_shared_pool_places_several_vms_per_node():
     sched = run([shared(2, cpu=4000, memory=8192)],
                 [req("A", 6, 100, cpu=1000, memory=1024), req("B", 3, 10, cpu=1000, memory=1024)])
-    assert sched.leases["A"].nodes == ("p-0",) * 4 + ("p-1",) * 2
+    assert sched.lease("A").nodes == ("p-0",) * 4 + ("p-1",) * 2
     assert spans(sched)["B"][:2] == (100, 110)  # only 2 cpus were left
 
 
@@ -181,5 +181,5 @@ def test_cancellable_best_effort_runs_like_any_best_effort():
 def test_deadline_that_has_already_become_unreachable_is_rejected():
     # submitted when even an immediate start would end after the deadline
     sched = run([exclusive(1)], [req("D", 1, 100, at=100, type=DM, deadline=150)])
-    assert sched.leases["D"].phase.value == "Rejected"
-    assert "deadline t=150s" in sched.leases["D"].reason
+    assert sched.lease("D").phase.value == "Rejected"
+    assert "deadline t=150s" in sched.lease("D").reason

@@ -1,24 +1,11 @@
-"""Per-lease scheduler state and the internal event kinds."""
+"""One lease's state inside the core."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import IntEnum
 
 from .model import Phase, Request
-
-
-class Event(IntEnum):
-    """Internal timers. The value orders events of one instant: capacity is given
-    back (vacate, done) before anything new starts on it."""
-
-    VACATE = 0  # a stop/suspend/migrate overhead ended: the nodes are free
-    DONE = 1  # the lease's work is finished
-    STOP = 2  # a planned cancellation (preempted just in time) begins
-    SUSPEND = 3  # a planned suspension (suspend-before-blocking, preemption) begins
-    RUNNING = 4  # a resume overhead ended: the VMs run again
-    START = 5  # a reservation begins
-
+from .slots import Booking
 
 #: what preempting a lease means on one pool: (its action when running, seconds
 #: that takes to vacate, its overhead, its overhead when queued), or ``()`` when it
@@ -35,6 +22,10 @@ class LeaseState:
     vms: int = 0  # copied from the request: the EASY scan reads it for every queued lease
     phase: Phase = Phase.PENDING
     pool: str | None = None
+    #: the slot it holds: where it runs, or is reserved to run
+    booking: Booking | None = None
+    #: the nodes a migration is leaving, held until its VMs are written out there
+    departure: Booking | None = None
     #: planned run seconds still owed (plans use this, never the actual runtime)
     remaining: float = 0.0
     #: real run seconds still to go (simulations: ``runtime``); never planned with
@@ -57,7 +48,7 @@ class LeaseState:
     migrations: int = 0
     overhead: float = 0.0
     reason: str | None = None
-    #: bumped whenever the lease's timers change; stale heap entries are skipped
+    #: bumped whenever the lease's timers change; stale timers are skipped
     version: int = 0
     #: per pool: what preempting it means there. It depends only on the request and
     #: the pool's parameters, and a decision on a large pool asks for thousands:

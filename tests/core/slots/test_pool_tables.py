@@ -16,7 +16,9 @@ ONE = Shape(1000, 512)
 
 
 def book(pool, name, start, end, vms=1, shape=ONE):
-    pool.book(Booking(name, start, end, vms, shape, None, (("run", start, end),)))
+    b = Booking(name, pool.spec.name, start, end, vms, shape, None, (("run", start, end),))
+    pool.book(b)
+    return b
 
 
 @pytest.mark.parametrize(
@@ -55,39 +57,39 @@ def test_exclusive_vm_larger_than_node_never_fits():
 
 def test_exclusive_profile_merges_back_after_unbook():
     pool = ExclusivePool(exclusive(4))
-    book(pool, "a", 0, 10, 2)
-    book(pool, "b", 5, 20, 1)
-    pool.unbook("a")
-    pool.unbook("b")
+    a = book(pool, "a", 0, 10, 2)
+    b = book(pool, "b", 5, 20, 1)
+    pool.unbook(a)
+    pool.unbook(b)
     assert pool.nodes_free.times == [-inf] and pool.nodes_free.free == [4]
 
 
 def test_exclusive_occupy_gives_lowest_free_nodes_and_releases_them():
     pool = ExclusivePool(exclusive(4))
-    book(pool, "a", 0, 10, 2)
-    book(pool, "b", 0, 10, 1)
-    assert pool.occupy("a", 0) == (0, 1)
-    assert pool.occupy("b", 0) == (2,)
-    pool.unbook("a")
-    book(pool, "c", 0, 10, 3)
-    assert pool.occupy("c", 0) == (0, 1, 3)
+    a = book(pool, "a", 0, 10, 2)
+    b = book(pool, "b", 0, 10, 1)
+    assert pool.occupy(a, 0) == (0, 1)
+    assert pool.occupy(b, 0) == (2,)
+    pool.unbook(a)
+    c = book(pool, "c", 0, 10, 3)
+    assert pool.occupy(c, 0) == (0, 1, 3)
     assert pool.usage_violations() == []
 
 
 def test_exclusive_truncate_frees_the_tail():
     pool = ExclusivePool(exclusive(1))
-    book(pool, "a", 0, 100, 1)
+    a = book(pool, "a", 0, 100, 1)
     assert pool.fit(1, ONE, 10, 0) == 100
-    pool.truncate("a", 40, (("run", 0, 40),))
+    pool.truncate(a, 40, (("run", 0, 40),))
     assert pool.fit(1, ONE, 10, 0) == 40
 
 
 def test_shared_packs_vms_on_one_node_first():
     pool = SharedPool(shared(2, cpu=4000, memory=8192))
-    book(pool, "a", 0, 10, 3, Shape(1000, 1024))
-    assert pool.bookings["a"].nodes == (0, 0, 0)
-    book(pool, "b", 0, 10, 2, Shape(1000, 1024))
-    assert pool.bookings["b"].nodes == (0, 1)
+    a = book(pool, "a", 0, 10, 3, Shape(1000, 1024))
+    assert a.nodes == (0, 0, 0)
+    b = book(pool, "b", 0, 10, 2, Shape(1000, 1024))
+    assert b.nodes == (0, 1)
     assert pool.usage_violations() == []
 
 
@@ -104,15 +106,6 @@ def test_free_window_ends_at_the_blocking_booking():
         assert pool.free_window(1, ONE, 0) == 30
         assert pool.free_window(1, ONE, 40) == inf
         assert pool.free_window(1, ONE, 35) == 0
-
-
-def test_overlapping_lists_exactly_the_leases_in_the_window():
-    pool = ExclusivePool(exclusive(4))
-    book(pool, "a", 0, 10)
-    book(pool, "b", 10, 20)
-    book(pool, "c", 15, 30)
-    assert pool.overlapping(5, 10) == ["a", "b"]
-    assert pool.overlapping(10, 5) == ["b"]
 
 
 # ---- brute-force oracle --------------------------------------------------------------
@@ -171,7 +164,7 @@ def test_fit_agrees_with_brute_force(exclusive_pool, raw, vms, shape, duration, 
         # keep only bookings that fit where the table itself would put them
         if pool.fit(n, sh, d, s, latest_start=s) is None:
             continue
-        b = Booking(f"b{i}", s, s + d, n, sh, None, (("run", s, s + d),))
+        b = Booking(f"b{i}", spec.name, s, s + d, n, sh, None, (("run", s, s + d),))
         pool.book(b)
         kept.append((b.lease, s, s + d, n, (sh, list(b.nodes or ()))))
     assert pool.usage_violations() == []
@@ -191,30 +184,27 @@ def test_fit_agrees_with_brute_force(exclusive_pool, raw, vms, shape, duration, 
 def test_exclusive_move_earlier_agrees_with_unbook_and_refit(raw, pick, earliest):
     """The profile-only shortcut gives what removing the booking and fitting again gives."""
     fast, slow = ExclusivePool(exclusive(4)), ExclusivePool(exclusive(4))
-    names = []
+    pairs = []
     for i, (s, d, n) in enumerate(raw):
         if fast.fit(n, ONE, d, s, latest_start=s) is None:
             continue
-        for pool in (fast, slow):
-            book(pool, f"b{i}", s, s + d, n)
-        names.append(f"b{i}")
-    if not names:
+        pairs.append((book(fast, f"b{i}", s, s + d, n), book(slow, f"b{i}", s, s + d, n)))
+    if not pairs:
         return
-    name = names[pick % len(names)]
-    b = fast.bookings[name]
-    got = fast.move_earlier(name, earliest, b.end - b.start)
-    want = PoolTable.move_earlier(slow, name, earliest, b.end - b.start)
+    b, twin = pairs[pick % len(pairs)]
+    got = fast.move_earlier(b, earliest, b.end - b.start)
+    want = PoolTable.move_earlier(slow, twin, earliest, b.end - b.start)
     assert got == want
     f, w = fast.nodes_free, slow.nodes_free
     assert (f.times, f.free) == (w.times, w.free)
-    assert (name in fast.bookings) == (got is None)
+    assert (b in fast.bookings) == (got is None)
 
 
 def test_shared_future_booking_prefers_nodes_freed_just_before_it():
     # node 0 is idle; node 1 is busy until 50. A booking at [50, 60) goes to node 1,
     # which leaves node 0 free for work that can start now and run 40 s.
     pool = SharedPool(shared(2, cpu=1000, memory=1024))
-    pool.book(Booking("busy", 0, 50, 1, ONE, (1,), (("run", 0, 50),)))
-    book(pool, "x", 50, 60)
-    assert pool.bookings["x"].nodes == (1,)
+    pool.book(Booking("busy", "p", 0, 50, 1, ONE, (1,), (("run", 0, 50),)))
+    x = book(pool, "x", 50, 60)
+    assert x.nodes == (1,)
     assert pool.fit(1, ONE, 100, 0) == 0  # node 0 is still free from now on

@@ -1,0 +1,350 @@
+"""A lease's lifecycle: its transitions and the timers that drive them (DESIGN §2).
+
+:class:`Lifecycle` owns the leases' state, their bookings and their timers, and is
+the one place that changes them: every transition books, cuts or gives back slots,
+sets the lease's timers and emits the action the shell carries out. What the
+transitions of one instant did to the capacity is recorded in :class:`Changes`, for
+the planner to act on (compression, the EASY queue) — no caller has to remember it.
+
+It knows nothing of queues or policies: deciding *when* a transition happens is the
+planner's and the preemptor's business; the scheduler wires the timers to it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from . import overhead
+from .lease import LeaseState
+from .model import (
+    Action,
+    Admit,
+    Cancel,
+    Complete,
+    Migrate,
+    Phase,
+    PoolSpec,
+    Reject,
+    Request,
+    Reserve,
+    Resume,
+    SchedulerConfig,
+    Start,
+    Suspend,
+)
+from .slots import Booking, Segments, SlotTable, clip
+from .timers import Timer, Timers
+
+
+@dataclass(slots=True)
+class Changes:
+    """What the transitions since the last plan did to the capacity."""
+
+    #: capacity was given back ahead of a booking's end (a lease ended, was cut short
+    #: or gave its reservation up): waiting reservations may move earlier
+    released: bool = False
+    #: some booking left the table (its nodes are free): the EASY queue may move
+    freed: bool = False
+
+
+class Lifecycle:
+    def __init__(self, slots: SlotTable, pools: Mapping[str, PoolSpec],
+                 config: SchedulerConfig) -> None:
+        self.slots = slots
+        self.pools = pools
+        self.config = config
+        #: every lease ever submitted, by name, in submission order
+        self.leases: dict[str, LeaseState] = {}
+        self.timers = Timers(self.leases)
+        #: leases holding a booking that has not started yet
+        self.reserved: dict[str, None] = {}
+        self._node_names = {p.name: p.node_names() for p in pools.values()}
+        self._seq = 0
+        self._actions: list[Action] = []
+        self._changes = Changes()
+
+    # ---- what the transitions produced ----------------------------------------------
+    def take_actions(self) -> list[Action]:
+        """The actions emitted since the last call, in order."""
+        actions, self._actions = self._actions, []
+        return actions
+
+    def take_changes(self) -> Changes:
+        """The capacity changes since the last call."""
+        changes, self._changes = self._changes, Changes()
+        return changes
+
+    # ---- admission ------------------------------------------------------------------
+    def accept(self, req: Request, now: float) -> LeaseState | None:
+        """A new lease, in submission order; ``None`` (and a rejection) if its name is taken."""
+        if req.name in self.leases:
+            self._actions.append(
+                Reject(now, req.name, f"a lease named {req.name!r} already exists"))
+            return None
+        st = LeaseState(req, self._seq, remaining=req.duration, actual_left=req.actual_runtime)
+        self._seq += 1
+        self.leases[req.name] = st
+        return st
+
+    def enqueue(self, st: LeaseState, now: float) -> None:
+        """A best-effort lease is admitted to wait for a slot."""
+        st.phase = Phase.QUEUED
+        self._actions.append(Admit(now, st.name))
+
+    def admit(self, st: LeaseState, now: float) -> None:
+        """A guaranteed lease is admitted (it is about to be booked), unless it was before."""
+        if st.phase == Phase.PENDING:
+            self._actions.append(Admit(now, st.name))
+
+    def reject(self, st: LeaseState, now: float, reason: str) -> None:
+        st.phase = Phase.REJECTED
+        st.reason = reason
+        st.end = now
+        self.timers.bump(st)
+        self._actions.append(Reject(now, st.name, reason))
+
+    # ---- booking and starting -----------------------------------------------------------
+    def book(
+        self, st: LeaseState, pool: str, start: float, length: float, now: float,
+        segments: Segments | None = None,
+    ) -> bool:
+        """Hold ``[start, start+length)`` on ``pool`` for the lease; start it if that is
+        now. Returns whether it started."""
+        end = start + length
+        if segments is None:
+            if st.resuming:
+                ran_from = start + length - st.remaining
+                segments = (("resume", start, ran_from), ("run", ran_from, end))
+            else:
+                segments = (("run", start, end),)
+        req = st.req
+        booking = Booking(st.name, pool, start, end, req.vms, req.shape, None, segments)
+        self.slots.book(booking)
+        st.booking = booking
+        st.pool = pool
+        if start <= now:
+            self.start(st, now)
+            return True
+        if not st.resuming:
+            st.phase = Phase.SCHEDULED
+        self.reserved[st.name] = None
+        self.timers.bump(st)
+        self.timers.push(start, Timer.START, st)
+        self._actions.append(Reserve(now, st.name, start, end, pool))
+        return False
+
+    def start(self, st: LeaseState, now: float) -> None:
+        """The lease's booking begins: bind it to nodes and run (or resume) it."""
+        booking = st.booking
+        assert booking is not None and st.pool is not None
+        names = self._node_names[st.pool]
+        st.nodes = tuple([names[i] for i in self.slots.occupy(booking, now)])
+        self.reserved.pop(st.name, None)
+        self.timers.bump(st)
+        if st.resuming:
+            run_from = booking.segments[0][2]  # end of the resume segment
+            st.phase = Phase.RESUMING
+            self._actions.append(Resume(now, st.name, st.nodes, run_from))
+            self.timers.push(run_from, Timer.RUNNING, st)
+            st.resuming = False
+            st.landing = None
+        else:
+            run_from = now
+            st.phase = Phase.RUNNING
+            self._actions.append(Start(now, st.name, st.nodes))
+        if st.first_start is None:
+            st.first_start = now
+        st.running_since = run_from
+        # the work never outlasts the booking, whatever the float rounding
+        self.timers.push(min(run_from + st.actual_left, booking.end), Timer.DONE, st)
+        kind, at, _ = booking.segments[-1]
+        if kind == "suspend":
+            self.timers.push(at, Timer.SUSPEND, st)
+
+    def running(self, st: LeaseState) -> None:
+        """A resume or migration overhead is over: the VMs run again."""
+        st.phase = Phase.RUNNING
+
+    # ---- ending -----------------------------------------------------------------------
+    def complete(self, st: LeaseState, now: float) -> None:
+        self._account(st, now)
+        assert st.booking is not None
+        self._give_back(st.booking, now)
+        st.booking = None
+        st.phase = Phase.COMPLETED
+        st.end = now
+        st.remaining = st.actual_left = 0.0
+        self.timers.bump(st)
+        self._actions.append(Complete(now, st.name))
+
+    def suspend(self, st: LeaseState, now: float, reason: str, planned: bool) -> None:
+        """Stop a running lease's VMs and write them out; it is re-queued once they
+        vacate. A planned suspension is the booking's closing segment and ends with it."""
+        booking = st.booking
+        assert booking is not None
+        params = self.pools[booking.pool].overhead
+        self._account(st, now)
+        if planned:
+            vacated = booking.end
+        else:
+            vacated = now + overhead.suspend_seconds(st.req, params)
+            if vacated > booking.end:  # the caller must leave room for the overhead
+                raise ValueError(f"suspending {st.name} at t={now} would outlast its booking")
+        segments = (*(s for s in booking.segments if s[0] != "suspend"), ("suspend", now, vacated))
+        self._cut(booking, vacated, clip(segments, now))
+        st.phase = Phase.SUSPENDING
+        st.suspensions += 1
+        st.overhead += overhead.suspend_overhead(st.req, params)
+        self.timers.bump(st)
+        self.timers.push(vacated, Timer.VACATE, st)
+        self._actions.append(Suspend(now, st.name, vacated, reason))
+
+    def migrate(
+        self, st: LeaseState, now: float, pool: str, reason: str, start: float | None = None
+    ) -> None:
+        """Move a running lease: its VMs are suspended one after another on the source
+        nodes (which they leave once all are written out), copied, and resumed on the
+        target, pipelined as in 000 eq. 8. The caller found the target slot
+        (``start``, default now), so the migration never starts without somewhere to
+        land. A target that starts later is a reservation: the lease waits, written
+        out, and the pipeline's overhead opens its booking there. The source nodes
+        stay the lease's *departure* until its VMs have left them."""
+        req = st.req
+        source = st.booking
+        assert source is not None
+        params = self.pools[source.pool].overhead
+        self._account(st, now)
+        at = now if start is None else start
+        left_source = now + overhead.migrate_leave_seconds(req, params)
+        pipeline = overhead.migrate_run_seconds(req, params)
+        self._cut(source, left_source,
+                  clip((*source.segments, ("migrate-out", now, left_source)), now))
+        st.departure, st.booking = source, None
+        st.phase = Phase.MIGRATING
+        st.migrations += 1
+        st.overhead += overhead.migrate_overhead(req, params)
+        self.timers.bump(st)  # and the departure's VACATE timer at left_source
+        running = at + pipeline
+        if at > now:
+            st.resuming = True
+            st.landing = pipeline
+            self.book(st, pool, at, pipeline + st.remaining, now,
+                      (("migrate-in", at, running), ("run", running, running + st.remaining)))
+            self._actions.append(Migrate(now, st.name, (), running))
+            return
+        end = running + st.remaining
+        target = Booking(st.name, pool, now, end, req.vms, req.shape, None,
+                         (("migrate-in", now, running), ("run", running, end)))
+        self.slots.book(target)
+        st.booking = target
+        st.pool = pool
+        names = self._node_names[pool]
+        st.nodes = tuple([names[i] for i in self.slots.occupy(target, now)])
+        st.running_since = running
+        self.timers.push(running, Timer.RUNNING, st)
+        self.timers.push(running + st.actual_left, Timer.DONE, st)
+        self._actions.append(Migrate(now, st.name, st.nodes, running))
+
+    def vacate(self, st: LeaseState, now: float) -> bool:
+        """An overhead that held nodes is over: they are free. Returns whether the
+        lease is now suspended (its remainder is to be queued again)."""
+        if st.departure is not None:  # a migration left its old nodes
+            self._give_back(st.departure, now)
+            st.departure = None
+            return False
+        if st.phase not in (Phase.SUSPENDING, Phase.CANCELLED) or st.booking is None:
+            return False  # a departure's timer, renewed once too often
+        self._give_back(st.booking, now)
+        st.booking = None
+        self.timers.bump(st)
+        if st.phase != Phase.SUSPENDING:
+            return False
+        st.phase = Phase.SUSPENDED
+        st.resuming = True
+        return True
+
+    def cancel(self, st: LeaseState, now: float, reason: str) -> None:
+        """Cancel a lease wherever it is; running VMs are stopped first."""
+        booking = st.booking
+        self.reserved.pop(st.name, None)
+        phase = st.phase
+        st.phase = Phase.CANCELLED
+        st.end = now
+        st.reason = reason
+        self.timers.bump(st)  # a departure's VACATE timer is renewed with it
+        if booking is not None:
+            if phase in (Phase.RUNNING, Phase.RESUMING):
+                self._account(st, now)
+                # stopping takes stopSeconds, but never past the booking: others may
+                # hold the nodes from its end on
+                stopped = min(now + self.pools[booking.pool].overhead.stop_seconds, booking.end)
+                if stopped <= now:
+                    self._give_back(booking, now)
+                    st.booking = None
+                else:
+                    body = tuple(s for s in booking.segments if s[0] != "stop")
+                    self._cut(booking, stopped, clip((*body, ("stop", now, stopped)), now))
+                    self.timers.push(stopped, Timer.VACATE, st)
+            elif phase == Phase.SUSPENDING:
+                self.timers.push(booking.end, Timer.VACATE, st)  # it still has to finish
+            else:  # reserved, or a migration's target: the departure vacates on its own
+                self._give_back(booking, now)
+                st.booking = None
+        self._actions.append(Cancel(now, st.name, reason))
+
+    # ---- preemption's transitions -------------------------------------------------------
+    def unreserve(self, st: LeaseState, now: float) -> None:
+        """A reservation that has not started is given up (preempted: it is placed
+        again, at the cost of a rescheduling δ)."""
+        assert st.booking is not None and st.pool is not None
+        self._give_back(st.booking, now)
+        st.booking = None
+        self.reserved.pop(st.name, None)
+        self.timers.bump(st)
+        st.overhead += overhead.replan_overhead(st.req, self.pools[st.pool].overhead)
+        if not st.resuming:
+            st.pool = None  # it never ran: any pool will do
+
+    def stop_at(self, st: LeaseState, now: float, begin: float, vacated: float,
+                suspend: bool) -> None:
+        """Plan a running lease's suspension (or cancellation) to begin at ``begin``
+        and leave its nodes at ``vacated``: just in time for whoever needs them."""
+        booking = st.booking
+        assert booking is not None
+        kind = "suspend" if suspend else "stop"
+        body = tuple(s for s in booking.segments if s[0] not in ("suspend", "stop"))
+        self._cut(booking, vacated, clip((*body, (kind, begin, vacated)), begin))
+        self.timers.bump(st)
+        if st.running_since is not None and st.running_since + st.actual_left <= begin:
+            self.timers.push(st.running_since + st.actual_left, Timer.DONE, st)  # done before
+        self.timers.push(begin, Timer.SUSPEND if suspend else Timer.STOP, st)
+
+    def planned_reason(self, st: LeaseState, what: str) -> str:
+        """Why a planned suspension or cancellation happens (its timer fired)."""
+        if st.preempted_by is not None:
+            return f"{what}: preempted by {st.preempted_by} (policy {self.config.policy})"
+        return f"{what} before a reservation that blocks it"
+
+    # ---- helpers ----------------------------------------------------------------------
+    def _account(self, st: LeaseState, now: float) -> None:
+        """Credit the work done since the current run segment began."""
+        if st.running_since is not None and now > st.running_since:
+            ran = now - st.running_since
+            st.ran += ran
+            st.remaining = max(0.0, st.remaining - ran)
+            st.actual_left = max(0.0, st.actual_left - ran)
+        st.running_since = None
+
+    def _give_back(self, booking: Booking, now: float) -> None:
+        """The booking leaves the table."""
+        self.slots.unbook(booking)
+        self._changes.freed = True
+        if booking.end > now:
+            self._changes.released = True
+
+    def _cut(self, booking: Booking, end: float, segments: Segments) -> None:
+        """The booking ends at ``end`` instead (never later than it did)."""
+        if booking.end > end:
+            self._changes.released = True
+        self.slots.truncate(booking, end, segments)

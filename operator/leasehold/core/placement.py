@@ -1,0 +1,68 @@
+"""Where a lease can go: its candidate pools, the length of its next booking, and the
+earliest slot over those pools (DESIGN §2.2). Read-only: booking is the lifecycle's."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from math import inf
+
+from . import overhead
+from .lease import LeaseState
+from .model import PoolSpec, Request
+from .slots import SlotTable
+
+#: a slot found for a lease: (pool, start, length)
+Fit = tuple[str, float, float]
+
+
+def describe(req: Request) -> str:
+    """A request's size in a user's words, for reasons."""
+    cpu = f"{req.shape.cpu / 1000:g} cpu"
+    return f"{req.vms} VM(s) of {cpu} and {req.shape.memory} MiB for {req.duration:g}s"
+
+
+class Placement:
+    def __init__(self, slots: SlotTable, pools: Mapping[str, PoolSpec]) -> None:
+        self.slots = slots
+        self.pools = pools
+
+    def candidate_pools(self, st: LeaseState) -> list[str]:
+        """The pools the lease may use, in the cluster's order (the tie-breaker)."""
+        if st.pool is not None:  # a suspended lease resumes where its memory image is
+            return [st.pool]
+        if st.req.pool is not None:
+            return [st.req.pool] if st.req.pool in self.pools else []
+        return list(self.pools)
+
+    def never_fits(self, st: LeaseState) -> str | None:
+        """Why the lease could not run even on its empty pools, if it could not."""
+        req = st.req
+        pools = self.candidate_pools(st)
+        if not pools:
+            return f"pool {req.pool!r} does not exist"
+        most = max(self.slots.pools[p].max_vms(req.shape) for p in pools)
+        if most < req.vms:
+            return (f"can never fit: needs {describe(req)}, "
+                    f"but the largest pool holds {most} such VMs")
+        return None
+
+    def length(self, st: LeaseState, pool: str) -> float:
+        """How long the lease's next booking on ``pool`` lasts: the work it still owes,
+        after the overhead of resuming (or of landing, for a migration)."""
+        if not st.resuming:
+            return st.remaining
+        if st.landing is not None:  # a migration lands: its pipeline, not a resume
+            return st.remaining + st.landing
+        return st.remaining + overhead.resume_seconds(st.req, self.pools[pool].overhead)
+
+    def best_fit(self, st: LeaseState, earliest: float, latest: float = inf) -> Fit | None:
+        """(pool, start, length) of the earliest slot over the lease's candidate pools,
+        starting in ``[earliest, latest]``; ties go to the pool listed first."""
+        best: Fit | None = None
+        req = st.req
+        for name in self.candidate_pools(st):
+            length = self.length(st, name)
+            t = self.slots.pools[name].fit(req.vms, req.shape, length, earliest, latest)
+            if t is not None and (best is None or t < best[1]):
+                best = (name, t, length)
+        return best

@@ -1,0 +1,309 @@
+"""Queue planning: admission, conservative and EASY backfilling, compression
+(000 §7.2, 004 §3.2, DESIGN §2.3).
+
+* ``conservative`` — every waiting lease holds a reservation, made at its earliest
+  start when it is queued; a later lease takes an earlier hole only if no existing
+  reservation moves.
+* ``easy`` — only the queue head holds a reservation; any other lease may start now
+  if it does not disturb a reservation.
+* ``none`` — strict first come, first served: the reference baseline.
+
+Guaranteed leases (deadline, advance reservation, local) always hold a reservation:
+they are admitted only with a slot that ends by their deadline, preempting if they
+may (:mod:`.enactment`).
+
+Compression: when capacity is given back early (a lease ends before its reservation
+does, a lease is cancelled, a suspension frees the rest of a slot), every waiting
+reservation is re-planned in submission order (as InterGrid's and pyss's
+conservative backfilling do) at its earliest start no later than its current one.
+Each move respects every other current reservation, so a lease's old slot is always
+still free when its turn comes: nothing ever moves later.
+"""
+
+from __future__ import annotations
+
+from bisect import insort
+from math import inf
+
+from . import overhead
+from .enactment import Preemptor
+from .lease import LeaseState
+from .lifecycle import Lifecycle
+from .model import Backfilling, LeaseType, Origin, Phase, SchedulerConfig
+from .placement import Fit, Placement, describe
+from .preemption import Decision
+from .slots import Segments, SlotTable
+
+
+def _no_preemption(d: Decision) -> str:
+    if d.policy == "nop":
+        return "policy 'nop' never preempts"
+    if not d.candidate_sets:
+        return "preempting every preemptable lease would not free enough room either"
+    return f"policy {d.policy!r} chose none of {d.candidate_sets} candidate sets"
+
+
+def _by_seq(st: LeaseState) -> int:
+    return st.seq
+
+
+class Planner:
+    def __init__(self, config: SchedulerConfig, slots: SlotTable, lifecycle: Lifecycle,
+                 placement: Placement, preemptor: Preemptor) -> None:
+        self.config = config
+        self.slots = slots
+        self.lifecycle = lifecycle
+        self.placement = placement
+        self.preemptor = preemptor
+        self._conservative = config.backfilling == Backfilling.CONSERVATIVE
+        #: best-effort leases waiting to start (EASY and FCFS), in submission order
+        self.queue: list[LeaseState] = []
+        #: the EASY/FCFS queue head that holds a reservation
+        self.head: str | None = None
+        #: leases to admit or place again at the next plan, in submission order
+        self._new: list[LeaseState] = []
+        self._pools = list(slots.pools.values())
+
+    # ---- what the scheduler tells it ------------------------------------------------
+    def accept(self, st: LeaseState) -> None:
+        """A new lease: admitted (or not) at the next plan."""
+        self._new.append(st)  # the newest lease has the highest sequence
+
+    def requeue(self, st: LeaseState) -> None:
+        """A suspended remainder goes back in original submission order."""
+        insort(self._new, st, key=_by_seq)
+
+    def started(self, st: LeaseState) -> None:
+        """The lease's reservation began: it waits no more."""
+        self._leave_queue(st)
+
+    def drop(self, st: LeaseState) -> None:
+        """The lease is cancelled: it is no longer planned."""
+        self._leave_queue(st)
+        if st in self._new:
+            self._new.remove(st)
+
+    def _leave_queue(self, st: LeaseState) -> None:
+        queue = self.queue
+        if queue and st.req.type.best_effort:
+            if queue[0] is st:  # usually the head starts
+                del queue[0]
+            elif st in queue:
+                queue.remove(st)
+        if self.head == st.name:
+            self.head = None
+
+    def _book(self, st: LeaseState, pool: str, start: float, length: float, now: float,
+              segments: Segments | None = None) -> None:
+        if self.lifecycle.book(st, pool, start, length, now, segments):
+            self._leave_queue(st)
+
+    # ---- one planning round ---------------------------------------------------------
+    def plan(self, now: float) -> None:
+        for pool in self._pools:
+            pool.prune(now)
+        changes = self.lifecycle.take_changes()
+        released = changes.released
+        freed = changes.freed or released
+        if released and len(self.lifecycle.reserved) > (self.head is not None):
+            self._compress(now)
+        fresh: list[LeaseState] = []
+        while self._new:  # a preemption may hand re-planned leases back
+            new, self._new = self._new, []
+            for st in new:
+                if st.phase.terminal:
+                    continue
+                if st.req.type.guaranteed:
+                    self._admit_guaranteed(st, now)
+                elif self._admit_best_effort(st, now) and self._conservative:
+                    self._place(st, now)
+                elif st.phase in (Phase.QUEUED, Phase.SUSPENDED):
+                    fresh.append(st)
+        if not self._conservative and self.queue:
+            self._run_queue(now, freed, fresh)
+
+    def _compress(self, now: float) -> None:
+        leases = self.lifecycle.leases
+        # the EASY/FCFS head is re-planned by the queue pass itself
+        order = sorted((leases[n] for n in self.lifecycle.reserved if n != self.head),
+                       key=_by_seq)
+        for st in order:
+            old = st.booking
+            assert old is not None
+            if old.start <= now:
+                continue
+            pool = self.slots.pools[old.pool]
+            # the length is recomputed, not taken from the booking: start + (end -
+            # start) can miss start + remaining by an ulp and let the work outlast it
+            length = self.placement.length(st, old.pool)
+            t = pool.move_earlier(old, max(now, st.req.earliest), length)
+            if t is not None:
+                self._book(st, old.pool, t, length, now)
+
+    # ---- admission ------------------------------------------------------------------
+    def _admit_best_effort(self, st: LeaseState, now: float) -> bool:
+        """Queue a best-effort lease, or reject it if it can never fit."""
+        if st.phase == Phase.SUSPENDED:
+            if not self._conservative:
+                insort(self.queue, st, key=_by_seq)
+            return True
+        if st.phase == Phase.QUEUED:  # re-planned after a preemption: admitted before
+            return True
+        reason = self.placement.never_fits(st)
+        if reason is not None:
+            self.lifecycle.reject(st, now, reason)
+            return False
+        self.lifecycle.enqueue(st, now)
+        if not self._conservative:
+            self.queue.append(st)  # the newest lease has the highest sequence
+        return True
+
+    def _admit_guaranteed(self, st: LeaseState, now: float) -> None:
+        """Admit a deadline or reservation lease only with a slot that ends in time."""
+        req = st.req
+        if req.type == LeaseType.ADVANCE_RESERVATION:
+            earliest = latest = req.start if req.start is not None else req.earliest
+            if earliest < now:
+                self.lifecycle.reject(
+                    st, now, f"its start t={earliest:g}s is already past (now t={now:g}s)")
+                return
+            deadline = earliest + req.duration
+        else:
+            earliest = max(now, req.earliest)
+            deadline = req.deadline if req.deadline is not None else earliest + req.duration
+            latest = deadline - st.remaining
+        fit = self.placement.best_fit(st, earliest, latest)
+        if fit is None:
+            self._refuse_guaranteed(st, now, earliest, deadline)
+            return
+        self.lifecycle.admit(st, now)
+        self._book(st, *fit, now)
+
+    def _refuse_guaranteed(self, st: LeaseState, now: float, earliest: float,
+                           deadline: float) -> None:
+        req = st.req
+        reason = self.placement.never_fits(st)
+        if reason is not None:
+            self.lifecycle.reject(st, now, reason)
+            return
+        may_preempt = req.origin == Origin.LOCAL or req.type == LeaseType.ADVANCE_RESERVATION
+        decision = None
+        if may_preempt:
+            outcome = self.preemptor.preempt(st, now, earliest)
+            for victim in outcome.replanned:
+                if self.head == victim.name:
+                    self.head = None  # the EASY queue pass reserves for its head again
+                if self._conservative:
+                    insort(self._new, victim, key=_by_seq)
+            if outcome.placed:
+                return
+            decision = outcome.decision
+        if req.type == LeaseType.ADVANCE_RESERVATION:
+            msg = f"no room for {describe(req)} at its start t={earliest:g}s"
+        else:
+            msg = (
+                f"no slot for {describe(req)} from t={earliest:g}s that ends by its "
+                f"deadline t={deadline:g}s"
+            )
+        if decision is not None:
+            msg += "; " + _no_preemption(decision)
+        self.lifecycle.reject(st, now, msg)
+
+    # ---- placement ------------------------------------------------------------------
+    def _place(self, st: LeaseState, now: float) -> None:
+        """Conservative: give a best-effort lease its earliest reservation."""
+        earliest = max(now, st.req.earliest)
+        fit = self.placement.best_fit(st, earliest)
+        assert fit is not None  # admission checked that it can fit in an empty pool
+        pool, t, length = fit
+        if t > now and earliest <= now and self._try_hole(st, now):
+            return
+        self._book(st, pool, t, length, now)
+
+    def _try_hole(self, st: LeaseState, now: float) -> bool:
+        """Suspend-before-blocking (Haizea): run a suspendable lease in the hole before
+        the reservation that blocks it, suspending it in time for that reservation.
+
+        Only worth it when the work done exceeds what suspending and resuming cost:
+        the run part must be at least the suspend plus resume time.
+        """
+        if not self.config.suspend_before_blocking:
+            return False
+        req = st.req
+        if req.type != LeaseType.BEST_EFFORT_SUSPENDABLE:
+            return False
+        for name in self.placement.candidate_pools(st):
+            pool = self.slots.pools[name]
+            window = pool.free_window(req.vms, req.shape, now)
+            if window == inf or window <= 0:
+                continue
+            params = pool.spec.overhead
+            h_s = overhead.suspend_seconds(req, params)
+            h_r = overhead.resume_seconds(req, params)
+            lead = h_r if st.resuming else 0.0
+            run = window - h_s - lead
+            if run < h_s + h_r or run >= st.remaining:
+                continue
+            run_from, run_to = now + lead, now + lead + run
+            segments: Segments = (
+                *((("resume", now, run_from),) if st.resuming else ()),
+                ("run", run_from, run_to),
+                ("suspend", run_to, now + window),
+            )
+            self._book(st, name, now, window, now, segments)
+            return True
+        return False
+
+    def _run_queue(self, now: float, released: bool, fresh: list[LeaseState]) -> None:
+        """EASY and FCFS: start the head while it fits, reserve for the first that does
+        not, then (EASY) start any later lease that fits now without moving a reservation."""
+        queue = self.queue
+        head_changed = bool(queue) and (queue[0].name != self.head or released)
+        if head_changed:
+            while queue:
+                st = queue[0]
+                earliest = max(now, st.req.earliest)
+                booking = st.booking
+                fit: Fit | None
+                if booking is not None:  # the head already holds a reservation: compress it
+                    table = self.slots.pools[booking.pool]
+                    length = self.placement.length(st, booking.pool)
+                    t = table.move_earlier(booking, earliest, length)
+                    if t is None:
+                        break  # it cannot start earlier: the reservation stands
+                    fit = (booking.pool, t, length)
+                else:
+                    fit = self.placement.best_fit(st, earliest)
+                assert fit is not None
+                pool, t, length = fit
+                if booking is None and t > now and earliest <= now and self._try_hole(st, now):
+                    continue  # it runs in the hole now; the next lease is the head
+                self._book(st, pool, t, length, now)  # starting it removes it from the queue
+                if t > now:
+                    self.head = st.name
+                    break
+        if self.config.backfilling != Backfilling.EASY or len(queue) < 2:
+            return
+        pools = self._pools
+        # cheap bound on what can start now: most candidates fail on size alone
+        avail = max(p.free_now(queue[0].req.shape, now) for p in pools)
+        if self.config.suspend_before_blocking:
+            candidates = queue[1:] if head_changed else fresh
+        elif head_changed:
+            head = queue[0]
+            candidates = [st for st in queue if st.vms <= avail and st is not head]
+        else:
+            candidates = [st for st in fresh if st.vms <= avail]
+        reserved = self.lifecycle.reserved
+        for st in candidates:
+            req = st.req
+            if req.earliest > now or st.phase not in (Phase.QUEUED, Phase.SUSPENDED):
+                continue
+            if st.name in reserved:  # a former head keeps its reservation
+                continue
+            found = self.placement.best_fit(st, now, now) if req.vms <= avail else None
+            if found is not None:
+                self._book(st, found[0], now, found[2], now)
+                avail = max(p.free_now(req.shape, now) for p in pools)
+            else:
+                self._try_hole(st, now)

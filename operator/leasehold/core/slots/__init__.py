@@ -1,0 +1,31 @@
+"""The slot table: per-pool capacity over time (004 §3.1–3.2, DESIGN §2.2).
+
+* :mod:`.booking` — a booking, one claim on a pool for ``[start, end)``;
+* :mod:`.pool` — what every pool's table answers (earliest fit, free windows) and does;
+* :mod:`.exclusive` — whole-node VMs, counted against a free-node profile;
+* :mod:`.shared` — VMs packed on nodes by cpu and memory;
+* :mod:`.table` — all pools;
+* :mod:`.statement` — trials, committed or undone as a whole.
+"""
+
+from __future__ import annotations
+
+from .booking import Booking, Segments, clip
+from .exclusive import ExclusivePool
+from .pool import PoolTable, fit_count
+from .shared import SharedPool
+from .statement import Statement
+from .table import SlotTable, make_pool
+
+__all__ = [
+    "Booking",
+    "ExclusivePool",
+    "PoolTable",
+    "Segments",
+    "SharedPool",
+    "SlotTable",
+    "Statement",
+    "clip",
+    "fit_count",
+    "make_pool",
+]

@@ -1,0 +1,175 @@
+"""Shared pools: nodes with cpu and memory capacity that hold several VMs.
+
+Every booking is placed on concrete nodes when it is made, and capacity is checked
+per node and per resource at every instant of the window. Node choice: best fit in
+time — nodes that have had room only since shortly before the booking's start
+first, then node index — filling a node before moving on.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right, insort
+from collections import Counter
+from math import inf
+
+from ..model import PoolSpec, Shape
+from ..profile import Profile
+from .booking import Booking
+from .pool import PoolTable, fit_count
+
+
+class SharedPool(PoolTable):
+    """Bookings on concrete nodes. Each node has a free-cpu and a free-memory
+    profile: the VMs of a shape that fit on a node throughout a window are
+    ``min(min free cpu // cpu, min free memory // memory)`` over the window, two
+    C-level ``min`` calls."""
+
+    def __init__(self, spec: PoolSpec) -> None:
+        super().__init__(spec)
+        self.node_cpu = [Profile(spec.cpu) for _ in range(spec.nodes)]
+        self.node_mem = [Profile(spec.memory) for _ in range(spec.nodes)]
+        self._ends: list[float] = []  # sorted booking ends: candidate start times
+        # pool-wide free cpu and memory: a necessary condition checked before the
+        # exact per-node packing, which costs a pass over the nodes
+        self.cpu_free = Profile(spec.nodes * spec.cpu)
+        self.mem_free = Profile(spec.nodes * spec.memory)
+
+    def max_vms(self, shape: Shape) -> int:
+        return self.spec.nodes * fit_count(self.spec.cpu, self.spec.memory, shape)
+
+    def room(self, node: int, shape: Shape, start: float, end: float) -> int:
+        """VMs of ``shape`` that fit on ``node`` throughout ``[start, end)``."""
+        cpu, mem = self.node_cpu[node], self.node_mem[node]
+        # most nodes of a busy pool are full at ``start``: one bisect says so
+        if cpu.at(start) < shape.cpu or mem.at(start) < shape.memory:
+            return 0
+        return fit_count(cpu.min_over(start, end), mem.min_over(start, end), shape)
+
+    def fit(
+        self, vms: int, shape: Shape, duration: float, earliest: float,
+        latest_start: float = inf,
+    ) -> float | None:
+        # The earliest start is ``earliest`` or a booking end: between ends, usage
+        # only rises. Candidates where the pool as a whole lacks cpu or memory are
+        # skipped on the aggregate profiles; the survivors are checked node by node.
+        if vms > self.max_vms(shape):
+            return None
+        need_cpu, need_mem = vms * shape.cpu, vms * shape.memory
+        cpu, mem, ends = self.cpu_free, self.mem_free, self._ends
+        t = earliest
+        while True:
+            while True:
+                a = cpu.fit(need_cpu, duration, t, latest_start)
+                if a is None:
+                    return None
+                b = mem.fit(need_mem, duration, a, latest_start)
+                if b is None:
+                    return None
+                if b == a:
+                    break
+                t = b
+            if self._room_total(vms, shape, a, a + duration) >= vms:
+                return a
+            i = bisect_right(ends, a)
+            if i == len(ends):  # past the last end the pool is empty: cannot happen
+                return None
+            t = ends[i]
+            if t > latest_start:
+                return None
+
+    def _room_total(self, vms: int, shape: Shape, start: float, end: float) -> int:
+        total = 0
+        for node in range(self.spec.nodes):
+            total += self.room(node, shape, start, end)
+            if total >= vms:
+                break
+        return total
+
+    def free_window(self, vms: int, shape: Shape, t: float) -> float:
+        if self.fit(vms, shape, 0.0, t, t) is None:
+            return 0.0
+        # the window can only end where some node's free capacity drops; the VMs
+        # must keep their nodes, so test the whole span [t, q) up to the next step
+        bounds = sorted({x for prof in (*self.node_cpu, *self.node_mem)
+                         for x in prof.times if x > t})
+        for k, p in enumerate(bounds):
+            q = bounds[k + 1] if k + 1 < len(bounds) else p + 1
+            if self.fit(vms, shape, q - t, t, t) is None:
+                return p - t
+        return inf
+
+    def place(self, vms: int, shape: Shape, start: float, end: float) -> tuple[int, ...]:
+        """Concrete nodes for a booking that :meth:`fit` said is feasible.
+
+        Best fit in time: nodes that had room for a VM only since shortly before
+        ``start`` come first, so a future reservation does not pin nodes that are
+        idle now and could take backfilled work until it begins (first fit by index
+        fragments the plan: +35% mean wait on the SDSC Blue trace, conservative).
+        Ties: node index. A node is filled before the next is used."""
+        rooms = [(node, self.room(node, shape, start, end)) for node in range(self.spec.nodes)]
+        order = sorted(
+            ((-max(self.node_cpu[node].free_since(shape.cpu, start),
+                   self.node_mem[node].free_since(shape.memory, start)), node, room)
+             for node, room in rooms if room > 0),
+        )
+        picked: list[int] = []
+        for _, node, room in order:
+            take = min(room, vms - len(picked))
+            picked.extend([node] * take)
+            if len(picked) == vms:
+                return tuple(picked)
+        raise RuntimeError(f"slot table inconsistent: no room for {vms} VMs at {start}")
+
+    def _charge(self, b: Booking, sign: int) -> None:
+        """Add (sign -1) or give back (sign +1) a booking's capacity."""
+        cpu, mem = b.shape.cpu, b.shape.memory
+        self.cpu_free.add(b.start, b.end, sign * b.vms * cpu)
+        self.mem_free.add(b.start, b.end, sign * b.vms * mem)
+        for node, count in Counter(b.nodes or ()).items():
+            self.node_cpu[node].add(b.start, b.end, sign * count * cpu)
+            self.node_mem[node].add(b.start, b.end, sign * count * mem)
+
+    def book(self, booking: Booking) -> None:
+        if booking.nodes is None:
+            booking.nodes = self.place(booking.vms, booking.shape, booking.start, booking.end)
+        self.bookings[booking] = None
+        self._charge(booking, -1)
+        if booking.end != inf:
+            insort(self._ends, booking.end)
+
+    def unbook(self, booking: Booking) -> None:
+        del self.bookings[booking]
+        self._charge(booking, +1)
+        if booking.end != inf:
+            i = bisect_left(self._ends, booking.end)
+            if i < len(self._ends) and self._ends[i] == booking.end:  # may have been pruned
+                del self._ends[i]
+
+    def occupy(self, booking: Booking, now: float) -> tuple[int, ...]:
+        assert booking.nodes is not None  # shared bookings are always placed
+        return booking.nodes
+
+    def prune(self, now: float) -> None:
+        # Per-node profiles are not pruned: unbooking a finished lease merges its
+        # steps away, so they stay as short as the live bookings on the node.
+        i = bisect_right(self._ends, now)
+        if i:
+            del self._ends[:i]
+        self.cpu_free.prune(now)
+        self.mem_free.prune(now)
+
+    def usage_violations(self) -> list[str]:
+        spec, bookings = self.spec, list(self.bookings)
+        out = [f"{spec.name} cpu: {m}" for m in self.cpu_free.mismatches(
+            spec.nodes * spec.cpu, [(b.start, b.end, b.vms * b.shape.cpu) for b in bookings])]
+        out += [f"{spec.name} memory: {m}" for m in self.mem_free.mismatches(
+            spec.nodes * spec.memory, [(b.start, b.end, b.vms * b.shape.memory) for b in bookings])]
+        for node in range(spec.nodes):
+            for resource, prof, cap in (("cpu", self.node_cpu[node], spec.cpu),
+                                        ("memory", self.node_mem[node], spec.memory)):
+                counted = [(b.start, b.end, (b.nodes or ()).count(node)
+                            * (b.shape.cpu if resource == "cpu" else b.shape.memory))
+                           for b in bookings]
+                out += [f"{spec.name}-{node} {resource}: {m}"
+                        for m in prof.mismatches(cap, counted)]
+        return out

@@ -1,0 +1,47 @@
+"""All pools of the cluster."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
+from ..model import PoolSpec
+from .booking import Booking, Segments
+from .exclusive import ExclusivePool
+from .pool import PoolTable
+from .shared import SharedPool
+from .statement import Statement
+
+
+def make_pool(spec: PoolSpec) -> PoolTable:
+    return ExclusivePool(spec) if spec.exclusive else SharedPool(spec)
+
+
+class SlotTable:
+    """Every pool's table; a booking names its pool."""
+
+    def __init__(self, pools: Iterable[PoolSpec]) -> None:
+        self.pools: dict[str, PoolTable] = {p.name: make_pool(p) for p in pools}
+
+    def book(self, booking: Booking) -> None:
+        self.pools[booking.pool].book(booking)
+
+    def unbook(self, booking: Booking) -> None:
+        self.pools[booking.pool].unbook(booking)
+
+    def truncate(self, booking: Booking, end: float, segments: Segments) -> None:
+        self.pools[booking.pool].truncate(booking, end, segments)
+
+    def occupy(self, booking: Booking, now: float) -> tuple[int, ...]:
+        return self.pools[booking.pool].occupy(booking, now)
+
+    def statement(self) -> Statement:
+        """A trial: bookings made through it are undone unless committed."""
+        return Statement(self)
+
+    def bookings(self) -> Iterator[Booking]:
+        """Every booking held, pool by pool."""
+        for pool in self.pools.values():
+            yield from pool.bookings
+
+    def usage_violations(self) -> list[str]:
+        return [v for p in self.pools.values() for v in p.usage_violations()]

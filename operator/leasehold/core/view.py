@@ -1,0 +1,118 @@
+"""The core as its shells read it: a read-only view of each lease.
+
+The scheduling parts change :class:`~.lease.LeaseState` in place; the shells (the
+operator, the simulator's reports, the emulator) only read. A :class:`LeaseView`
+shows a lease's state as it is now, without any way to change it.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from .lease import LeaseState
+from .model import Phase, Request
+
+
+class Reservation(NamedTuple):
+    """The slot a lease holds: where it runs, or is reserved to run."""
+
+    pool: str
+    start: float
+    end: float
+
+
+class LeaseView:
+    """One lease, read-only. Times are the core's seconds."""
+
+    __slots__ = ("_st",)
+
+    def __init__(self, st: LeaseState) -> None:
+        self._st = st
+
+    def __repr__(self) -> str:
+        return f"LeaseView({self.name!r}, {self.phase.value})"
+
+    @property
+    def name(self) -> str:
+        return self._st.name
+
+    @property
+    def request(self) -> Request:
+        """What was asked for."""
+        return self._st.req
+
+    @property
+    def sequence(self) -> int:
+        """Submission order (0 first): the queue order and the last tie-breaker."""
+        return self._st.seq
+
+    @property
+    def phase(self) -> Phase:
+        return self._st.phase
+
+    @property
+    def pool(self) -> str | None:
+        """The pool it runs (or ran, or is reserved to run) on."""
+        return self._st.pool
+
+    @property
+    def nodes(self) -> tuple[str, ...]:
+        """The nodes of its VMs, one per VM, where it last ran."""
+        return self._st.nodes
+
+    @property
+    def reservation(self) -> Reservation | None:
+        """The slot it holds now (none once it has left its nodes, or before it has one)."""
+        b = self._st.booking
+        return None if b is None else Reservation(b.pool, b.start, b.end)
+
+    @property
+    def first_start(self) -> float | None:
+        return self._st.first_start
+
+    @property
+    def end(self) -> float | None:
+        """When it reached its final phase."""
+        return self._st.end
+
+    @property
+    def ran(self) -> float:
+        """Run seconds executed so far."""
+        return self._st.ran
+
+    @property
+    def remaining(self) -> float:
+        """Planned run seconds still owed."""
+        return self._st.remaining
+
+    @property
+    def running_since(self) -> float | None:
+        """When its current run segment began (after any resume overhead)."""
+        return self._st.running_since
+
+    @property
+    def preemptions(self) -> int:
+        return self._st.preemptions
+
+    @property
+    def preempted_by(self) -> str | None:
+        """The lease that preempted it last."""
+        return self._st.preempted_by
+
+    @property
+    def suspensions(self) -> int:
+        return self._st.suspensions
+
+    @property
+    def migrations(self) -> int:
+        return self._st.migrations
+
+    @property
+    def overhead(self) -> float:
+        """Seconds of preemption overhead it has borne (000 §5)."""
+        return self._st.overhead
+
+    @property
+    def reason(self) -> str | None:
+        """Why it was rejected or cancelled, in a user's words."""
+        return self._st.reason

@@ -1,0 +1,84 @@
+"""The one driver (replay): the same timed inputs give the same core, whoever feeds
+them and whenever it wakes up — the simulator's pace, a live shell's irregular
+steps, or a recovery replaying its journal."""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from builders import config, exclusive, req
+from leasehold.core.replay import Input, feed, replay, run
+from leasehold.core.scheduler import Scheduler
+from strategies import workloads
+
+
+def state(sched: Scheduler) -> list[tuple]:
+    """Everything the shells can read of every lease."""
+    return [(v.name, v.phase, v.pool, v.nodes, v.reservation, v.first_start, v.end, v.ran,
+             v.remaining, v.preemptions, v.suspensions, v.migrations, v.overhead, v.reason)
+            for v in sched.leases()]
+
+
+def inputs_of(requests, reports) -> list[Input]:
+    return [*map(Input.submit, requests),
+            *(Input.cancel(n, t) if k == "cancel" else Input.finished(n, t)
+              for t, k, n in reports)]
+
+
+def live(pools, cfg, inputs: list[Input], wakes: list[float]) -> tuple[Scheduler, list]:
+    """A live shell: it wakes at its own times (``wakes``) and for the core's timers,
+    and tells the core at each wake-up what arrived since — at the time it wakes,
+    which is when a live shell learns of it. Returns the core and every action."""
+    sched = Scheduler(pools, cfg)
+    actions: list = []
+    pending = sorted(inputs, key=lambda x: x.time)
+    moments = sorted({*wakes, *(x.time for x in pending)})
+    i = 0
+    for now in moments:
+        while (due := sched.next_event_time()) is not None and due < now:
+            actions += sched.advance(due)  # woken by a timer
+        while i < len(pending) and pending[i].time <= now:
+            x = pending[i]
+            feed(sched, Input(now, x.kind, x.lease, x.request, x.reason))
+            i += 1
+        actions += sched.advance(now)
+    while (due := sched.next_event_time()) is not None:
+        actions += sched.advance(due)
+    return sched, actions
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(workloads(), st.lists(st.integers(0, 900_000).map(lambda x: x / 1000), max_size=12))
+def test_a_live_shell_that_wakes_at_any_times_arrives_where_replay_does(workload, wakes):
+    pools, requests, cfg, reports = workload
+    inputs = inputs_of(requests, reports)
+    shell, live_actions = live(pools, cfg, inputs, wakes)
+    # what the live shell told the core is its journal: the inputs at the times it gave them
+    replayed = Scheduler(pools, cfg)
+    assert run(replayed, inputs) == live_actions
+    assert state(replayed) == state(shell)
+    assert replayed.decisions == shell.decisions
+
+
+def test_replay_stops_at_until_with_the_core_there():
+    sched = Scheduler([exclusive(1)], config())
+    steps = list(replay(sched, [Input.submit(req("a", 1, 100)), Input.submit(req("b", 1, 100))],
+                        until=150))
+    assert [s.time for s in steps] == [0, 100, 150]
+    assert sched.now == 150
+    assert sched.lease("b").first_start == 100 and sched.lease("b").end is None
+    # and goes on from there when asked
+    assert [s.time for s in replay(sched, [])] == [200]
+    assert sched.lease("b").phase.value == "Completed"
+
+
+def test_inputs_of_one_instant_are_given_together_in_their_order():
+    # a and b arrive together: one plan sees both, and a (given first) is queued first
+    sched = Scheduler([exclusive(1)], config())
+    steps = list(replay(sched, [Input.submit(req("b", 1, 10, at=5)),
+                                Input.submit(req("a", 1, 10, at=5), time=5),
+                                Input.cancel("b", 5)]))
+    assert steps[0].time == 5 and steps[0].fed == 3
+    assert sched.lease("a").first_start == 5
+    assert sched.lease("b").phase.value == "Cancelled"
