@@ -356,7 +356,7 @@ def simulated(probes: int, seed: int, repeat: int) -> tuple[list[Probe], list[st
              f" {load:.2f}, conservative backfilling, seed {seed}", "",
              "| policy | decisions | p50 ms | p99 ms | max ms | exact % | chose % |",
              "|---|---:|---:|---:|---:|---:|---:|"]
-    for name in ("mlip", "mov", "moml"):
+    for name in (p.name for p in PREEMPTION_POLICIES if p.order is not None):  # set policies
         seconds: list[float] = []
         records: list[preemption.Decision] = []
 

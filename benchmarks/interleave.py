@@ -8,7 +8,7 @@ benchmark scripts with its own packages (``PYTHONPATH`` set to its source roots)
 Prints every run's figures, then per figure the medians and new/old.
 
 Figures: the SDSC Blue trace's CPU seconds per backfilling mode
-(``bench_sdsc_backfilling.py --repeat 3``: the best of 3 within a run), and the p99
+(``bench_sdsc_backfilling.py --repeat 5``: the best of 5 within a run), and the p99
 of a preemption decision per set policy on 32 one-core nodes (``bench_preemption.py
 --setting simulated``: every decision of a simulation) and on 1,000 shared nodes
 (``--setting scale``: 20 probes).
@@ -42,7 +42,7 @@ def run(tree: Path, script: str, *args: str) -> str:
 
 
 def sdsc(tree: Path) -> Figures:
-    out = run(tree, "bench_sdsc_backfilling.py", "--repeat", "3")
+    out = run(tree, "bench_sdsc_backfilling.py", "--repeat", "5")
     return {f"SDSC {mode} CPU s": float(cpu)
             for mode, cpu in re.findall(r"^leasehold (\w+)\s+([\d.]+)", out, re.M)}
 

@@ -161,8 +161,9 @@ def migrate_now(sched, name, now):
     slot = sched.victims.deadline_slot(st, now, st.pool, now)
     if slot is None:
         return None
+    sched.lifecycle.actions = []
     sched.lifecycle.migrate(st, now, slot.pool, "test", slot.start)
-    return sched.lifecycle.take_actions()
+    return sched.lifecycle.actions
 
 
 def test_migration_moves_a_running_lease_and_frees_its_source_nodes():

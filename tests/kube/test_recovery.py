@@ -12,6 +12,7 @@ from pathlib import Path
 import yaml
 
 from emulated import until
+from leasehold.api.clock import rfc3339
 from operated import (
     TESTBED,
     Sampler,
@@ -87,5 +88,44 @@ def test_work_that_ended_while_the_operator_was_down_is_not_run_again(tmp_path: 
         status = c.until(completed)
         assert rerun == []
         assert 170 <= status["progress"]["ranSeconds"] < 900  # not the hour it planned
+    finally:
+        c.stop_all()
+
+
+def test_leases_found_together_are_submitted_in_the_order_they_were_created(tmp_path: Path):
+    """Leases created while no replica watched are all found at the next start, in one
+    step: the core is told of them as they came (creation time), not in the order a
+    listing or Kopf's handler tasks happen to give them. Here the listing (by name)
+    has them backwards: the first created must hold the node, the second wait."""
+    pools = tmp_path / "pools.yaml"
+    pools.write_text(yaml.safe_dump({
+        "apiVersion": "leasehold.io/v1alpha1", "kind": "NodePool", "metadata": {"name": "p"},
+        "spec": {"emulated": {"nodes": 1, "cpu": 2, "memory": "2Gi"}}}))
+    c = operated(tmp_path / "cluster", "moml", pools)
+    try:
+        until(lambda: c.recoveries() == 1, 30)
+        c.operator.send_signal(signal.SIGKILL)
+        c.operator.wait(timeout=10)
+
+        def lease(name: str) -> dict:
+            return {"apiVersion": "leasehold.io/v1alpha1", "kind": "Lease",
+                    "metadata": {"name": name, "namespace": "lab"},
+                    "spec": {"type": "BestEffortSuspendable", "vms": 2, "duration": "1h"}}
+        c.apply(lease("zeta"))
+        first = c.lease("lab", "zeta")["metadata"]["creationTimestamp"]
+        # creation times are whole seconds: the second one must be in a later one
+        until(lambda: rfc3339() > first, 5)
+        c.apply(lease("alpha"))
+        c.start_operator("moml")
+
+        def one_running() -> dict[str, str] | bool:
+            phases = {n: c.lease("lab", n).get("status", {}).get("phase")
+                      for n in ("zeta", "alpha")}
+            return "Running" in phases.values() and phases
+        phases = c.until(one_running)
+        assert phases["zeta"] == "Running" and phases["alpha"] in ("Queued", "Scheduled"), \
+            phases
+        sequence = {n: c.lease("lab", n)["status"]["sequence"] for n in ("zeta", "alpha")}
+        assert sequence["zeta"] < sequence["alpha"], sequence
     finally:
         c.stop_all()

@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from leasehold.core.model import Action, PoolSpec, Request, SchedulerConfig
-from leasehold.core.replay import Input, replay
+from leasehold.core.replay import replay, submissions
 from leasehold.core.scheduler import Scheduler
 
 
@@ -38,7 +38,7 @@ def simulate(
     sched = Scheduler(pools, config)
     result = SimResult(sched)
     n = len(requests)
-    for step in replay(sched, [Input.submit(r) for r in requests]):
+    for step in replay(sched, submissions(requests)):
         result.events += 1
         if keep_actions:
             result.actions.extend(step.actions)

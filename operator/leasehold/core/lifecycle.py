@@ -13,7 +13,6 @@ planner's and the preemptor's business; the scheduler wires the timers to it.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 from . import overhead
 from .lease import LeaseState
@@ -37,15 +36,25 @@ from .slots import Booking, Segments, SlotTable, clip
 from .timers import Timer, Timers
 
 
-@dataclass(slots=True)
 class Changes:
-    """What the transitions since the last plan did to the capacity."""
+    """What the transitions since the last plan did to the capacity: set by the
+    transitions, read and reset by the planner at every plan (one record, not one per
+    plan: a simulation plans at every step)."""
 
-    #: capacity was given back ahead of a booking's end (a lease ended, was cut short
-    #: or gave its reservation up): waiting reservations may move earlier
-    released: bool = False
-    #: some booking left the table (its nodes are free): the EASY queue may move
-    freed: bool = False
+    __slots__ = ("freed", "released")
+
+    def __init__(self) -> None:
+        #: capacity was given back ahead of a booking's end (a lease ended, was cut
+        #: short or gave its reservation up): waiting reservations may move earlier
+        self.released = False
+        #: some booking left the table (its nodes are free): the EASY queue may move
+        self.freed = False
+
+    def take(self) -> tuple[bool, bool]:
+        """(released, freed), and start afresh."""
+        taken = self.released, self.freed
+        self.released = self.freed = False
+        return taken
 
 
 class Lifecycle:
@@ -59,27 +68,18 @@ class Lifecycle:
         self.timers = Timers(self.leases)
         #: leases holding a booking that has not started yet
         self.reserved: dict[str, None] = {}
+        #: the actions emitted, in order, since the scheduler last took them
+        self.actions: list[Action] = []
+        #: what the transitions did to the capacity since the last plan
+        self.changes = Changes()
         self._node_names = {p.name: p.node_names() for p in pools.values()}
         self._seq = 0
-        self._actions: list[Action] = []
-        self._changes = Changes()
-
-    # ---- what the transitions produced ----------------------------------------------
-    def take_actions(self) -> list[Action]:
-        """The actions emitted since the last call, in order."""
-        actions, self._actions = self._actions, []
-        return actions
-
-    def take_changes(self) -> Changes:
-        """The capacity changes since the last call."""
-        changes, self._changes = self._changes, Changes()
-        return changes
 
     # ---- admission ------------------------------------------------------------------
     def accept(self, req: Request, now: float) -> LeaseState | None:
         """A new lease, in submission order; ``None`` (and a rejection) if its name is taken."""
         if req.name in self.leases:
-            self._actions.append(
+            self.actions.append(
                 Reject(now, req.name, f"a lease named {req.name!r} already exists"))
             return None
         st = LeaseState(req, self._seq, remaining=req.duration, actual_left=req.actual_runtime)
@@ -90,19 +90,19 @@ class Lifecycle:
     def enqueue(self, st: LeaseState, now: float) -> None:
         """A best-effort lease is admitted to wait for a slot."""
         st.phase = Phase.QUEUED
-        self._actions.append(Admit(now, st.name))
+        self.actions.append(Admit(now, st.name))
 
     def admit(self, st: LeaseState, now: float) -> None:
         """A guaranteed lease is admitted (it is about to be booked), unless it was before."""
         if st.phase == Phase.PENDING:
-            self._actions.append(Admit(now, st.name))
+            self.actions.append(Admit(now, st.name))
 
     def reject(self, st: LeaseState, now: float, reason: str) -> None:
         st.phase = Phase.REJECTED
         st.reason = reason
         st.end = now
         self.timers.bump(st)
-        self._actions.append(Reject(now, st.name, reason))
+        self.actions.append(Reject(now, st.name, reason))
 
     # ---- booking and starting -----------------------------------------------------------
     def book(
@@ -131,7 +131,7 @@ class Lifecycle:
         self.reserved[st.name] = None
         self.timers.bump(st)
         self.timers.push(start, Timer.START, st)
-        self._actions.append(Reserve(now, st.name, start, end, pool))
+        self.actions.append(Reserve(now, st.name, start, end, pool))
         return False
 
     def start(self, st: LeaseState, now: float) -> None:
@@ -145,14 +145,14 @@ class Lifecycle:
         if st.resuming:
             run_from = booking.segments[0][2]  # end of the resume segment
             st.phase = Phase.RESUMING
-            self._actions.append(Resume(now, st.name, st.nodes, run_from))
+            self.actions.append(Resume(now, st.name, st.nodes, run_from))
             self.timers.push(run_from, Timer.RUNNING, st)
             st.resuming = False
             st.landing = None
         else:
             run_from = now
             st.phase = Phase.RUNNING
-            self._actions.append(Start(now, st.name, st.nodes))
+            self.actions.append(Start(now, st.name, st.nodes))
         if st.first_start is None:
             st.first_start = now
         st.running_since = run_from
@@ -176,7 +176,7 @@ class Lifecycle:
         st.end = now
         st.remaining = st.actual_left = 0.0
         self.timers.bump(st)
-        self._actions.append(Complete(now, st.name))
+        self.actions.append(Complete(now, st.name))
 
     def suspend(self, st: LeaseState, now: float, reason: str, planned: bool) -> None:
         """Stop a running lease's VMs and write them out; it is re-queued once they
@@ -198,7 +198,7 @@ class Lifecycle:
         st.overhead += overhead.suspend_overhead(st.req, params)
         self.timers.bump(st)
         self.timers.push(vacated, Timer.VACATE, st)
-        self._actions.append(Suspend(now, st.name, vacated, reason))
+        self.actions.append(Suspend(now, st.name, vacated, reason))
 
     def migrate(
         self, st: LeaseState, now: float, pool: str, reason: str, start: float | None = None
@@ -231,7 +231,7 @@ class Lifecycle:
             st.landing = pipeline
             self.book(st, pool, at, pipeline + st.remaining, now,
                       (("migrate-in", at, running), ("run", running, running + st.remaining)))
-            self._actions.append(Migrate(now, st.name, (), running))
+            self.actions.append(Migrate(now, st.name, (), running))
             return
         end = running + st.remaining
         target = Booking(st.name, pool, now, end, req.vms, req.shape, None,
@@ -244,7 +244,7 @@ class Lifecycle:
         st.running_since = running
         self.timers.push(running, Timer.RUNNING, st)
         self.timers.push(running + st.actual_left, Timer.DONE, st)
-        self._actions.append(Migrate(now, st.name, st.nodes, running))
+        self.actions.append(Migrate(now, st.name, st.nodes, running))
 
     def vacate(self, st: LeaseState, now: float) -> bool:
         """An overhead that held nodes is over: they are free. Returns whether the
@@ -291,7 +291,7 @@ class Lifecycle:
             else:  # reserved, or a migration's target: the departure vacates on its own
                 self._give_back(booking, now)
                 st.booking = None
-        self._actions.append(Cancel(now, st.name, reason))
+        self.actions.append(Cancel(now, st.name, reason))
 
     # ---- preemption's transitions -------------------------------------------------------
     def unreserve(self, st: LeaseState, now: float) -> None:
@@ -339,12 +339,13 @@ class Lifecycle:
     def _give_back(self, booking: Booking, now: float) -> None:
         """The booking leaves the table."""
         self.slots.unbook(booking)
-        self._changes.freed = True
+        changes = self.changes
+        changes.freed = True
         if booking.end > now:
-            self._changes.released = True
+            changes.released = True
 
     def _cut(self, booking: Booking, end: float, segments: Segments) -> None:
         """The booking ends at ``end`` instead (never later than it did)."""
         if booking.end > end:
-            self._changes.released = True
+            self.changes.released = True
         self.slots.truncate(booking, end, segments)

@@ -3,7 +3,7 @@ earliest slot over those pools (DESIGN §2.2). Read-only: booking is the lifecyc
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from math import inf
 
 from . import overhead
@@ -25,14 +25,15 @@ class Placement:
     def __init__(self, slots: SlotTable, pools: Mapping[str, PoolSpec]) -> None:
         self.slots = slots
         self.pools = pools
+        self._every = tuple(pools)
 
-    def candidate_pools(self, st: LeaseState) -> list[str]:
+    def candidate_pools(self, st: LeaseState) -> Sequence[str]:
         """The pools the lease may use, in the cluster's order (the tie-breaker)."""
         if st.pool is not None:  # a suspended lease resumes where its memory image is
-            return [st.pool]
+            return (st.pool,)
         if st.req.pool is not None:
-            return [st.req.pool] if st.req.pool in self.pools else []
-        return list(self.pools)
+            return (st.req.pool,) if st.req.pool in self.pools else ()
+        return self._every
 
     def never_fits(self, st: LeaseState) -> str | None:
         """Why the lease could not run even on its empty pools, if it could not."""

@@ -56,6 +56,8 @@ class Planner:
         self.placement = placement
         self.preemptor = preemptor
         self._conservative = config.backfilling == Backfilling.CONSERVATIVE
+        #: suspend-before-blocking: a best-effort lease may run in a hole (asked often)
+        self._holes = config.suspend_before_blocking
         #: best-effort leases waiting to start (EASY and FCFS), in submission order
         self.queue: list[LeaseState] = []
         #: the EASY/FCFS queue head that holds a reservation
@@ -63,6 +65,7 @@ class Planner:
         #: leases to admit or place again at the next plan, in submission order
         self._new: list[LeaseState] = []
         self._pools = list(slots.pools.values())
+        self._changes = lifecycle.changes
 
     # ---- what the scheduler tells it ------------------------------------------------
     def accept(self, st: LeaseState) -> None:
@@ -102,9 +105,8 @@ class Planner:
     def plan(self, now: float) -> None:
         for pool in self._pools:
             pool.prune(now)
-        changes = self.lifecycle.take_changes()
-        released = changes.released
-        freed = changes.freed or released
+        released, freed = self._changes.take()
+        freed = freed or released
         if released and len(self.lifecycle.reserved) > (self.head is not None):
             self._compress(now)
         fresh: list[LeaseState] = []
@@ -216,19 +218,18 @@ class Planner:
         fit = self.placement.best_fit(st, earliest)
         assert fit is not None  # admission checked that it can fit in an empty pool
         pool, t, length = fit
-        if t > now and earliest <= now and self._try_hole(st, now):
+        if self._holes and t > now and earliest <= now and self._try_hole(st, now):
             return
         self._book(st, pool, t, length, now)
 
     def _try_hole(self, st: LeaseState, now: float) -> bool:
-        """Suspend-before-blocking (Haizea): run a suspendable lease in the hole before
-        the reservation that blocks it, suspending it in time for that reservation.
+        """Suspend-before-blocking (Haizea; only when configured): run a suspendable
+        lease in the hole before the reservation that blocks it, suspending it in time
+        for that reservation.
 
         Only worth it when the work done exceeds what suspending and resuming cost:
         the run part must be at least the suspend plus resume time.
         """
-        if not self.config.suspend_before_blocking:
-            return False
         req = st.req
         if req.type != LeaseType.BEST_EFFORT_SUSPENDABLE:
             return False
@@ -276,7 +277,8 @@ class Planner:
                     fit = self.placement.best_fit(st, earliest)
                 assert fit is not None
                 pool, t, length = fit
-                if booking is None and t > now and earliest <= now and self._try_hole(st, now):
+                if self._holes and booking is None and t > now and earliest <= now \
+                        and self._try_hole(st, now):
                     continue  # it runs in the hole now; the next lease is the head
                 self._book(st, pool, t, length, now)  # starting it removes it from the queue
                 if t > now:
@@ -287,7 +289,7 @@ class Planner:
         pools = self._pools
         # cheap bound on what can start now: most candidates fail on size alone
         avail = max(p.free_now(queue[0].req.shape, now) for p in pools)
-        if self.config.suspend_before_blocking:
+        if self._holes:
             candidates = queue[1:] if head_changed else fresh
         elif head_changed:
             head = queue[0]
@@ -305,5 +307,5 @@ class Planner:
             if found is not None:
                 self._book(st, found[0], now, found[2], now)
                 avail = max(p.free_now(req.shape, now) for p in pools)
-            else:
+            elif self._holes:
                 self._try_hole(st, now)

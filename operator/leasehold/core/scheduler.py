@@ -22,7 +22,8 @@ sequence.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
+from heapq import heappop
 from math import inf
 
 from .enactment import Preemptor
@@ -47,7 +48,7 @@ class Scheduler:
             raise ValueError("a cluster needs at least one pool")
         self.config = config or SchedulerConfig()
         #: the pools by name, in the cluster's order (the tie-breaker between pools)
-        self.pools: dict[str, PoolSpec] = {p.name: p for p in pools}
+        self.pools: Mapping[str, PoolSpec] = {p.name: p for p in pools}
         self.slots = SlotTable(pools)
         self.lifecycle = Lifecycle(self.slots, self.pools, self.config)
         self.placement = Placement(self.slots, self.pools)
@@ -57,6 +58,10 @@ class Scheduler:
                                    self.placement, self.victims)
         self.planner = Planner(self.config, self.slots, self.lifecycle, self.placement,
                                self.preemptor)
+        #: ``next_event_time()``: when :meth:`advance` next has something to do on its
+        #: own (the earliest timer), or ``None``. The timers' own method: drivers ask
+        #: it once per step
+        self.next_event_time: Callable[[], float | None] = self.lifecycle.timers.next_time
         #: the time of the last :meth:`advance`
         self.now = -inf
         self._inputs: list[_Input] = []
@@ -83,15 +88,13 @@ class Scheduler:
         self._inputs.append((kind, lease, arg))
 
     # ---- the clock ----------------------------------------------------------------
-    def next_event_time(self) -> float | None:
-        """When :meth:`advance` next has something to do on its own."""
-        return self.lifecycle.timers.next_time()
-
     def advance(self, now: float) -> list[Action]:
         """Run everything up to and including ``now``; return the actions taken."""
         if now < self.now:
             raise ValueError(f"time runs forward: advance({now}) after t={self.now}")
-        timers = self.lifecycle.timers
+        lifecycle = self.lifecycle
+        out = lifecycle.actions = []
+        timers = lifecycle.timers
         while True:
             t = timers.next_time()
             t_in = self._input_time if self._inputs else None
@@ -108,12 +111,18 @@ class Scheduler:
                 self._apply_inputs(step)
             self.planner.plan(step)
         self.now = now
-        return self.lifecycle.take_actions()
+        return out
 
     def _run_timers(self, now: float) -> None:
+        """Every live timer due at ``now``, in heap order: those set while the instant's
+        are handled come out too, in their place."""
         lifecycle, planner = self.lifecycle, self.planner
-        while (due := lifecycle.timers.pop(now)) is not None:
-            kind, st = due
+        heap, leases = lifecycle.timers.heap, lifecycle.leases
+        while heap and heap[0][0] == now:
+            _, kind, _, version, name = heappop(heap)
+            st = leases[name]
+            if st.version != version:
+                continue  # stale: the lease's timers changed since it was set
             if kind == Timer.VACATE:
                 if lifecycle.vacate(st, now):
                     planner.requeue(st)

@@ -26,15 +26,21 @@ class Timer(IntEnum):
     START = 5  # a reservation begins
 
 
+#: a timer: (time, kind, lease sequence, lease version, lease name)
+Entry = tuple[float, int, int, int, str]
+
+
 class Timers:
-    __slots__ = ("_heap", "_leases")
+    __slots__ = ("_leases", "heap")
 
     def __init__(self, leases: Mapping[str, LeaseState]) -> None:
-        self._heap: list[tuple[float, int, int, int, str]] = []
+        #: the timers, a heap of :data:`Entry`. The scheduler pops the due ones itself
+        #: (a call per timer would cost a simulation 1%)
+        self.heap: list[Entry] = []
         self._leases = leases
 
     def push(self, t: float, kind: Timer, st: LeaseState) -> None:
-        heapq.heappush(self._heap, (t, kind, st.seq, st.version, st.name))
+        heapq.heappush(self.heap, (t, kind, st.seq, st.version, st.name))
 
     def bump(self, st: LeaseState) -> None:
         """Invalidate the lease's timers. A migration's source is vacated on its own
@@ -45,21 +51,10 @@ class Timers:
 
     def next_time(self) -> float | None:
         """When the earliest live timer is due."""
-        heap, leases = self._heap, self._leases
+        heap, leases = self.heap, self._leases
         while heap:
             t, _, _, version, name = heap[0]
             if leases[name].version == version:
                 return t
             heapq.heappop(heap)
-        return None
-
-    def pop(self, now: float) -> tuple[int, LeaseState] | None:
-        """The next live timer due at exactly ``now`` (timers set while the instant's
-        are handled come out too, in order), or ``None``."""
-        heap, leases = self._heap, self._leases
-        while heap and heap[0][0] == now:
-            _, kind, _, version, name = heapq.heappop(heap)
-            st = leases[name]
-            if st.version == version:
-                return kind, st  # a Timer value; compared as an int (it is one)
         return None

@@ -24,9 +24,10 @@ import math
 import time
 from collections.abc import Coroutine, Iterable
 from dataclasses import dataclass, field, replace
+from itertools import groupby
 from typing import Any
 
-from leasehold.api.clock import Clock
+from leasehold.api.clock import Clock, epoch
 from leasehold.api.resources import GROUP, VERSION, LeaseInputError, lease_spec
 from leasehold.core.model import (
     Action,
@@ -191,7 +192,7 @@ class Shell:
 
     async def step(self) -> None:
         now = max(self.clock.now(), self.core.now)
-        inputs, self._inputs = self._inputs, []
+        inputs, self._inputs = in_creation_order(self._inputs), []
         rejected: list[tuple[str, list[str]]] = []
         journal: dict[str, dict[str, Any]] = {}
         told: list[Input] = []
@@ -492,6 +493,27 @@ class Shell:
             if exc.code != 404:  # deleted meanwhile
                 log.warning("could not write the status of %s/%s: %s", t.namespace, t.name,
                             exc)
+
+
+def in_creation_order(inputs: list[tuple[str, str, Any]]) -> list[tuple[str, str, Any]]:
+    """The inputs with each run of submissions in the order its Leases were created
+    (then by namespace and name, creation times being whole seconds). Leases found
+    together — at a start, or by Kopf's handler tasks, which finish in no set order —
+    reach the core as they came, whatever order the listing or the tasks gave: which
+    lease is first matters (it may take the nodes the other then waits for). A
+    finish or a cancel stays where it was among the submissions: a Lease deleted and
+    created again must be cancelled before its new incarnation is submitted."""
+    out: list[tuple[str, str, Any]] = []
+    for submissions, group in groupby(inputs, key=lambda x: x[0] == "submit"):
+        batch = list(group)
+        out.extend(sorted(batch, key=_created) if submissions else batch)
+    return out
+
+
+def _created(entry: tuple[str, str, Any]) -> tuple[float, str]:
+    meta = entry[2][0]["metadata"]
+    stamp = meta.get("creationTimestamp")
+    return (epoch(stamp) if stamp else math.inf), entry[1]
 
 
 #: status writes in flight at once: one lease's status is independent of another's,

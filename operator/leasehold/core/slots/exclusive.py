@@ -40,7 +40,8 @@ class ExclusivePool(PoolTable):
         self, vms: int, shape: Shape, duration: float, earliest: float,
         latest_start: float = inf,
     ) -> float | None:
-        if vms > self.spec.nodes or not self._holds(shape):
+        spec = self.spec  # _holds, inlined: asked for every fit
+        if vms > spec.nodes or shape.cpu > spec.cpu or shape.memory > spec.memory:
             return None
         return self.nodes_free.fit(vms, duration, earliest, latest_start)
 
