@@ -72,6 +72,27 @@ def operated(tmp_path: Path, policy: str, pools: Path, scale: float = 60.0,
     return c
 
 
+def one_node_pool(tmp_path: Path) -> Path:
+    """A NodePool file: one emulated node of 2 cpus and 2 GiB."""
+    pools = tmp_path / "pools.yaml"
+    pools.write_text(yaml.safe_dump({
+        "apiVersion": "leasehold.io/v1alpha1", "kind": "NodePool", "metadata": {"name": "p"},
+        "spec": {"emulated": {"nodes": 1, "cpu": 2, "memory": "2Gi"}}}))
+    return pools
+
+
+def one_node(tmp_path: Path, policy: str = "moml") -> Operated:
+    """The cluster of :func:`one_node_pool` (an emulated minute per second), with the
+    operator up and its first recovery done: ready for Leases."""
+    c = operated(tmp_path / "cluster", policy, one_node_pool(tmp_path))
+    try:
+        c.until(lambda: c.recoveries() == 1)
+    except BaseException:
+        c.stop_all()
+        raise
+    return c
+
+
 def simulated_phases(policy: str = "moml") -> dict[str, str]:
     """How `leasehold simulate` ends the testbed's leases, by Lease name."""
     r = subprocess.run([sys.executable, "-m", "leasehold.cli", "simulate",

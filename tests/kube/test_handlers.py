@@ -21,7 +21,7 @@ import pytest
 import yaml
 
 from emulated import KUBECTL, until
-from operated import TESTBED, Operated
+from operated import TESTBED, Operated, one_node_pool
 
 GATED = (str(Path(__file__).with_name("gated_operator.py")),)
 #: two VMs of one cpu: one fills the pool's single node of two cpus
@@ -40,10 +40,7 @@ def cluster(tmp_path: Path) -> Iterator[Operated]:
     the testbed's namespaces; no operator yet."""
     if KUBECTL is None:
         pytest.skip("kubectl is not installed (apt-get install kubectl)")
-    pools = tmp_path / "pools.yaml"
-    pools.write_text(yaml.safe_dump({
-        "apiVersion": "leasehold.io/v1alpha1", "kind": "NodePool", "metadata": {"name": "p"},
-        "spec": {"emulated": {"nodes": 1, "cpu": 2, "memory": "2Gi"}}}))
+    pools = one_node_pool(tmp_path)
     c = Operated(tmp_path / "cluster")
     c.data.mkdir()
     c.start(0, "--time-scale", "60", "--pools", str(pools))

@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from leasehold.api.durations import parse_duration
-from operated import ROOT, TESTBED, Operated, operated
+from operated import ROOT, TESTBED, Operated, one_node, operated
 
 
 def simulated_victims(policy: str) -> tuple[list[str], list[str]]:
@@ -41,7 +41,7 @@ def testbed(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Operated
 def test_the_testbed_preempts_what_the_simulator_preempts(testbed, request):
     policy = request.node.callspec.params["testbed"]
     victims, rejected = simulated_victims(policy)
-    time.sleep(2)  # the operator is up
+    testbed.until(lambda: testbed.recoveries() == 1)  # the operator is up
     docs = [d for d in yaml.safe_load_all((TESTBED / "leases.yaml").read_text()) if d]
     start = time.monotonic()
     for doc in docs:
@@ -83,13 +83,8 @@ def lease(name: str, namespace: str = "lab", **spec) -> dict:
 
 @pytest.fixture
 def small(tmp_path: Path) -> Iterator[Operated]:
-    pools = tmp_path / "pools.yaml"
-    pools.write_text(yaml.safe_dump({
-        "apiVersion": "leasehold.io/v1alpha1", "kind": "NodePool", "metadata": {"name": "p"},
-        "spec": {"emulated": {"nodes": 1, "cpu": 2, "memory": "2Gi"}}}))
-    c = operated(tmp_path / "cluster", "moml", pools)
+    c = one_node(tmp_path)
     try:
-        time.sleep(2)
         yield c
     finally:
         c.stop_all()

@@ -9,8 +9,6 @@ import signal
 import time
 from pathlib import Path
 
-import yaml
-
 from emulated import until
 from leasehold.api.clock import rfc3339
 from operated import (
@@ -18,6 +16,7 @@ from operated import (
     Sampler,
     apply_testbed,
     final_phases,
+    one_node,
     operated,
     preemptions,
     simulated_phases,
@@ -59,13 +58,8 @@ def test_killed_at_random_the_operator_loses_and_double_books_nothing(tmp_path: 
 
 
 def test_work_that_ended_while_the_operator_was_down_is_not_run_again(tmp_path: Path):
-    pools = tmp_path / "pools.yaml"
-    pools.write_text(yaml.safe_dump({
-        "apiVersion": "leasehold.io/v1alpha1", "kind": "NodePool", "metadata": {"name": "p"},
-        "spec": {"emulated": {"nodes": 1, "cpu": 2, "memory": "2Gi"}}}))
-    c = operated(tmp_path / "cluster", "moml", pools)  # an emulated minute per second
+    c = one_node(tmp_path)
     try:
-        until(lambda: c.recoveries() == 1, 30)
         c.apply({"apiVersion": "leasehold.io/v1alpha1", "kind": "Lease",
                  "metadata": {"name": "short", "namespace": "lab"},
                  "spec": {"type": "BestEffortSuspendable", "vms": 2, "duration": "1h",
@@ -97,13 +91,8 @@ def test_leases_found_together_are_submitted_in_the_order_they_were_created(tmp_
     step: the core is told of them as they came (creation time), not in the order a
     listing or Kopf's handler tasks happen to give them. Here the listing (by name)
     has them backwards: the first created must hold the node, the second wait."""
-    pools = tmp_path / "pools.yaml"
-    pools.write_text(yaml.safe_dump({
-        "apiVersion": "leasehold.io/v1alpha1", "kind": "NodePool", "metadata": {"name": "p"},
-        "spec": {"emulated": {"nodes": 1, "cpu": 2, "memory": "2Gi"}}}))
-    c = operated(tmp_path / "cluster", "moml", pools)
+    c = one_node(tmp_path)
     try:
-        until(lambda: c.recoveries() == 1, 30)
         c.operator.send_signal(signal.SIGKILL)
         c.operator.wait(timeout=10)
 
