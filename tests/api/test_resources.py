@@ -7,7 +7,13 @@ from __future__ import annotations
 import pytest
 
 from leasehold.api.clock import Clock, epoch
-from leasehold.api.resources import LeaseInputError, lease_spec, node_selector, pool_from_nodes
+from leasehold.api.resources import (
+    LeaseInputError,
+    lease_spec,
+    node_selector,
+    pool_from_nodes,
+    pool_spec,
+)
 from leasehold.core.model import LeaseType, Origin
 
 CREATED = "2026-11-22T10:00:00Z"
@@ -157,3 +163,20 @@ def test_a_pools_nodes_are_its_selectors_or_its_label():
     assert node_selector({"metadata": {"name": "batch"}, "spec": {}}) == "leasehold.io/pool=batch"
     assert node_selector({"metadata": {"name": "batch"},
                           "spec": {"nodeSelector": {"tier": "b", "a": "1"}}}) == "a=1,tier=b"
+
+
+@pytest.mark.parametrize(("spec", "problem"), [
+    pytest.param({"emulated": {"nodes": 1, "cpu": "lots", "memory": "1Gi"}},
+                 r"NodePool p: spec\.emulated\.cpu: invalid cpu quantity \"lots\"", id="cpu"),
+    pytest.param({"emulated": {"nodes": 1, "cpu": 1, "memory": "lots"}},
+                 r"NodePool p: spec\.emulated\.memory:", id="memory"),
+    pytest.param({"emulated": {"nodes": "many", "cpu": 1, "memory": "1Gi"}},
+                 r"NodePool p: spec\.emulated\.nodes:", id="nodes"),
+    pytest.param({"overhead": {"suspendRate": "fast"}},
+                 r"NodePool p: spec\.overhead\.suspendRate:", id="overhead"),
+])
+def test_a_bad_nodepool_is_one_input_error_that_names_the_field(spec, problem):
+    """The operator leaves a NodePool it cannot read out, and schedules on the others
+    (build_shell catches LeaseInputError): any other exception would stop it."""
+    with pytest.raises(LeaseInputError, match=problem):
+        pool_spec({"metadata": {"name": "p"}, "spec": spec})

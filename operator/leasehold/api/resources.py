@@ -160,6 +160,12 @@ def _memory_mib(value: int | str, field: str, problems: list[str]) -> int | None
         return None
 
 
+def spec_error(exc: ValidationError, prefix: str = "") -> LeaseInputError:
+    """An object's spec that does not validate: a problem per field, by its path."""
+    return LeaseInputError([f"{prefix}spec.{'.'.join(map(str, e['loc']))}: "
+                            f"{field_problem(e, tuple(e['loc']))}" for e in exc.errors()])
+
+
 def lease_spec(obj: dict[str, Any], origin: Origin, arrival: float, clock: Clock | None = None
                ) -> LeaseSpec:
     """The scenario lease of a Lease object submitted at ``arrival`` (the core's time,
@@ -171,9 +177,7 @@ def lease_spec(obj: dict[str, Any], origin: Origin, arrival: float, clock: Clock
     try:
         spec = LeaseResourceSpec.model_validate(obj.get("spec") or {})
     except ValidationError as exc:
-        raise LeaseInputError([f"spec.{'.'.join(map(str, e['loc']))}: "
-                               f"{field_problem(e, tuple(e['loc']))}" for e in exc.errors()]
-                              ) from None
+        raise spec_error(exc) from None
     problems: list[str] = []
     if spec.origin == "local" and origin is not Origin.LOCAL:
         problems.append(
@@ -240,17 +244,23 @@ def pool_spec(obj: dict[str, Any], nodes: int | None = None, cpu: int | None = N
               memory: int | None = None) -> PoolSpec:
     """The core's pool for a NodePool object: ``nodes`` nodes of ``cpu`` millicores
     and ``memory`` MiB (by default its emulated block's)."""
-    spec = NodePoolResourceSpec.model_validate(obj.get("spec") or {})
     name = obj["metadata"]["name"]
+    try:
+        spec = NodePoolResourceSpec.model_validate(obj.get("spec") or {})
+    except ValidationError as exc:
+        raise spec_error(exc, f"NodePool {name}: ") from None
     emulated = spec.emulated
     count = nodes if nodes is not None else (emulated.nodes if emulated else 0)
     problems: list[str] = []
     if cpu is None:
-        cpu = parse_cpu(emulated.cpu) if emulated else 1000
+        try:
+            cpu = parse_cpu(emulated.cpu) if emulated else 1000
+        except ValueError as exc:
+            problems.append(f"spec.emulated.cpu: {exc}")
     if memory is None:
         memory = _memory_mib(emulated.memory, "emulated.memory", problems) if emulated \
             else 1024
-    if problems or memory is None:
+    if problems or cpu is None or memory is None:
         raise LeaseInputError([f"NodePool {name}: {p}" for p in problems])
     params = OverheadParams()
     if spec.overhead is not None:
