@@ -15,10 +15,8 @@ from operator import itemgetter
 from typing import NamedTuple
 
 from .model import Action, Request
-from .scheduler import Scheduler
+from .scheduler import CANCELLED, Scheduler
 
-#: a cancellation's reason when none is given
-CANCELLED = "cancelled by its owner"
 # Named tuples, made with tuple.__new__: a simulation makes one per request and per
 # step, and a named tuple's own __new__ (or a frozen dataclass's __init__) is a Python
 # call that costs more than what the driver does with it

@@ -42,6 +42,10 @@ from .view import LeaseView
 _Input = tuple[str, str, Request | str | None]
 
 
+#: a cancellation's reason when none is given
+CANCELLED = "cancelled by its owner"
+
+
 class Scheduler:
     def __init__(self, pools: Sequence[PoolSpec], config: SchedulerConfig | None = None) -> None:
         if not pools:
@@ -75,7 +79,7 @@ class Scheduler:
         """The shell saw the lease's work end (pods succeeded) before its reservation did."""
         self._queue_input(now, "finished", lease, None)
 
-    def cancel(self, lease: str, now: float, reason: str = "cancelled by its owner") -> None:
+    def cancel(self, lease: str, now: float, reason: str = CANCELLED) -> None:
         self._queue_input(now, "cancel", lease, reason)
 
     def _queue_input(self, now: float, kind: str, lease: str, arg: Request | str | None) -> None:
