@@ -60,15 +60,18 @@ class Operated(Emulated):
 
 
 def operated(tmp_path: Path, policy: str, pools: Path, scale: float = 60.0,
-             metrics_port: int = 0, *extra: str) -> Operated:
+             metrics_port: int = 0, *extra: str,
+             program: Sequence[str] = ("-m", "leasehold.cli"),
+             env: Mapping[str, str] | None = None) -> Operated:
     """The cluster (at ``scale`` emulated seconds per second, an emulated minute per
-    second by default), the testbed's namespaces, and the operator."""
+    second by default), the testbed's namespaces, and the operator (``program`` and
+    ``env`` as :meth:`Operated.start_operator` takes them)."""
     if KUBECTL is None:
         pytest.skip("kubectl is not installed (apt-get install kubectl)")
     c = Operated(tmp_path)
     c.start(0, "--time-scale", str(scale), "--pools", str(pools))
     c.kubectl("apply", "-f", str(TESTBED / "namespaces.yaml"))
-    c.start_operator(policy, metrics_port, *extra)
+    c.start_operator(policy, metrics_port, *extra, program=program, env=env)
     return c
 
 

@@ -3,8 +3,10 @@ cluster (API server and nodes), the operator and its metrics endpoint."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -51,10 +53,31 @@ def wait_for(path: Path, proc: subprocess.Popen[bytes], what: str, log: Path) ->
         time.sleep(0.1)
 
 
+def serving(port: int, proc: subprocess.Popen[bytes], log: Path) -> None:
+    """Until the operator listens on ``port``; its last log line if it stops first."""
+    deadline = time.monotonic() + 30
+    while True:
+        if proc.poll() is not None:
+            tail = log.read_text(errors="replace").strip().splitlines()[-1:] or ["no output"]
+            raise UpError(f"the operator stopped: {tail[0]}")
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 1):
+            return
+        if time.monotonic() > deadline:
+            raise UpError(f"the operator did not listen on port {port} within 30 s (see {log})")
+        time.sleep(0.1)
+
+
 def up(data: Path, port: int, time_scale: float, policy: str, metrics_port: int,
        pools: Path | None) -> None:
     data.mkdir(parents=True, exist_ok=True)
     log = data / "leasehold.log"
+    if metrics_port:
+        try:
+            socket.create_server(("0.0.0.0", metrics_port)).close()
+        except OSError as exc:
+            raise UpError(f"--metrics-port {metrics_port}: cannot listen there:"
+                          f" {exc.strerror or exc}; choose another port (0: no metrics)"
+                          ) from None
     if pools is None and not (data / "state.db").exists():
         pools = data / "default-pool.yaml"
         pools.write_text(yaml.safe_dump(DEFAULT_POOL))
@@ -75,6 +98,8 @@ def up(data: Path, port: int, time_scale: float, policy: str, metrics_port: int,
         kubeconfig = data / "kubeconfig"
         operator = start(["operator", "--kubeconfig", str(kubeconfig), "--policy", policy,
                           "--metrics-port", str(metrics_port)], log)
+        if metrics_port:
+            serving(metrics_port, operator, log)
         metrics = f"http://127.0.0.1:{metrics_port}/metrics" if metrics_port else "off"
         print(f"leasehold is up: the emulated cluster at {url}, the operator with policy"
               f" {policy}, time scale {time_scale:g}\n"

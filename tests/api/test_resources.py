@@ -110,6 +110,24 @@ def test_a_local_namespace_makes_a_local_lease_that_wants_its_vms_now():
     ({"type": "Whenever", "vms": 1, "duration": "1h"}, Origin.EXTERNAL, "spec.type:"),
     ({"type": "BestEffortSuspendable", "vms": 0, "duration": "1h"}, Origin.EXTERNAL,
      "spec.vms: must be >= 1, got 0"),
+    # shaped like RFC 3339, but no such day: one message, not a ValueError from datetime
+    ({"type": "BestEffortSuspendable", "vms": 1, "duration": "1h",
+      "ready": "2026-02-30T10:00:00Z"}, Origin.EXTERNAL,
+     'spec.ready: "2026-02-30T10:00:00Z" is not a time: day is out of range for month'),
+    ({"type": "DeadlineMigratable", "vms": 1, "duration": "1h",
+      "deadline": "2026-13-01T10:00:00Z"}, Origin.EXTERNAL,
+     'spec.deadline: "2026-13-01T10:00:00Z" is not a time: month must be in 1..12'),
+    ({"type": "BestEffortSuspendable", "vms": 1, "duration": "99999999999d"},
+     Origin.EXTERNAL, 'spec.duration: "99999999999d" is longer than the longest lease'
+                      " leasehold plans, 100 years (36500d)"),
+    ({"type": "BestEffortSuspendable", "vms": 1, "duration": "1h", "runtime": 1e12},
+     Origin.EXTERNAL, "spec.runtime: 1000000000000 is longer than the longest lease"),
+    ({"type": "BestEffortSuspendable", "vms": 1, "duration": "1h", "ready": "99999999999d"},
+     Origin.EXTERNAL, 'spec.ready: "99999999999d" after creation is further than leasehold'
+                      " plans"),
+    ({"type": "BestEffortSuspendable", "vms": 1, "duration": "1h",
+      "ready": "9999-12-31T23:30:00Z"}, Origin.EXTERNAL,
+     "spec.duration: ends after 9999-12-31T23:59:59Z, the latest time Kubernetes writes"),
 ])
 def test_bad_leases_say_what_to_change(spec, origin, problem):
     with pytest.raises(LeaseInputError) as info:

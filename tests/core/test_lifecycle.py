@@ -94,3 +94,17 @@ def test_a_cancellation_releases_what_it_held(when):
     lc.cancel(st, when, "test")
     assert changes(lc) == {"released": True, "freed": True}
     assert st.phase == Phase.CANCELLED and list(sched.slots.bookings()) == []
+
+
+def test_a_failure_frees_at_once_whatever_the_lease_held_even_a_departure():
+    sched = Scheduler([exclusive(2, "a"), exclusive(2, "b")], config())
+    lc = sched.lifecycle
+    st = lc.accept(req("F", 2, 1000, memory=512), 0)
+    lc.book(st, "a", 0, 1000, 0)
+    lc.migrate(st, 100, "b", "test")  # holds its departure on a and its target on b
+    lc.changes.take()
+    lc.fail(st, 101, "pods refused: forbidden")
+    assert changes(lc) == {"released": True, "freed": True}
+    assert st.phase == Phase.FAILED and st.reason == "pods refused: forbidden"
+    assert list(sched.slots.bookings()) == [] and sched.next_event_time() is None
+    assert [a.kind for a in lc.actions][-1] == "Fail"

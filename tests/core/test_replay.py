@@ -82,3 +82,17 @@ def test_inputs_of_one_instant_are_given_together_in_their_order():
     assert steps[0].time == 5 and steps[0].fed == 3
     assert sched.lease("a").first_start == 5
     assert sched.lease("b").phase.value == "Cancelled"
+
+
+def test_a_lease_that_failed_gives_its_nodes_to_the_next_at_that_instant():
+    """A failure reported by the shell is an input like a cancellation: the lease is
+    Failed with the reason, and the lease waiting for its nodes starts then."""
+    sched = Scheduler([exclusive(1)], config())
+    steps = list(replay(sched, [Input.submit(req("A", 1, 100)), Input.submit(req("B", 1, 100)),
+                                Input.fail("A", 5, "pods refused")]))
+    a, b = sched.lease("A"), sched.lease("B")
+    assert a is not None and b is not None
+    assert (a.phase.value, a.reason, a.end) == ("Failed", "pods refused", 5)
+    assert b.first_start == 5 and b.phase.value == "Completed"
+    assert [(type(x).__name__, x.lease) for x in steps[1].actions] == [
+        ("Fail", "A"), ("Start", "B")]

@@ -7,6 +7,9 @@
   copied too early, made their later events (a deletion) go nowhere (issue 15).
   The gate wraps :func:`leasehold.kube.handlers.build_shell`; Kopf, the API server
   and the operator are otherwise the real ones.
+- With ``$LEASEHOLD_FAIL_RECOVERY`` (a path), the shell's recovery raises
+  ``RuntimeError("injected")`` while that file exists: an error the operator must
+  log, retry and show on ``/healthz`` (issue 16).
 - On exit it prints ``KUBECONFIG=<value>``: what the process's environment holds
   then, which the operator must not have changed.
 """
@@ -16,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+from pathlib import Path
 from typing import Any
 
 import kopf
@@ -23,6 +27,7 @@ import kopf
 from leasehold import cli
 from leasehold.api.resources import GROUP, VERSION
 from leasehold.kube import handlers
+from leasehold.kube.shell import Shell
 
 GATE = {name for name in os.environ.get("LEASEHOLD_GATE", "").split(",") if name}
 seen: set[str] = set()
@@ -49,6 +54,18 @@ async def gated(memo: Any) -> Any:
 
 
 handlers.build_shell = gated  # type: ignore[assignment]
+
+FAIL_RECOVERY = os.environ.get("LEASEHOLD_FAIL_RECOVERY")
+recover = Shell.recover
+
+
+async def failing(self: Shell, *args: Any) -> None:
+    if FAIL_RECOVERY and Path(FAIL_RECOVERY).exists():
+        raise RuntimeError("injected")
+    await recover(self, *args)
+
+
+Shell.recover = failing  # type: ignore[method-assign]
 
 if __name__ == "__main__":
     try:

@@ -43,3 +43,22 @@ def test_a_kubeconfig_wins_over_the_service_account(emulated, monkeypatch):
     monkeypatch.setenv("KUBERNETES_SERVICE_HOST", "10.0.0.1")
     client = KubeClient.from_environment(emulated.kubeconfig)
     assert client.server == emulated.url
+
+
+def test_a_kubeconfigs_embedded_certificates_leave_no_copy_on_disk(emulated, tmp_path: Path,
+                                                                   monkeypatch):
+    """``certificate-authority-data`` (and a client key, were there one) are written to
+    a file only for the TLS context to read: the file is gone once it has (a
+    thousand operator starts left a thousand copies in /tmp)."""
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr("tempfile.tempdir", str(scratch))
+    assert "certificate-authority-data" in emulated.kubeconfig.read_text()
+    client = KubeClient.from_kubeconfig(emulated.kubeconfig)
+
+    async def namespaces() -> list[str]:
+        async with client:
+            listing = await client.get("/api/v1/namespaces")
+        return [n["metadata"]["name"] for n in listing["items"]]
+    assert "default" in asyncio.run(namespaces())
+    assert list(scratch.iterdir()) == []

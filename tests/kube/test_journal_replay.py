@@ -15,7 +15,8 @@ from leasehold.api.resources import pool_spec
 from leasehold.core.model import Origin, SchedulerConfig
 from leasehold.core.replay import run
 from leasehold.core.scheduler import Scheduler
-from leasehold.kube.shell import Tracked, read_journal, status_of
+from leasehold.kube.journal import read_journal
+from leasehold.kube.status import Tracked, status_of
 from operated import TESTBED, Operated, apply_testbed, final_phases, operated
 
 SCALE = 120.0
@@ -71,7 +72,7 @@ def test_replaying_the_operators_journal_gives_the_core_it_ran(cluster):
         assert view is not None
         t = Tracked(meta["namespace"], meta["name"], meta["uid"], runtime,
                     (obj.get("spec") or {}).get("template"), origin)
-        replayed = status_of(view, t, clock, core)
+        replayed = status_of(view, t, clock, core.now)
         live = obj["status"]
         assert {k: replayed.get(k) for k in DECIDED} == {k: live.get(k) for k in DECIDED}, name
     # it ended when the operator saw its pods succeed: after its 300 s of work, well

@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from leasehold.core.model import LeaseType, Origin, OverheadParams, PoolSpec
 
 from .clock import Clock, epoch
-from .durations import parse_cpu, parse_duration, parse_memory, parse_memory_capacity
+from .durations import describe, parse_cpu, parse_duration, parse_memory, parse_memory_capacity
 from .lease import LeaseSpec
 from .scenario import field_problem, validation_problems
 
@@ -132,6 +132,28 @@ class LeaseInputError(ValueError):
 
 _RFC3339 = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$")
 
+#: the longest duration a Lease may give (a lease's length, or a time after its
+#: creation): longer ones are typos, and their ends are past any time Kubernetes writes
+LONGEST = 100 * 365 * 86400
+LONGEST_TEXT = "100 years (36500d)"
+#: the latest time an RFC 3339 field can hold
+LAST_TIME = "9999-12-31T23:59:59Z"
+
+
+def _seconds(value: object, field: str, problems: list[str]) -> float | None:
+    """A duration field in seconds, at most :data:`LONGEST`; ``None`` (and a problem)
+    when it is not one."""
+    try:
+        seconds = parse_duration(value)
+    except ValueError as exc:
+        problems.append(f"spec.{field}: {exc}")
+        return None
+    if seconds > LONGEST:
+        problems.append(f"spec.{field}: {describe(value)} is longer than the longest lease"
+                        f" leasehold plans, {LONGEST_TEXT}")
+        return None
+    return seconds
+
 
 def _time(value: str | None, arrival: float, clock: Clock, field: str, problems: list[str]
           ) -> float | None:
@@ -139,13 +161,33 @@ def _time(value: str | None, arrival: float, clock: Clock, field: str, problems:
     if value is None:
         return None
     if _RFC3339.match(value):
-        return clock.core(epoch(value))
+        try:
+            return clock.core(epoch(value))
+        except ValueError as exc:  # the right shape, but no such time (Feb 30, month 13)
+            problems.append(f"spec.{field}: {describe(value)} is not a time: {exc}")
+            return None
     try:
-        return arrival + parse_duration(value)
+        seconds = parse_duration(value)
     except ValueError as exc:
         problems.append(f"spec.{field}: {exc}; or write an RFC 3339 time"
                         ' such as "2026-11-22T10:00:00Z"')
         return None
+    if seconds > LONGEST:
+        problems.append(f"spec.{field}: {describe(value)} after creation is further than"
+                        f" leasehold plans, {LONGEST_TEXT}")
+        return None
+    return arrival + seconds
+
+
+def _writable(t: float | None, clock: Clock, field: str, problems: list[str]) -> None:
+    """A time the status and the events will show must be one RFC 3339 can write."""
+    if t is None:
+        return
+    try:
+        clock.stamp(t)
+    except (ValueError, OverflowError, OSError):
+        problems.append(f"spec.{field}: ends after {LAST_TIME}, the latest time Kubernetes"
+                        " writes")
 
 
 def _memory_mib(value: int | str, field: str, problems: list[str]) -> int | None:
@@ -186,6 +228,15 @@ def lease_spec(obj: dict[str, Any], origin: Origin, arrival: float, clock: Clock
             " or ask the cluster's admins to label the namespace")
     times = {f: _time(getattr(spec, f), arrival, clock, f, problems)
              for f in ("ready", "start", "deadline")}
+    duration = _seconds(spec.duration, "duration", problems)
+    if spec.runtime is not None:
+        _seconds(spec.runtime, "runtime", problems)
+    for f, t in times.items():
+        _writable(t, clock, f, problems)
+    if duration is not None:
+        start = times["start"] if times["start"] is not None else max(
+            times["ready"] or arrival, arrival)
+        _writable(start + duration, clock, "duration", problems)
     memory = _memory_mib(spec.resources.memory, "resources.memory", problems)
     template = spec.template
     if template is not None and not (isinstance(template.get("spec"), dict)
@@ -194,12 +245,9 @@ def lease_spec(obj: dict[str, Any], origin: Origin, arrival: float, clock: Clock
         problems.append("spec.template: not a pod template; it needs spec.containers, a"
                         " non-empty list (metadata is optional)")
     deadline, earliest = times["deadline"], times["ready"] or arrival
-    if deadline is not None and not problems:
-        try:
-            end = max(earliest, arrival) + parse_duration(spec.duration)
-        except ValueError:
-            end = None  # the duration's own problem is reported below
-        if end is not None and deadline < end:
+    if deadline is not None and duration is not None and not problems:
+        end = max(earliest, arrival) + duration
+        if deadline < end:
             problems.append(
                 f"spec.deadline: {clock.stamp(deadline)} is before the earliest end,"
                 f" {clock.stamp(end)} ({'ready' if times['ready'] else 'creation'} +"

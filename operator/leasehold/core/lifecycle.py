@@ -21,6 +21,7 @@ from .model import (
     Admit,
     Cancel,
     Complete,
+    Fail,
     Migrate,
     Phase,
     PoolSpec,
@@ -292,6 +293,21 @@ class Lifecycle:
                 self._give_back(booking, now)
                 st.booking = None
         self.actions.append(Cancel(now, st.name, reason))
+
+    def fail(self, st: LeaseState, now: float, reason: str) -> None:
+        """The lease cannot run (the shell says why: its pods were refused): it ends
+        Failed, and whatever it holds is free at once, since it holds nothing real."""
+        self._account(st, now)
+        self.reserved.pop(st.name, None)
+        for booking in (st.booking, st.departure):
+            if booking is not None:
+                self._give_back(booking, now)
+        st.booking = st.departure = None
+        st.phase = Phase.FAILED
+        st.end = now
+        st.reason = reason
+        self.timers.bump(st)
+        self.actions.append(Fail(now, st.name, reason))
 
     # ---- preemption's transitions -------------------------------------------------------
     def unreserve(self, st: LeaseState, now: float) -> None:

@@ -271,5 +271,12 @@ class Reject(Action):
 
 
 @dataclass(slots=True)
+class Fail(Action):
+    """The lease could not run (its shell reported why): its VMs are gone at once."""
+
+    reason: str
+
+
+@dataclass(slots=True)
 class Complete(Action):
     pass

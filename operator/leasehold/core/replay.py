@@ -25,10 +25,10 @@ _new = tuple.__new__
 
 class Input(NamedTuple):
     """Something the core is told, at ``time``: a lease submitted, its work finished
-    (seen by the shell), or its cancellation (with the reason)."""
+    (seen by the shell), its cancellation or its failure (with the reason)."""
 
     time: float
-    kind: str  # "submit" | "finished" | "cancel"
+    kind: str  # "submit" | "finished" | "cancel" | "fail"
     lease: str
     request: Request | None = None
     reason: str = CANCELLED
@@ -46,6 +46,10 @@ class Input(NamedTuple):
     @classmethod
     def cancel(cls, lease: str, time: float, reason: str = CANCELLED) -> Input:
         return _new(cls, (time, "cancel", lease, None, reason))
+
+    @classmethod
+    def fail(cls, lease: str, time: float, reason: str) -> Input:
+        return _new(cls, (time, "fail", lease, None, reason))
 
 
 class Step(NamedTuple):
@@ -71,6 +75,8 @@ def feed(scheduler: Scheduler, item: Input) -> None:
         scheduler.finished(item.lease, item.time)
     elif item.kind == "cancel":
         scheduler.cancel(item.lease, item.time, item.reason)
+    elif item.kind == "fail":
+        scheduler.fail(item.lease, item.time, item.reason)
     else:
         raise ValueError(f"unknown input kind {item.kind!r}")
 

@@ -9,10 +9,11 @@
 over the :class:`~.slots.SlotTable`. :class:`Scheduler` wires them and keeps time.
 
 Inputs are queued with the time they happen (:meth:`Scheduler.submit`,
-:meth:`Scheduler.finished`, :meth:`Scheduler.cancel`); :meth:`Scheduler.advance`
-then runs every timer up to ``now``, applies the inputs, plans, and returns the
-actions the shell must carry out. All events of one instant are handled together
-before planning, so simultaneous arrivals and completions give one plan.
+:meth:`Scheduler.finished`, :meth:`Scheduler.cancel`, :meth:`Scheduler.fail`);
+:meth:`Scheduler.advance` then runs every timer up to ``now``, applies the inputs,
+plans, and returns the actions the shell must carry out. All events of one instant
+are handled together before planning, so simultaneous arrivals and completions give
+one plan.
 :func:`leasehold.core.replay.replay` drives it through a stream of timed inputs.
 
 Determinism: nothing iterates a set or a dict in hash order; timers are ordered by
@@ -81,6 +82,10 @@ class Scheduler:
 
     def cancel(self, lease: str, now: float, reason: str = CANCELLED) -> None:
         self._queue_input(now, "cancel", lease, reason)
+
+    def fail(self, lease: str, now: float, reason: str) -> None:
+        """The shell could not run the lease (e.g. the cluster refused its pods)."""
+        self._queue_input(now, "fail", lease, reason)
 
     def _queue_input(self, now: float, kind: str, lease: str, arg: Request | str | None) -> None:
         if now < self.now or (self._inputs and now != self._input_time):
@@ -159,6 +164,9 @@ class Scheduler:
             if kind == "finished":
                 if st.phase in (Phase.RUNNING, Phase.RESUMING):
                     self.lifecycle.complete(st, now)
+            elif kind == "fail":
+                self.planner.drop(st)
+                self.lifecycle.fail(st, now, str(arg))
             else:
                 self._cancel(st, now, str(arg))
 

@@ -61,6 +61,17 @@ class LeaseView:
         return self._st.nodes
 
     @property
+    def placed(self) -> tuple[str, ...]:
+        """The nodes its VMs are on now, one per VM: where its pods belong (empty
+        while it holds no node: queued, reserved, written out or ended). A migration
+        that lands later holds no node meanwhile."""
+        st = self._st
+        if st.phase in (Phase.RUNNING, Phase.RESUMING) \
+                or (st.phase == Phase.MIGRATING and not st.resuming):
+            return st.nodes
+        return ()
+
+    @property
     def reservation(self) -> Reservation | None:
         """The slot it holds now (none once it has left its nodes, or before it has one)."""
         b = self._st.booking
@@ -79,6 +90,14 @@ class LeaseView:
     def ran(self) -> float:
         """Run seconds executed so far."""
         return self._st.ran
+
+    def ran_by(self, now: float) -> float:
+        """Run seconds executed by ``now``: :attr:`ran` plus the current run segment."""
+        st = self._st
+        since = st.running_since
+        if since is None or now <= since or st.phase not in (Phase.RUNNING, Phase.RESUMING):
+            return st.ran
+        return st.ran + min(now - since, st.actual_left)
 
     @property
     def remaining(self) -> float:

@@ -29,10 +29,15 @@ class KubeError(Exception):
         super().__init__(f"{code} {reason}: {message}" if reason else f"{code}: {message}")
         self.code = code
         self.reason = reason
+        #: the server's own words
+        self.message = message
 
 
-def _data_file(entry: dict[str, Any], key: str, directory: Path) -> str | None:
-    """A kubeconfig's ``<key>`` path or ``<key>-data`` contents, as a file path."""
+def _data_file(entry: dict[str, Any], key: str, directory: Path, temporary: list[str]
+               ) -> str | None:
+    """A kubeconfig's ``<key>`` path or ``<key>-data`` contents, as a file path; a
+    file written for the contents is added to ``temporary``, for the caller to
+    remove once it has read it (it may hold a private key)."""
     if entry.get(key):
         path = Path(entry[key])
         return str(path if path.is_absolute() else directory / path)
@@ -40,6 +45,7 @@ def _data_file(entry: dict[str, Any], key: str, directory: Path) -> str | None:
     if not data:
         return None
     fd, name = tempfile.mkstemp(prefix="leasehold-kube-")
+    temporary.append(name)
     with os.fdopen(fd, "wb") as fh:
         fh.write(base64.b64decode(data))
     return name
@@ -143,12 +149,17 @@ class KubeClient:
         context_ssl: ssl.SSLContext | bool = False
         if config.server.startswith("https") and not cluster.get("insecure-skip-tls-verify"):
             directory = config.path.parent
-            ca = _data_file(cluster, "certificate-authority", directory)
-            context_ssl = ssl.create_default_context(cafile=ca)
-            cert = _data_file(user, "client-certificate", directory)
-            key = _data_file(user, "client-key", directory)
-            if cert and key:
-                context_ssl.load_cert_chain(cert, key)
+            temporary: list[str] = []
+            try:
+                ca = _data_file(cluster, "certificate-authority", directory, temporary)
+                context_ssl = ssl.create_default_context(cafile=ca)
+                cert = _data_file(user, "client-certificate", directory, temporary)
+                key = _data_file(user, "client-key", directory, temporary)
+                if cert and key:
+                    context_ssl.load_cert_chain(cert, key)
+            finally:  # read into the context: the copies on disk are not needed
+                for name in temporary:
+                    os.unlink(name)
         return cls(config.server, config.token(), context_ssl, agent)
 
     @classmethod

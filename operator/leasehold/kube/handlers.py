@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import kopf
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
@@ -43,7 +44,8 @@ from leasehold.core.model import Origin, SchedulerConfig
 from .client import KubeClient, Kubeconfig, KubeError, kubeconfig_path, read_kubeconfig
 from .metrics import Metrics
 from .peering import Peering, default_priority
-from .shell import LEASE_LABEL, Shell
+from .pods import LEASE_LABEL
+from .shell import Shell
 
 log = logging.getLogger("leasehold.operator")
 registry = kopf.OperatorRegistry()
@@ -72,7 +74,9 @@ class OperatorMemo:
     #: ``--kubeconfig``, for Kopf's login (None: $KUBECONFIG, ~/.kube/config or the
     #: service account, as for the client)
     kubeconfig: str | None = None
-    metrics_port: int | None = None
+    #: the socket ``/metrics`` and ``/healthz`` are served on, bound before Kopf starts
+    #: (a port in use is a one-line error and a non-zero exit, not a silent operator)
+    metrics_socket: socket.socket | None = None
     peering: PeeringOptions | None = None
     #: the scheduling shell while this replica is active and has rebuilt it
     shell: Shell | None = None
@@ -81,6 +85,9 @@ class OperatorMemo:
     metrics: Metrics = field(default_factory=Metrics)
     metrics_runner: web.AppRunner | None = None
     peering_task: asyncio.Task[None] | None = None
+    #: why this active replica is not scheduling, while it waits to try again (None
+    #: while it schedules, rebuilds, or stands by): ``/healthz`` fails meanwhile
+    failure: str | None = None
 
     def __copy__(self) -> OperatorMemo:
         # what Kopf calls to give an object its memo: every object shares this one
@@ -125,8 +132,8 @@ def login(memo: OperatorMemo, settings: kopf.OperatorSettings, **kwargs: Any
 async def startup(settings: kopf.OperatorSettings, memo: OperatorMemo, **_: Any) -> None:
     settings.posting.enabled = False  # the shell posts leasehold's own events
     settings.watching.server_timeout = 300
-    if memo.metrics_port is not None:
-        memo.metrics_runner = await serve_metrics(memo, memo.metrics_port)
+    if memo.metrics_socket is not None:
+        memo.metrics_runner = await serve_metrics(memo, memo.metrics_socket)
     if memo.peering is None:
         switch(memo, True)  # alone: active from the start
         return
@@ -195,23 +202,54 @@ def switch(memo: OperatorMemo, active: bool) -> None:
     if memo.task is not None:
         memo.task.cancel()
     memo.shell = memo.task = None
+    memo.failure = None
     memo.metrics = Metrics()  # a standby exports no stale figures
     if active:
         memo.task = asyncio.create_task(_active(memo))
 
 
+#: after an error, scheduling is rebuilt from the cluster after this many seconds,
+#: doubling up to RETRY_MAX; back to the first once it has run for RETRY_MAX
+RETRY_FIRST = 1.0
+RETRY_MAX = 60.0
+NO_POOLS_WAIT = 5.0
+
+
 async def _active(memo: OperatorMemo) -> None:
-    """Build the shell (waiting for a NodePool with nodes, looking every 5 s), then
-    schedule."""
+    """Build the shell from the cluster and schedule, for as long as this replica is
+    active: whatever stops it (the API server gone, an error in recovery or in a
+    step) is logged, and the shell rebuilt with back-off, ``/healthz`` failing
+    meanwhile. Without a NodePool with nodes, it looks again every 5 s (healthy:
+    there is nothing to schedule on yet)."""
+    loop = asyncio.get_running_loop()
+    wait = RETRY_FIRST
     while True:
+        began = loop.time()
         try:
             shell = await build_shell(memo)
-            break
-        except (NoPools, KubeError) as exc:
+            memo.failure = None
+            await shell.run()
+        except asyncio.CancelledError:
+            raise
+        except NoPools as exc:
             memo.shell = None
-            log.error("cannot start scheduling: %s; looking again in 5 s", exc)
-            await asyncio.sleep(5)
-    await shell.run()
+            log.error("cannot start scheduling: %s; looking again in %g s", exc, NO_POOLS_WAIT)
+            await asyncio.sleep(NO_POOLS_WAIT)
+            continue
+        except Exception as exc:  # any error: rebuild, never die silently
+            memo.shell = None
+            if loop.time() - began > RETRY_MAX:
+                wait = RETRY_FIRST  # it had been running: a new trouble
+            memo.failure = f"{type(exc).__name__}: {exc}"
+            if isinstance(exc, KubeError | aiohttp.ClientError | OSError):
+                log.error("scheduling stopped: %s; rebuilding from the cluster in %g s",
+                          memo.failure, wait)
+            else:
+                log.exception("scheduling stopped: %s; rebuilding from the cluster in %g s",
+                              memo.failure, wait)
+            memo.metrics.active.set(0)
+            await asyncio.sleep(wait)
+            wait = min(wait * 2, RETRY_MAX)
 
 
 @kopf.on.cleanup(registry=registry)
@@ -226,22 +264,37 @@ async def cleanup(memo: OperatorMemo, **_: Any) -> None:
         await memo.metrics_runner.cleanup()
 
 
-async def serve_metrics(memo: OperatorMemo, port: int) -> web.AppRunner:
-    """``/metrics`` (Prometheus text format) and ``/healthz`` on ``port``; the
-    metrics are the current ones (a replica that stands by has fresh, empty ones)."""
+def listen(port: int, host: str = "0.0.0.0") -> socket.socket:
+    """The metrics port, bound now; ValueError (one line) when it cannot be."""
+    try:
+        return socket.create_server((host, port))
+    except OSError as exc:
+        raise ValueError(f"--metrics-port {port}: cannot listen on {host}:{port}:"
+                         f" {exc.strerror or exc}; choose another port (0: no metrics)"
+                         ) from None
+
+
+async def serve_metrics(memo: OperatorMemo, sock: socket.socket) -> web.AppRunner:
+    """``/metrics`` (Prometheus text format) and ``/healthz`` on ``sock``; the
+    metrics are the current ones (a replica that stands by has fresh, empty ones).
+    ``/healthz`` fails (503, with why) while this replica is active and its scheduling
+    is stopped by an error; a standby is healthy."""
     async def scrape(request: web.Request) -> web.Response:
         return web.Response(body=generate_latest(memo.metrics.registry),
                             headers={"Content-Type": CONTENT_TYPE_LATEST})
 
     async def healthz(request: web.Request) -> web.Response:
+        if memo.failure is not None:
+            return web.Response(status=503, text=f"scheduling stopped: {memo.failure}\n")
         return web.Response(text="ok")
     app = web.Application()
     app.router.add_get("/metrics", scrape)
     app.router.add_get("/healthz", healthz)
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()
-    await web.TCPSite(runner, "0.0.0.0", port).start()
-    log.info("metrics at http://127.0.0.1:%d/metrics", port)
+    await web.SockSite(runner, sock).start()
+    host, port = sock.getsockname()[:2]
+    log.info("metrics at http://%s:%d/metrics", host, port)
     return runner
 
 
@@ -274,19 +327,15 @@ async def lease_event(type: str, body: kopf.Body, name: str, namespace: str,
 
 
 @kopf.on.event("", "v1", "pods", registry=registry, labels={LEASE_LABEL: kopf.PRESENT})
-async def pod_event(type: str, body: kopf.Body, namespace: str, memo: OperatorMemo,
-                    **_: Any) -> None:
-    """A lease's work is done when every one of its pods has succeeded."""
+async def pod_event(type: str, body: kopf.Body, memo: OperatorMemo, **_: Any) -> None:
+    """The shell keeps the pods of its Leases as last seen: a pod gone from a running
+    lease is mended, and a lease's work is done when every one of its pods has
+    succeeded."""
     shell = memo.shell
-    if shell is None or type == "DELETED" \
-            or (body.get("status") or {}).get("phase") != "Succeeded":
-        return
-    lease = body["metadata"]["labels"][LEASE_LABEL]
-    pods = await shell.client.get(f"/api/v1/namespaces/{namespace}/pods",
-                                  labelSelector=f"{LEASE_LABEL}={lease}")
-    items = pods.get("items", [])
-    if items and all((p.get("status") or {}).get("phase") == "Succeeded" for p in items):
-        shell.finished(namespace, lease)
+    if shell is not None and type in ("ADDED", "MODIFIED", "DELETED", None):
+        shell.pod_seen(type or "ADDED", {"metadata": dict(body["metadata"]),
+                                         "spec": dict(body.get("spec") or {}),
+                                         "status": dict(body.get("status") or {})})
 
 
 def _plain(body: kopf.Body) -> dict[str, Any]:
@@ -298,10 +347,13 @@ def run(config: SchedulerConfig, kubeconfig: str | None = None,
     """``leasehold operator``: run until interrupted; alone, or with ``peering`` as
     one of several replicas of which one is active. ``kubeconfig`` (else $KUBECONFIG,
     ~/.kube/config, the pod's service account) goes to the operator's client and to
-    Kopf's login alike. Raises ValueError (one line) for a kubeconfig it cannot use."""
-    memo = OperatorMemo(config, KubeClient.from_environment(kubeconfig),
+    Kopf's login alike. Raises ValueError (one line) for a kubeconfig it cannot use,
+    or a metrics port it cannot listen on."""
+    client = KubeClient.from_environment(kubeconfig)
+    sock = None if metrics_port is None else listen(metrics_port)
+    memo = OperatorMemo(config, client,
                         str(Path(kubeconfig).expanduser()) if kubeconfig else None,
-                        metrics_port, peering)
+                        sock, peering)
     kopf.configure(verbose=False)
     # a line per handled event costs more than the handling, at a thousand Leases
     logging.getLogger("kopf.objects").setLevel(logging.WARNING)

@@ -1,15 +1,19 @@
 """The imperative shell: one task owns the core, feeds it what the cluster says, and
-carries out what it decides (DESIGN §5).
+makes the cluster hold what it decided (DESIGN §5).
 
 - Inputs (a Lease created, its pods done, a Lease deleted) are queued by the Kopf
-  handlers; the loop wakes for them or for the core's next timer, gives them all to
-  the core at the current emulated time through the core's one driver
-  (:func:`leasehold.core.replay.replay`, which recovery uses too), and enacts the
-  actions.
-- Each VM is a pod ``<lease>-vm-<i>`` bound to its node, labelled with the lease and
-  owned by it. Suspend and cancel delete the pods with a grace period equal to the
-  modelled time; resume and migrate create them again, with the modelled delay as an
-  annotation the (emulated) kubelet honours.
+  handlers; the loop wakes for them, for a pod that went missing, or for the core's
+  next timer, gives them all to the core at the current emulated time through the
+  core's one driver (:func:`leasehold.core.replay.replay`, which recovery uses too),
+  and carries out the actions.
+- Level-triggered: after every step the pods the core wants (each running lease's
+  VMs on their nodes, :mod:`.pods`) are compared with the pods there are, and the
+  difference is mended — a deleted pod is created again, a pod on the wrong node
+  moved — whatever woke the loop. Only pods a tracked Lease controls are touched.
+- One Lease's failure never touches another's: every input is read on its own (a
+  malformed one rejects its Lease); every action and write of a step is attempted; a
+  pod the API server refuses fails its Lease, with the server's message, and frees
+  its capacity for the others at once; a transient refusal is retried with back-off.
 - Statuses are written once per lease per step; events name the other side of every
   preemption.
 
@@ -23,19 +27,21 @@ import logging
 import math
 import time
 from collections.abc import Coroutine, Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from itertools import groupby
 from typing import Any
 
+import aiohttp
+
 from leasehold.api.clock import Clock, epoch
-from leasehold.api.resources import GROUP, VERSION, LeaseInputError, lease_spec
+from leasehold.api.resources import LeaseInputError, lease_spec
 from leasehold.core.model import (
     Action,
     Cancel,
     Complete,
+    Fail,
     Migrate,
     Origin,
-    Phase,
     PoolSpec,
     Reject,
     Reserve,
@@ -48,93 +54,26 @@ from leasehold.core.replay import Input, run
 from leasehold.core.scheduler import Scheduler
 from leasehold.core.view import LeaseView
 
+from . import pods as vm
 from .client import KubeClient, KubeError, Obj
+from .journal import core_name, read_journal
 from .metrics import Metrics
+from .pods import API_VERSION, Pods, gone
+from .status import Tracked, condition, status_of
 
 log = logging.getLogger("leasehold.operator")
 
-LEASE_LABEL = "leasehold.io/lease"
-VM_LABEL = "leasehold.io/vm"
-RUNTIME = "leasehold.io/runtime-seconds"
-RESUME = "leasehold.io/resume-seconds"
-API_VERSION = f"{GROUP}/{VERSION}"
-PLACEHOLDER = {"name": "vm", "image": "registry.k8s.io/pause:3.10"}
+#: a transient refusal (throttled, the server unwell, the connection lost) is
+#: retried after this many seconds, doubling up to :data:`RETRY_MAX`
+RETRY_FIRST = 1.0
+RETRY_MAX = 30.0
 
 
-@dataclass(slots=True)
-class Tracked:
-    """A Lease the core knows: where it lives and what the core was told."""
-
-    namespace: str
-    name: str
-    uid: str
-    runtime: float | None  # the spec's run time (emulated), for the pods' annotation
-    template: dict[str, Any] | None
-    origin: Origin
-
-
-def core_name(namespace: str, name: str) -> str:
-    return f"{namespace}/{name}"
-
-
-@dataclass(slots=True)
-class Journal:
-    """What the Leases' statuses say the core was told, read back after a restart."""
-
-    #: the inputs, as the live loop gave them (submission time and order)
-    inputs: list[Input] = field(default_factory=list)
-    #: per lease submitted: the core's name for it, the Lease, its run time, its origin
-    tracked: list[tuple[str, Obj, float | None, Origin]] = field(default_factory=list)
-    #: a Lease's ``namespace/name`` -> the core's name for its latest incarnation
-    current: dict[str, str] = field(default_factory=dict)
-    #: the uids of the Leases submitted
-    uids: set[str] = field(default_factory=set)
-    #: the highest submission sequence written
-    sequence: int = 0
-    #: Leases never submitted (no journal, not rejected): new ones
-    unseen: list[Obj] = field(default_factory=list)
-
-
-def read_journal(leases: list[Obj], origins: dict[str, Origin], clock: Clock) -> Journal:
-    """The inputs journaled in the Leases' statuses (``submittedAt``, ``sequence``,
-    ``finishedAt``, written before the core was given them), in the order the live
-    loop gave them, with the names the core knew the leases by: a Lease deleted and
-    created again is ``namespace/name~2`` to the core, and so on, in submission order."""
-    out = Journal()
-    entries: list[tuple[float, float, str, Obj]] = []
-    for obj in leases:
-        status = obj.get("status") or {}
-        if "submittedAt" in status:
-            entries.append((float(status["submittedAt"]), float(status.get("sequence", 0)),
-                            "submit", obj))
-            if "finishedAt" in status:
-                entries.append((float(status["finishedAt"]), math.inf, "finished", obj))
-        elif status.get("phase") != "Rejected":
-            out.unseen.append(obj)
-    entries.sort(key=lambda x: (x[0], x[1]))
-    taken: set[str] = set()
-    for t, seq, kind, obj in entries:
-        meta = obj["metadata"]
-        key = core_name(meta["namespace"], meta["name"])
-        if kind == "finished":
-            out.inputs.append(Input.finished(out.current.get(key, key), t))
-            continue
-        out.uids.add(meta.get("uid", ""))
-        name, n = key, 1
-        while name in taken:
-            n += 1
-            name = f"{key}~{n}"
-        out.current[key] = name
-        origin = origins.get(meta["namespace"], Origin.EXTERNAL)
-        try:
-            request = lease_spec(obj, origin, t, clock).to_request()
-        except LeaseInputError:
-            continue
-        taken.add(name)
-        out.tracked.append((name, obj, request.runtime, origin))
-        out.inputs.append(Input.submit(replace(request, name=name, runtime=None), t))
-        out.sequence = max(out.sequence, int(seq))
-    return out
+def transient(exc: BaseException) -> bool:
+    """Whether asking again later may succeed."""
+    if isinstance(exc, KubeError):
+        return exc.code == 429 or exc.code >= 500
+    return isinstance(exc, aiohttp.ClientError | OSError | TimeoutError)
 
 
 class Shell:
@@ -149,17 +88,22 @@ class Shell:
         self.metrics = metrics
         self.core = Scheduler(list(pools), config)
         self.tracked: dict[str, Tracked] = {}
+        #: the pods of the Leases, as last seen
+        self.pods = Pods()
         self._inputs: list[tuple[str, str, Any]] = []
         self._wake = asyncio.Event()
         #: API writes made, by kind (the benchmark reads them)
         self.writes: dict[str, int] = {}
-        self._uids: set[str] = set()
+        self._uids: dict[str, str] = {}  # a submitted Lease's uid -> the core's name
         #: submissions so far: their order within one instant, for replaying
         self._sequence = 0
         #: a Lease's ``namespace/name`` -> the core's name for its latest incarnation
         self._current: dict[str, str] = {}
-        #: the phase each lease's status last showed
-        self._shown: dict[str, Phase] = {}
+        #: the status each lease last showed (its phase and reservation)
+        self._shown: dict[str, tuple[Any, ...]] = {}
+        #: when (wall clock) to try again what was refused for a while, and the wait
+        self._retry_at: float | None = None
+        self._retry = RETRY_FIRST
 
     # ---- inputs (from the Kopf handlers) ------------------------------------------
     def submit(self, obj: Obj, origin: Origin) -> None:
@@ -175,42 +119,122 @@ class Shell:
         self._inputs.append(("cancel", core_name(namespace, name), None))
         self._wake.set()
 
+    def pod_seen(self, kind: str, pod: Obj) -> None:
+        """A pod event: the loop is woken when a running lease lost a pod (to mend
+        it), and the lease's work is finished when all its pods have succeeded."""
+        uid = self.pods.seen(kind, pod)
+        name = self._uids.get(uid or "")
+        view = None if name is None else self.core.lease(name)
+        if name is None or view is None or not view.placed:
+            return
+        if kind == "DELETED" or gone(pod):
+            self._wake.set()
+        elif vm.phase(pod) == "Succeeded" and self._succeeded(name, view):
+            t = self.tracked[name]
+            self.finished(t.namespace, t.name)
+
+    def _succeeded(self, name: str, view: LeaseView) -> bool:
+        """Every VM's pod is on its node and has succeeded."""
+        t = self.tracked[name]
+        have = self.pods.of(t.uid)
+        for i, node in enumerate(view.placed):
+            pod = have.get(f"{t.namespace}/{vm.pod_name(t.name, i)}")
+            if pod is None or gone(pod) or vm.phase(pod) != "Succeeded" \
+                    or pod["spec"].get("nodeName") != self._node(node):
+                return False
+        return True
+
     # ---- the loop -----------------------------------------------------------------
     async def run(self) -> None:
-        """Forever; a step that fails is logged and the loop goes on (a Lease the
-        cluster refuses must not stop the others)."""
+        """Forever. A step that fails as a whole (the API server gone, a bug) raises:
+        the caller logs it and rebuilds the shell from the cluster."""
         while True:
             due = self.core.next_event_time()
-            timeout = None if due is None else max(self.clock.wall_of(due) - time.time(), 0.0)
+            wake = None if due is None else self.clock.wall_of(due)
+            if self._retry_at is not None:
+                wake = self._retry_at if wake is None else min(wake, self._retry_at)
+            timeout = None if wake is None else max(wake - time.time(), 0.0)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), timeout)
             self._wake.clear()
-            try:
-                await self.step()
-            except Exception:
-                log.exception("a scheduling step failed")
+            await self.step()
+
+    def _later(self, now: float) -> float:
+        """A time after ``now`` and no earlier than the clock's."""
+        return max(self.clock.now(), math.nextafter(max(now, self.core.now), math.inf))
 
     async def step(self) -> None:
         now = max(self.clock.now(), self.core.now)
         inputs, self._inputs = in_creation_order(self._inputs), []
-        rejected: list[tuple[str, list[str]]] = []
-        journal: dict[str, dict[str, Any]] = {}
+        told, journal, rejected = self._read(inputs, now)
+        # what the core is told is written before anything is done about it: a
+        # restarted operator replays it (recover) and arrives at the same state
+        told = await self._journal(told, journal)
+        self._retry_at = None
+        actions = self._decide(told, now)
+        await _together(self._reject_input(name, problems) for name, problems in rejected)
+        touched = await self._settle(actions, now, started=set())
+        # timers move phases on without an action (a suspension's VMs written out, a
+        # resume's overhead over): those leases are written too
+        for st in self.core.leases():
+            if self._shown.get(st.name) != _shown(st):
+                touched[st.name] = None
+        await _together(self._write_status(name) for name in touched)
+
+    async def _settle(self, actions: list[Action], now: float, started: set[str] | None
+                      ) -> dict[str, None]:
+        """Carry the actions out and mend the pods; the leases whose pods the cluster
+        refuses fail, a moment later, so that their capacity goes to the others at
+        once (and the journal has them at their own time): until nothing more is
+        refused. Returns the leases acted on. ``started`` None: recovering (no
+        lost pods reported)."""
+        touched: dict[str, None] = {}
+        while True:
+            by_lease: dict[str, list[Action]] = {}
+            for a in actions:
+                by_lease.setdefault(a.lease, []).append(a)
+            await _together(self._guarded(self._enact_all(acts, now), lease)
+                            for lease, acts in by_lease.items())
+            touched.update(dict.fromkeys(by_lease))
+            due = {a.lease for a in actions if isinstance(a, Start | Resume | Migrate)}
+            failures = await self._mend(now, None if started is None else started | due)
+            await _together(self._guarded(self._told_started(a), a.lease) for a in actions
+                            if a.lease in due and a.lease not in failures)
+            if not failures:
+                return touched
+            now = self._later(now)
+            fails = [Input.fail(name, now, why) for name, why in failures.items()]
+            told = await self._journal(fails, {name: {"failedAt": now, "failure": why}
+                                               for name, why in failures.items()})
+            actions = self._decide(told, now)
+
+    def _read(self, inputs: list[tuple[str, str, Any]], now: float
+              ) -> tuple[list[Input], dict[str, dict[str, Any]], list[tuple[str, list[str]]]]:
+        """The step's inputs for the core, each read on its own: a malformed Lease is
+        rejected with what to change, and the others go on."""
         told: list[Input] = []
+        journal: dict[str, dict[str, Any]] = {}
+        rejected: list[tuple[str, list[str]]] = []
         for kind, name, arg in inputs:
             if kind == "submit":
                 obj, origin = arg
                 uid = obj["metadata"].get("uid", "")
                 if uid in self._uids:
                     continue  # told twice (a handler retried): one lease
-                self._uids.add(uid)
                 name = self._fresh(name)
+                self._uids[uid] = name
                 try:
                     request = lease_spec(obj, origin, now, self.clock)
+                    core_request = request.to_request()
                 except LeaseInputError as exc:
                     rejected.append((name, exc.problems))
                     self._track(name, obj, None, origin)
                     continue
-                core_request = request.to_request()
+                except Exception as exc:  # one Lease's, whatever it is
+                    log.exception("cannot read Lease %s", name)
+                    rejected.append((name, [f"spec: cannot be read: {exc}"]))
+                    self._track(name, obj, None, origin)
+                    continue
                 self._track(name, obj, core_request.runtime, origin)
                 # the core knows leases as namespace/name, and plans with the duration:
                 # the pods end the work early when the spec has a runtime
@@ -227,100 +251,176 @@ class Shell:
                     journal[name] = {"finishedAt": now}
                 else:
                     told.append(Input.cancel(name, now, "deleted by its owner"))
-        # what the core was told is written before anything is done about it: a
-        # restarted operator replays it (recover) and arrives at the same state
-        await _together(self._patch_status(self.tracked[name], entry)
-                        for name, entry in journal.items())
+        return told, journal, rejected
+
+    async def _journal(self, told: list[Input], entries: dict[str, dict[str, Any]]
+                       ) -> list[Input]:
+        """Write the entries; the inputs whose entry could not be written (their Lease
+        refused it) are left out, and told again by no one: the Lease stays as it
+        was. A transient failure raises: nothing of the step is done."""
+        names = list(entries)
+        results = await asyncio.gather(
+            *(self._patch(self.tracked[name], entry) for name, entry in entries.items()),
+            return_exceptions=True)
+        dropped = set()
+        for name, result in zip(names, results, strict=True):
+            if isinstance(result, BaseException):
+                if transient(result):
+                    raise result
+                if not (isinstance(result, KubeError) and result.code == 404):
+                    t = self.tracked[name]
+                    log.warning("could not journal an input of %s/%s, left out: %s",
+                                t.namespace, t.name, result)
+                    dropped.add(name)
+        return [x for x in told if x.lease not in dropped or x.kind == "cancel"]
+
+    def _decide(self, told: list[Input], now: float) -> list[Action]:
         decided = len(self.core.decisions)
         cpu = time.process_time()
         actions = run(self.core, told, until=now)
         cpu = time.process_time() - cpu
-        touched: dict[str, None] = {}
-        for name, problems in rejected:
-            await self._reject_input(name, problems)
-        for action in actions:
-            await self._enact(action, now)
-            touched[action.lease] = None
-        # timers move phases on without an action (a suspension's VMs written out, a
-        # resume's overhead over): those leases are written too
-        for st in self.core.leases():
-            if self._shown.get(st.name) != st.phase:
-                touched[st.name] = None
-        await _together(self._write_status(name) for name in touched)
         if self.metrics is not None:
             self.metrics.observe(self.core, actions, self.core.decisions[decided:], cpu)
+        return actions
 
     # ---- recovery -----------------------------------------------------------------
     async def recover(self, leases: list[Obj], origins: dict[str, Origin], pods: list[Obj]
                       ) -> None:
         """Rebuild the core after a restart, then make the cluster match it.
 
-        Every input the core was given is in the Leases' statuses (``submittedAt``,
-        ``sequence``, ``finishedAt``), written before it was acted on. Replaying them
-        in order gives the core the state it had: it is deterministic. Time has gone
-        on meanwhile; the core catches up to now, and the pods are then created or
+        Every input the core was given is journaled in the Leases' statuses
+        (:mod:`.journal`), written before it was acted on. Replaying them in order
+        gives the core the state it had: it is deterministic. Time has gone on
+        meanwhile; the core catches up to now, and the pods are then created or
         deleted to match (what the operator would have done had it been running).
         Leases it never saw are submitted as new ones."""
         journal = read_journal(leases, origins, self.clock)
         for name, obj, runtime, origin in journal.tracked:
             self._track(name, obj, runtime, origin)
+            self._uids[obj["metadata"].get("uid", "")] = name
         self._current.update(journal.current)
-        self._uids |= journal.uids
+        for uid in journal.uids:
+            self._uids.setdefault(uid, "")
         self._sequence = max(self._sequence, journal.sequence)
         # fed as the live loop fed them, then on to now
         now = max(self.clock.now(), max((x.time for x in journal.inputs), default=-math.inf))
         run(self.core, journal.inputs, until=now)
-        await self._reconcile(pods, now)
+        self.pods.fill(pods)
+        await self._settle([], now, started=None)
+        for st in self.core.leases():
+            if st.placed and self._succeeded(st.name, st):
+                t = self.tracked[st.name]
+                self.finished(t.namespace, t.name)  # its work ended while nobody watched
         await _together(self._write_status(name) for name in list(self.tracked))
         for obj in journal.unseen:
             self.submit(obj, origins.get(obj["metadata"]["namespace"], Origin.EXTERNAL))
         log.info("recovered %d leases (%d inputs replayed), %d new", len(self.tracked),
                  len(journal.inputs), len(journal.unseen))
 
-    async def _reconcile(self, pods: list[Obj], now: float) -> None:
-        """Delete the pods the core does not want, then create the ones it does."""
-        want: dict[tuple[str, str], tuple[str, Tracked, LeaseView, int]] = {}
+    # ---- pods: what the core wants, against what there is ----------------------------
+    async def _mend(self, now: float, started: set[str] | None) -> dict[str, str]:
+        """Create the pods the core wants and the cluster lacks, and delete the pods of
+        tracked Leases the core does not want (on another node, or not at all).
+        Returns the leases whose pods the API server refused, with its message.
+        ``started``: the leases whose pods are due anyway this step (any other
+        lease's missing pod is reported as lost); None: no reports (recovery)."""
+        creates: list[tuple[str, Tracked, LeaseView, int, str]] = []
+        deletes: list[Obj] = []
+        wanted_uids: set[str] = set()
         for st in self.core.leases():
+            placed = st.placed
             t = self.tracked.get(st.name)
-            if t is None or st.phase not in (Phase.RUNNING, Phase.RESUMING):
+            if not placed or t is None:
                 continue
-            for i, node in enumerate(st.nodes):
-                want[(t.namespace, f"{t.name}-vm-{i}")] = (self._node(node), t, st, i)
-        have: set[tuple[str, str]] = set()
-        succeeded: set[tuple[str, str]] = set()
-        for pod in pods:
-            meta = pod["metadata"]
-            key = (meta["namespace"], meta["name"])
-            wanted = want.get(key)
-            on = (pod.get("spec") or {}).get("nodeName")
-            if wanted is not None and wanted[0] == on \
-                    and (pod.get("status") or {}).get("phase") == "Succeeded":
-                # its work ended while the operator was away: not to be run again
-                have.add(key)
-                succeeded.add(key)
-                continue
-            if wanted is None or wanted[0] != on or meta.get("deletionTimestamp"):
-                if wanted is None or wanted[0] != on:
-                    with contextlib.suppress(KubeError):
-                        await self.client.delete(
-                            f"/api/v1/namespaces/{key[0]}/pods/{key[1]}",
-                            gracePeriodSeconds=0)
-                        self._count("delete")
-                continue
-            have.add(key)
-        missing: dict[str, tuple[Tracked, LeaseView]] = {}
-        done: dict[str, bool] = {}
-        for key, (_, t, st, _) in want.items():
-            if key not in have:
-                missing[st.name] = (t, st)
-            done[st.name] = done.get(st.name, True) and key in succeeded
-        for t, st in missing.values():
-            delay = max((st.running_since or now) - now, 0.0)
-            await self._create_pods(t, st, st.nodes, delay, only_missing=have)
-        for name, finished in done.items():
-            if finished:  # every VM's pod succeeded: the lease is done
-                t = self.tracked[name]
-                self.finished(t.namespace, t.name)
+            wanted_uids.add(t.uid)
+            have = dict(self.pods.of(t.uid))
+            for i, node in enumerate(placed):
+                key = f"{t.namespace}/{vm.pod_name(t.name, i)}"
+                pod = have.pop(key, None)
+                on = self._node(node)
+                if pod is not None and not gone(pod) and pod["spec"].get("nodeName") == on:
+                    continue
+                if pod is not None and not gone(pod):
+                    deletes.append(pod)  # on a node the lease no longer has
+                creates.append((st.name, t, st, i, on))
+            deletes.extend(p for p in have.values() if not gone(p))
+        for uid in self.pods.owners():
+            name = self._uids.get(uid)
+            if uid not in wanted_uids and name:
+                deletes.extend(p for p in self.pods.of(uid).values() if not gone(p))
+        await _together(self._delete(pod, 0) for pod in deletes)
+        failures: dict[str, str] = {}
+        lost: dict[str, list[str]] = {}
+
+        async def create(name: str, t: Tracked, st: LeaseView, i: int, on: str) -> None:
+            if name in failures:
+                return
+            try:
+                await self._create_pod(t, st, i, on, now)
+            except Exception as exc:  # judged below, one lease's
+                if transient(exc):
+                    log.warning("pod %s of %s/%s: %s; trying again in %g s",
+                                vm.pod_name(t.name, i), t.namespace, t.name, exc, self._retry)
+                    self._retry_at = time.time() + self._retry
+                    return
+                message = exc.message if isinstance(exc, KubeError) else str(exc)
+                failures[name] = (f"the API server refused pod {vm.pod_name(t.name, i)}:"
+                                  f" {message}")
+                return
+            if started is not None and name not in started:
+                lost.setdefault(name, []).append(vm.pod_name(t.name, i))
+        await _together(create(*c) for c in creates)
+        self._retry = min(self._retry * 2, RETRY_MAX) if self._retry_at else RETRY_FIRST
+        await _together(self._event(self.tracked[name], "PodsRecreated",
+                                    f"created again, as they were gone: {', '.join(names)}",
+                                    warning=True) for name, names in lost.items())
+        return failures
+
+    async def _create_pod(self, t: Tracked, st: LeaseView, i: int, node: str, now: float
+                          ) -> None:
+        annotations: dict[str, str] = {}
+        delay = max((st.running_since or now) - now, 0.0)
+        if delay > 0:
+            annotations[vm.RESUME] = f"{delay:.3f}"
+        if t.runtime is not None:
+            annotations[vm.RUNTIME] = f"{max(t.runtime - st.ran_by(now), 0.0):.3f}"
+        shape = st.request.shape
+        pod = vm.build(t.namespace, t.name, t.uid, t.template, i, node, shape.cpu,
+                       shape.memory, annotations)
+        path = f"/api/v1/namespaces/{t.namespace}/pods"
+        try:
+            created = await self.client.create(path, pod)
+        except KubeError as exc:
+            if exc.code != 409:
+                raise
+            # the previous run's pod is still there (its kubelet not yet done), or a
+            # pod of that name that is not this Lease's: only the former is removed
+            name = pod["metadata"]["name"]
+            there = await self.client.get(f"{path}/{name}")
+            if vm.owner_uid(there) != t.uid:
+                raise KubeError(409, f"pod {name} exists and is not this Lease's") from None
+            await self._delete(there, 0)
+            created = await self.client.create(path, pod)
+        self.pods.created(created)
+        self._count("create")
+
+    async def _delete(self, pod: Obj, grace: float) -> None:
+        meta = pod["metadata"]
+        self.pods.deleting(pod)
+        try:
+            await self.client.delete(f"/api/v1/namespaces/{meta['namespace']}/pods/"
+                                     f"{meta['name']}", gracePeriodSeconds=max(math.ceil(grace), 0))
+            self._count("delete")
+        except KubeError as exc:
+            if exc.code == 404:  # gone already
+                self.pods.seen("DELETED", pod)
+            else:
+                log.warning("could not delete pod %s/%s: %s", meta["namespace"], meta["name"],
+                            exc)
+
+    async def _delete_pods(self, t: Tracked, grace: float) -> None:
+        await _together(self._delete(pod, grace) for pod in list(self.pods.of(t.uid).values())
+                        if not gone(pod))
 
     def _node(self, node: str) -> str:
         return self.nodes.get(node, node)
@@ -344,41 +444,63 @@ class Shell:
         self.tracked[name] = Tracked(meta["namespace"], meta["name"], meta.get("uid", ""),
                                      runtime, (obj.get("spec") or {}).get("template"), origin)
 
-    # ---- enactment ----------------------------------------------------------------
+    # ---- enactment: events, and the pods that must go --------------------------------
+    async def _guarded(self, work: Coroutine[Any, Any, None], lease: str) -> None:
+        """One lease's part of a step: its failure is logged, the others go on."""
+        try:
+            await work
+        except Exception:  # one lease's, whatever it is
+            log.exception("carrying out an action of %s failed; it is mended next step",
+                          lease)
+
+    async def _enact_all(self, actions: list[Action], now: float) -> None:
+        for action in actions:  # one lease's, in order
+            await self._enact(action, now)
+
     async def _enact(self, action: Action, now: float) -> None:
         t = self.tracked.get(action.lease)
         if t is None:
             return
         st = self.core.lease(action.lease)
         assert st is not None  # an action is about a lease the core knows
-        if isinstance(action, Start):
-            await self._create_pods(t, st, action.nodes, delay=0.0)
-            await self._event(t, "Started", f"running on {self._names(action.nodes)}")
-        elif isinstance(action, Resume | Migrate):
-            if isinstance(action, Migrate):
-                await self._delete_pods(t, st.request.vms, grace=0)
-            await self._create_pods(t, st, action.nodes, delay=max(action.running - now, 0.0))
-            verb = "Migrated" if isinstance(action, Migrate) else "Resumed"
-            await self._event(t, verb, f"{verb.lower()} to {self._names(action.nodes)}; running at"
-                                       f" {self.clock.stamp(action.running)}")
+        if isinstance(action, Start | Resume):
+            pass  # told once its pods are there (:meth:`_told_started`)
+        elif isinstance(action, Migrate):
+            await self._delete_pods(t, grace=0)
         elif isinstance(action, Suspend):
-            await self._delete_pods(t, st.request.vms, grace=action.vacated - now)
+            await self._delete_pods(t, grace=action.vacated - now)
             await self._preempted(t, st, "suspended", action.reason)
         elif isinstance(action, Cancel):
-            await self._delete_pods(t, st.request.vms, grace=0)
+            await self._delete_pods(t, grace=0)
             if st.preempted_by:
                 await self._preempted(t, st, "cancelled", action.reason)
             else:
                 await self._event(t, "Cancelled", action.reason)
         elif isinstance(action, Complete):
-            await self._delete_pods(t, st.request.vms, grace=0)
+            await self._delete_pods(t, grace=0)
             await self._event(t, "Completed", f"ran {st.ran:.0f} s of {st.request.duration:.0f} s")
+        elif isinstance(action, Fail):
+            await self._delete_pods(t, grace=0)
+            await self._event(t, "Failed", action.reason, warning=True)
         elif isinstance(action, Reject):
             await self._event(t, "Rejected", action.reason, warning=True)
         elif isinstance(action, Reserve):
             await self._event(t, "Scheduled", f"reserved on pool {action.pool} from"
                                               f" {self.clock.stamp(action.start)} to"
                                               f" {self.clock.stamp(action.end)}")
+
+    async def _told_started(self, action: Action) -> None:
+        """The event of a start, resume or migration, posted once its pods were made."""
+        t = self.tracked.get(action.lease)
+        if t is None:
+            return
+        if isinstance(action, Start):
+            await self._event(t, "Started", f"running on {self._names(action.nodes)}")
+        elif isinstance(action, Resume | Migrate):
+            verb = "Migrated" if isinstance(action, Migrate) else "Resumed"
+            where = f" to {self._names(action.nodes)}" if action.nodes else ""
+            await self._event(t, verb, f"{verb.lower()}{where}; running at"
+                                       f" {self.clock.stamp(action.running)}")
 
     async def _preempted(self, t: Tracked, st: LeaseView, how: str, reason: str) -> None:
         by = self.tracked.get(st.preempted_by or "")
@@ -390,62 +512,11 @@ class Shell:
     def _count(self, kind: str) -> None:
         self.writes[kind] = self.writes.get(kind, 0) + 1
 
-    async def _create_pods(self, t: Tracked, st: LeaseView, nodes: tuple[str, ...],
-                           delay: float, only_missing: set[tuple[str, str]] | None = None
-                           ) -> None:
-        template = t.template or {}
-        meta = template.get("metadata") or {}
-        spec = dict(template.get("spec") or {"containers": [PLACEHOLDER]})
-        annotations = dict(meta.get("annotations") or {})
-        if delay > 0:
-            annotations[RESUME] = f"{delay:.3f}"
-        if t.runtime is not None:
-            annotations[RUNTIME] = f"{max(t.runtime - st.ran, 0.0):.3f}"
-        shape = st.request.shape
-        requests = {"cpu": f"{shape.cpu}m", "memory": f"{shape.memory}Mi"}
-        spec["containers"] = [
-            {**c, "resources": {**(c.get("resources") or {}), "requests": requests}}
-            if i == 0 else c for i, c in enumerate(spec["containers"])]
-        for i, node in enumerate(nodes):
-            if only_missing is not None and (t.namespace, f"{t.name}-vm-{i}") in only_missing:
-                continue
-            pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {
-                "name": f"{t.name}-vm-{i}", "namespace": t.namespace,
-                "labels": {**(meta.get("labels") or {}), LEASE_LABEL: t.name,
-                           VM_LABEL: str(i)},
-                "annotations": annotations,
-                "ownerReferences": [{"apiVersion": API_VERSION, "kind": "Lease",
-                                     "name": t.name, "uid": t.uid, "controller": True,
-                                     "blockOwnerDeletion": True}]},
-                "spec": {**spec, "nodeName": self._node(node)}}
-            path = f"/api/v1/namespaces/{t.namespace}/pods"
-            try:
-                await self.client.create(path, pod)
-            except KubeError as exc:
-                if exc.code != 409:
-                    raise
-                # the previous run's pod is still there (its kubelet not yet done)
-                with contextlib.suppress(KubeError):
-                    await self.client.delete(f"{path}/{pod['metadata']['name']}",
-                                             gracePeriodSeconds=0)
-                self._count("delete")
-                await self.client.create(path, pod)
-            self._count("create")
-
-    async def _delete_pods(self, t: Tracked, vms: int, grace: float) -> None:
-        seconds = max(math.ceil(grace), 0)
-        for i in range(vms):
-            with contextlib.suppress(KubeError):  # already gone
-                await self.client.delete(
-                    f"/api/v1/namespaces/{t.namespace}/pods/{t.name}-vm-{i}",
-                    gracePeriodSeconds=seconds)
-                self._count("delete")
-
     async def _event(self, t: Tracked, reason: str, message: str, warning: bool = False
                      ) -> None:
         stamp = self._stamp()
         event = {"apiVersion": "v1", "kind": "Event",
-                 "metadata": {"generateName": f"{t.name}.", "namespace": t.namespace},
+                 "metadata": {"generateName": f"{t.name[:200]}.", "namespace": t.namespace},
                  "involvedObject": {"apiVersion": API_VERSION, "kind": "Lease",
                                     "name": t.name, "namespace": t.namespace, "uid": t.uid},
                  "reason": reason, "message": message,
@@ -456,7 +527,7 @@ class Shell:
         try:
             await self.client.create(f"/api/v1/namespaces/{t.namespace}/events", event)
             self._count("event")
-        except KubeError as exc:
+        except (KubeError, aiohttp.ClientError, OSError) as exc:
             log.warning("could not post event %s on %s/%s: %s", reason, t.namespace, t.name,
                         exc)
 
@@ -466,7 +537,7 @@ class Shell:
         message = "; ".join(problems)
         await self._event(t, "Rejected", message, warning=True)
         await self._patch_status(t, {"phase": "Rejected", "origin": t.origin.value,
-                                     "message": message, "conditions": [_condition(
+                                     "message": message, "conditions": [condition(
                                          "Admitted", "False", "InvalidSpec", message,
                                          self._stamp())]})
 
@@ -480,19 +551,27 @@ class Shell:
         st = self.core.lease(name)
         if t is None or st is None:
             return
-        self._shown[name] = st.phase
-        await self._patch_status(t, status_of(st, t, self.clock, self.core, self.nodes))
+        self._shown[name] = _shown(st)
+        now = self.core.now if math.isfinite(self.core.now) else self.clock.now()
+        await self._patch_status(t, status_of(st, t, self.clock, now, self.nodes))
+
+    async def _patch(self, t: Tracked, status: dict[str, Any]) -> None:
+        await self.client.merge_patch(
+            f"/apis/{API_VERSION}/namespaces/{t.namespace}/leases/{t.name}/status",
+            {"status": status})
+        self._count("status")
 
     async def _patch_status(self, t: Tracked, status: dict[str, Any]) -> None:
         try:
-            await self.client.merge_patch(
-                f"/apis/{API_VERSION}/namespaces/{t.namespace}/leases/{t.name}/status",
-                {"status": status})
-            self._count("status")
-        except KubeError as exc:
-            if exc.code != 404:  # deleted meanwhile
+            await self._patch(t, status)
+        except (KubeError, aiohttp.ClientError, OSError) as exc:
+            if not (isinstance(exc, KubeError) and exc.code == 404):  # deleted meanwhile
                 log.warning("could not write the status of %s/%s: %s", t.namespace, t.name,
                             exc)
+
+
+def _shown(st: LeaseView) -> tuple[Any, ...]:
+    return st.phase, st.reservation
 
 
 def in_creation_order(inputs: list[tuple[str, str, Any]]) -> list[tuple[str, str, Any]]:
@@ -513,11 +592,15 @@ def in_creation_order(inputs: list[tuple[str, str, Any]]) -> list[tuple[str, str
 def _created(entry: tuple[str, str, Any]) -> tuple[float, str]:
     meta = entry[2][0]["metadata"]
     stamp = meta.get("creationTimestamp")
-    return (epoch(stamp) if stamp else math.inf), entry[1]
+    try:
+        return (epoch(stamp) if stamp else math.inf), entry[1]
+    except ValueError:
+        return math.inf, entry[1]
 
 
-#: status writes in flight at once: one lease's status is independent of another's,
-#: and a thousand leases submitted together must not wait for a thousand round trips
+#: API calls in flight at once: one lease's pods and status are independent of
+#: another's, and a thousand leases started together must not wait for a thousand
+#: round trips one after another
 WRITES_IN_FLIGHT = 16
 
 
@@ -534,42 +617,3 @@ async def _together(writes: Iterable[Coroutine[Any, Any, None]]) -> None:
 def _nodes(nodes: tuple[str, ...]) -> str:
     distinct = sorted(set(nodes))
     return ", ".join(distinct)
-
-
-def _condition(kind: str, status: str, reason: str, message: str, stamp: str) -> dict[str, str]:
-    return {"type": kind, "status": status, "reason": reason, "message": message,
-            "lastTransitionTime": stamp}
-
-
-def status_of(st: LeaseView, t: Tracked, clock: Clock, core: Scheduler,
-              nodes: dict[str, str] | None = None) -> dict[str, Any]:
-    """A Lease's status from the core's state (DESIGN §5); ``nodes`` renames the core's
-    nodes to the cluster's."""
-    nodes = nodes or {}
-    stamp = clock.stamp(core.now)
-    status: dict[str, Any] = {
-        "phase": st.phase.value, "origin": t.origin.value, "preemptions": st.preemptions,
-        "overheadSeconds": round(st.overhead, 3),
-        "progress": {"ranSeconds": round(st.ran, 3),
-                     "remainingSeconds": round(st.remaining, 3)},
-        # emulated seconds, as submittedAt: first start and final end
-        "startedAt": st.first_start, "endedAt": st.end,
-        "message": st.reason,
-    }
-    booking = st.reservation
-    if booking is not None and st.pool is not None:
-        status["reservation"] = {"pool": st.pool, "start": clock.stamp(booking.start),
-                                 "end": clock.stamp(booking.end),
-                                 "nodes": sorted({nodes.get(n, n) for n in st.nodes}) or None}
-    else:
-        status["reservation"] = None
-    conditions = [_condition("Admitted", "False" if st.phase.value == "Rejected" else "True",
-                             st.phase.value, st.reason or "", stamp)]
-    if st.preempted_by:
-        conditions.append(_condition("Preempted", "True", "PreemptedBy",
-                                     f"preempted by {st.preempted_by}", stamp))
-    if st.phase.terminal:
-        conditions.append(_condition("Finished", "True", st.phase.value, st.reason or "",
-                                     stamp))
-    status["conditions"] = conditions
-    return status

@@ -1,0 +1,158 @@
+"""A lease's VMs as pods: their names, what they look like, and which are there.
+
+Each VM ``i`` of a Lease is a pod ``<lease>-vm-<i>`` bound to its node, labelled with
+the lease and owned by it (a controller owner reference carrying the Lease's uid).
+Names and label values are valid on any API server: a Lease name may have 253
+characters, a pod name as many and a label value 63, so longer ones are shortened
+with a hash of the whole name (which an annotation keeps).
+
+:class:`Pods` is what the operator knows of the cluster's pods: filled from a
+listing and kept current by the pod watch, and told at once of the operator's own
+creations and deletions (so that a step never acts twice on a pod whose watch event
+has not come yet, as kube-controller-manager's expectations do). Only pods owned by
+a Lease the operator tracks are ever deleted: a pod that merely carries the label or
+the name is someone else's.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from leasehold.api.resources import GROUP, VERSION
+
+Obj = dict[str, Any]
+
+LEASE_LABEL = "leasehold.io/lease"
+VM_LABEL = "leasehold.io/vm"
+#: the Lease's whole name, when the label had to shorten it
+LEASE_NAME = "leasehold.io/lease-name"
+RUNTIME = "leasehold.io/runtime-seconds"
+RESUME = "leasehold.io/resume-seconds"
+API_VERSION = f"{GROUP}/{VERSION}"
+PLACEHOLDER = {"name": "vm", "image": "registry.k8s.io/pause:3.10"}
+
+#: Kubernetes' limits: an object name (DNS subdomain) and a label value
+NAME_MAX = 253
+LABEL_MAX = 63
+
+
+def _shorten(name: str, limit: int, suffix: str = "") -> str:
+    """``name + suffix`` if it fits in ``limit`` characters; else a prefix of the name,
+    a hash of all of it and the suffix (ending in an alphanumeric, as names must)."""
+    if len(name) + len(suffix) <= limit:
+        return name + suffix
+    digest = hashlib.sha256(name.encode()).hexdigest()[:10]
+    prefix = name[:limit - len(suffix) - len(digest) - 1].rstrip("-.")
+    return f"{prefix}-{digest}{suffix}"
+
+
+def lease_label(lease: str) -> str:
+    """The ``leasehold.io/lease`` label value of a Lease's pods: its name, when it fits."""
+    return _shorten(lease, LABEL_MAX)
+
+
+def pod_name(lease: str, vm: int) -> str:
+    return _shorten(lease, NAME_MAX, f"-vm-{vm}")
+
+
+def owner_uid(pod: Obj) -> str | None:
+    """The uid of the Lease that controls the pod, if one does."""
+    for ref in pod["metadata"].get("ownerReferences") or ():
+        if ref.get("controller") and ref.get("kind") == "Lease" \
+                and ref.get("apiVersion") == API_VERSION:
+            return str(ref.get("uid", ""))
+    return None
+
+
+def build(namespace: str, lease: str, uid: str, template: Obj | None, vm: int, node: str,
+          cpu_m: int, memory_mib: int, annotations: dict[str, str]) -> Obj:
+    """The pod of VM ``vm`` on ``node``: the template's, with the VM's requests on its
+    first container."""
+    template = template or {}
+    meta = template.get("metadata") or {}
+    spec = dict(template.get("spec") or {"containers": [PLACEHOLDER]})
+    requests = {"cpu": f"{cpu_m}m", "memory": f"{memory_mib}Mi"}
+    spec["containers"] = [
+        {**c, "resources": {**(c.get("resources") or {}), "requests": requests}}
+        if i == 0 and isinstance(c, dict) else c for i, c in enumerate(spec["containers"])]
+    notes = {**(meta.get("annotations") or {}), **annotations}
+    label = lease_label(lease)
+    if label != lease:
+        notes[LEASE_NAME] = lease
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {
+        "name": pod_name(lease, vm), "namespace": namespace,
+        "labels": {**(meta.get("labels") or {}), LEASE_LABEL: label, VM_LABEL: str(vm)},
+        "annotations": notes,
+        "ownerReferences": [{"apiVersion": API_VERSION, "kind": "Lease", "name": lease,
+                             "uid": uid, "controller": True, "blockOwnerDeletion": True}]},
+        "spec": {**spec, "nodeName": node}}
+
+
+def phase(pod: Obj) -> str | None:
+    return (pod.get("status") or {}).get("phase")
+
+
+class Pods:
+    """The pods of Leases, as last seen, by owner uid then pod name. A pod the
+    operator deleted stays here, marked, until its deletion is seen (it may take a
+    grace period to go)."""
+
+    def __init__(self) -> None:
+        self._by_owner: dict[str, dict[str, Obj]] = {}
+        #: the uids of pods the operator deleted: what is said of them later (a
+        #: grace period's updates) must not overwrite the pod that replaced them
+        self._dead: set[str] = set()
+
+    def fill(self, pods: Iterable[Obj]) -> None:
+        for pod in pods:
+            self.seen("ADDED", pod)
+
+    def seen(self, kind: str, pod: Obj) -> str | None:
+        """A pod event; returns the owner's uid (None for a pod no Lease controls)."""
+        uid = owner_uid(pod)
+        if uid is None:
+            return None
+        meta = pod["metadata"]
+        key = f"{meta['namespace']}/{meta['name']}"
+        owned = self._by_owner.get(uid)
+        if kind == "DELETED":
+            self._dead.discard(meta.get("uid", ""))
+            current = None if owned is None else owned.get(key)
+            if current is not None and current["metadata"].get("uid") == meta.get("uid"):
+                del owned[key]  # type: ignore[index]
+                if not owned:
+                    del self._by_owner[uid]
+        elif meta.get("uid") not in self._dead:
+            self._by_owner.setdefault(uid, {})[key] = pod
+        return uid
+
+    def created(self, pod: Obj) -> None:
+        """The operator created ``pod`` (the server's copy)."""
+        self.seen("ADDED", pod)
+
+    def deleting(self, pod: Obj) -> None:
+        """The operator asked for ``pod`` to go: it counts as gone from now on."""
+        meta = pod["metadata"]
+        self._dead.add(meta.get("uid", ""))
+        uid = owner_uid(pod)
+        owned = self._by_owner.get(uid or "")
+        key = f"{meta['namespace']}/{meta['name']}"
+        if owned is not None and key in owned:
+            owned[key] = {**pod, "metadata": {**meta, "deletionTimestamp": "requested"}}
+
+    def of(self, uid: str) -> dict[str, Obj]:
+        """The pods a Lease controls, by ``namespace/name``."""
+        return self._by_owner.get(uid, {})
+
+    def owners(self) -> Iterator[str]:
+        return iter(list(self._by_owner))
+
+    def forget(self, uid: str) -> None:
+        self._by_owner.pop(uid, None)
+
+
+def gone(pod: Obj) -> bool:
+    """Deleted, or being deleted."""
+    return bool(pod["metadata"].get("deletionTimestamp"))

@@ -1,0 +1,65 @@
+"""A Lease's status, from the core's view of it (DESIGN §5)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from leasehold.api.clock import Clock
+from leasehold.core.model import Origin, Phase
+from leasehold.core.view import LeaseView
+
+
+@dataclass(slots=True)
+class Tracked:
+    """A Lease the core knows: where it lives and what the core was told."""
+
+    namespace: str
+    name: str
+    uid: str
+    runtime: float | None  # the spec's run time (emulated), for the pods' annotation
+    template: dict[str, Any] | None
+    origin: Origin
+
+
+def condition(kind: str, status: str, reason: str, message: str, stamp: str
+              ) -> dict[str, str]:
+    return {"type": kind, "status": status, "reason": reason, "message": message,
+            "lastTransitionTime": stamp}
+
+
+def status_of(st: LeaseView, t: Tracked, clock: Clock, now: float,
+              nodes: dict[str, str] | None = None) -> dict[str, Any]:
+    """A Lease's status from the core's state at ``now`` (the core's time); ``nodes``
+    renames the core's nodes to the cluster's."""
+    nodes = nodes or {}
+    stamp = clock.stamp(now)
+    ran = st.ran_by(now)
+    status: dict[str, Any] = {
+        "phase": st.phase.value, "origin": t.origin.value, "preemptions": st.preemptions,
+        "overheadSeconds": round(st.overhead, 3),
+        "progress": {"ranSeconds": round(ran, 3),
+                     "remainingSeconds": round(max(st.remaining - (ran - st.ran), 0.0), 3)},
+        # emulated seconds, as submittedAt: first start and final end
+        "startedAt": st.first_start, "endedAt": st.end,
+        "message": st.reason,
+    }
+    booking = st.reservation
+    if booking is not None and st.pool is not None:
+        status["reservation"] = {"pool": st.pool, "start": clock.stamp(booking.start),
+                                 "end": clock.stamp(booking.end),
+                                 "nodes": sorted({nodes.get(n, n) for n in st.nodes}) or None}
+    else:
+        status["reservation"] = None
+    rejected = st.phase == Phase.REJECTED
+    conditions = [condition("Admitted", "False" if rejected else "True",
+                            "Rejected" if rejected else "Admitted",
+                            st.reason or "" if rejected else "", stamp)]
+    if st.preempted_by:
+        conditions.append(condition("Preempted", "True", "PreemptedBy",
+                                    f"preempted by {st.preempted_by}", stamp))
+    if st.phase.terminal:
+        conditions.append(condition("Finished", "True", st.phase.value, st.reason or "",
+                                    stamp))
+    status["conditions"] = conditions
+    return status
