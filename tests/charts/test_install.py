@@ -38,11 +38,21 @@ POLICY = "mlip"
 PROMETHEUS = shutil.which("prometheus")
 SCALE = 300.0
 RELEASE, NAMESPACE = "lh", "leasehold"
-#: a local lease no pool can hold: rejected, a local rejection and a deadline miss
-TOO_BIG = {"apiVersion": "leasehold.io/v1alpha1", "kind": "Lease",
-           "metadata": {"name": "lease-8", "namespace": "owners"},
-           "spec": {"type": "DeadlineNonPreemptable", "vms": 13, "duration": "30m",
-                    "deadline": "2h", "resources": {"cpu": 1, "memory": "256Mi"}}}
+
+
+def local(name: str, vms: int, deadline: str) -> dict[str, Any]:
+    return {"apiVersion": "leasehold.io/v1alpha1", "kind": "Lease",
+            "metadata": {"name": name, "namespace": "owners"},
+            "spec": {"type": "DeadlineNonPreemptable", "vms": vms, "duration": "30m",
+                     "deadline": deadline, "resources": {"cpu": 1, "memory": "256Mi"}}}
+
+
+#: a local lease no pool can hold: rejected for capacity, a local rejection
+TOO_BIG = local("lease-8", 13, "2h")
+#: once the testbed is over, two local leases of the whole pool: the second cannot
+#: end by its deadline behind the first (a local lease is never preempted), a
+#: rejection for its deadline, which its user gave: a deadline miss
+HOLDER, TOO_LATE = local("lease-9", 12, "2h"), local("lease-9b", 12, "40m")
 #: a pool of real nodes (none match): the operator lists nodes for it
 METAL = {"apiVersion": "leasehold.io/v1alpha1", "kind": "NodePool",
          "metadata": {"name": "metal"}, "spec": {"nodeSelector": {"tier": "metal"}}}
@@ -159,6 +169,9 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Installed]:
         c.apply(TOO_BIG)
         until(lambda: final_phases(c), 120, 0.5,  # type: ignore[arg-type]
               lambda: c.kubectl("get", "lhl", "-A").stdout)
+        c.apply(HOLDER, TOO_LATE)  # one apply: created in this order, by name
+        until(lambda: final_phases(c) and len(final_phases(c)) == 10,  # type: ignore
+              120, 0.5, lambda: c.kubectl("get", "lhl", "-A").stdout)
         time.sleep(3)  # a few more scrapes of the final state
         yield run
     finally:
@@ -171,7 +184,8 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Installed]:
 
 def test_leases_applied_after_the_install_are_scheduled(installed: Installed):
     phases = final_phases(installed.cluster)  # type: ignore[arg-type]
-    assert phases == {**simulated_phases(POLICY), "lease-8": "Rejected"}
+    assert phases == {**simulated_phases(POLICY), "lease-8": "Rejected",
+                      "lease-9": "Completed", "lease-9b": "Rejected"}
     # mlip's victims (moml, the default, would take 5 and 6)
     assert preemptions(installed.cluster) == {"lease-1": 1, "lease-6": 1}  # type: ignore
     assert f"policy {POLICY}" in installed.log.read_text()
@@ -231,7 +245,7 @@ def test_the_alert_rules_load_and_their_signals_have_data(installed: Installed):
     assert loaded == {a.name: "ok" for a in alerts.ALERTS}
     for alert in alerts.ALERTS:
         assert installed.query(alert.signal), f"{alert.name}: no data for {alert.signal}"
-    # the run rejected a local lease for its deadline: those two alerts' conditions hold
+    # the run rejected local leases, one for its deadline: those two alerts' conditions hold
     for name in ("LeaseholdLocalRejectionRateHigh", "LeaseholdDeadlineMisses"):
         alert = next(a for a in alerts.ALERTS if a.name == name)
         assert installed.query(alert.expr), f"{name} does not fire: {alert.expr}"

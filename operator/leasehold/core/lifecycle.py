@@ -81,7 +81,7 @@ class Lifecycle:
         """A new lease, in submission order; ``None`` (and a rejection) if its name is taken."""
         if req.name in self.leases:
             self.actions.append(
-                Reject(now, req.name, f"a lease named {req.name!r} already exists"))
+                Reject(now, req.name, f"a lease named {req.name!r} already exists", "spec"))
             return None
         st = LeaseState(req, self._seq, remaining=req.duration, actual_left=req.actual_runtime)
         self._seq += 1
@@ -98,12 +98,13 @@ class Lifecycle:
         if st.phase == Phase.PENDING:
             self.actions.append(Admit(now, st.name))
 
-    def reject(self, st: LeaseState, now: float, reason: str) -> None:
+    def reject(self, st: LeaseState, now: float, reason: str, cause: str = "capacity"
+               ) -> None:
         st.phase = Phase.REJECTED
         st.reason = reason
         st.end = now
         self.timers.bump(st)
-        self.actions.append(Reject(now, st.name, reason))
+        self.actions.append(Reject(now, st.name, reason, cause))
 
     # ---- booking and starting -----------------------------------------------------------
     def book(

@@ -265,9 +265,16 @@ class Cancel(Action):
     reason: str
 
 
+#: why a lease was rejected, for counting: its spec (the shell's, or a name taken),
+#: capacity no pool has, or a deadline (or a reservation's start) it cannot meet
+REJECT_CAUSES = ("spec", "capacity", "deadline")
+
+
 @dataclass(slots=True)
 class Reject(Action):
     reason: str
+    #: one of :data:`REJECT_CAUSES`
+    cause: str = "capacity"
 
 
 @dataclass(slots=True)

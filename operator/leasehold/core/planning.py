@@ -167,7 +167,8 @@ class Planner:
             earliest = latest = req.start if req.start is not None else req.earliest
             if earliest < now:
                 self.lifecycle.reject(
-                    st, now, f"its start t={earliest:g}s is already past (now t={now:g}s)")
+                    st, now, f"its start t={earliest:g}s is already past (now t={now:g}s)",
+                    "deadline")
                 return
             deadline = earliest + req.duration
         else:
@@ -209,7 +210,7 @@ class Planner:
             )
         if decision is not None:
             msg += "; " + _no_preemption(decision)
-        self.lifecycle.reject(st, now, msg)
+        self.lifecycle.reject(st, now, msg, "deadline")
 
     # ---- placement ------------------------------------------------------------------
     def _place(self, st: LeaseState, now: float) -> None:

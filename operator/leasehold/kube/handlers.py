@@ -26,6 +26,7 @@ from typing import Any
 
 import aiohttp
 import kopf
+import prometheus_client
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
@@ -349,6 +350,9 @@ def run(config: SchedulerConfig, kubeconfig: str | None = None,
     ~/.kube/config, the pod's service account) goes to the operator's client and to
     Kopf's login alike. Raises ValueError (one line) for a kubeconfig it cannot use,
     or a metrics port it cannot listen on."""
+    # the library's own switch (process-wide): a ``_created`` series per counter and
+    # histogram says when the operator started, over and over
+    prometheus_client.disable_created_metrics()
     client = KubeClient.from_environment(kubeconfig)
     sock = None if metrics_port is None else listen(metrics_port)
     memo = OperatorMemo(config, client,

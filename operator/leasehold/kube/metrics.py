@@ -1,18 +1,22 @@
 """The operator's Prometheus metrics (DESIGN §6), names prefixed ``leasehold_``.
 
 One registry per operator (no global state): counters follow the core's actions and
-decisions as the shell enacts them; gauges are read from the core after each step."""
+decisions as the shell enacts them; gauges are read from the core after each step.
+Units are in the names (``_seconds``, ``_cores``, ``_bytes``, ``_ratio``), as
+Prometheus' naming rules ask; a lease's phase is one 0/1 series per phase, as
+kube-state-metrics shows a pod's."""
 
 from __future__ import annotations
 
 import contextlib
 import math
 from collections import Counter as Tally
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 from leasehold.core.model import (
+    REJECT_CAUSES,
     Action,
     Admit,
     Cancel,
@@ -31,12 +35,13 @@ from leasehold.core.view import LeaseView
 
 #: seconds, from a VM's pause to a day-long suspension
 SECONDS = (1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 7200, 14400, 43200, 86400)
-#: seconds of CPU per decision
+#: CPU seconds per decision
 LATENCY = (0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2)
 SETS = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 5000, 10000)
 #: core seconds an ended lease's own series stay, so a dashboard shows how it ended
 RETAIN_SECONDS = 3600.0
-PHASE_CODES = {phase: i for i, phase in enumerate(Phase)}
+#: the label of a lease whose spec could not be read far enough to know its type
+UNKNOWN = "unknown"
 
 
 def _split(core_name: str) -> tuple[str, str]:
@@ -54,17 +59,20 @@ class Metrics:
                             registry=r)
         self.requests = Counter("leasehold_lease_requests", "Leases submitted, by outcome",
                                 ["origin", "type", "outcome"], registry=r)
+        self.rejections = Counter("leasehold_lease_rejections",
+                                  "Leases rejected, by cause: " + ", ".join(REJECT_CAUSES),
+                                  ["origin", "type", "reason"], registry=r)
         self.leases = Gauge("leasehold_leases", "Leases by namespace and phase",
                             ["namespace", "phase"], registry=r)
         self.lease_phase = Gauge("leasehold_lease_phase",
-                                 "Each lease's phase, as its number in the lifecycle: "
-                                 + ", ".join(f"{i} {p.value}" for i, p in enumerate(Phase)),
-                                 ["namespace", "lease", "origin", "type"], registry=r)
+                                 "Each lease's phase: 1 on the series of its phase, 0 on the"
+                                 " others", ["namespace", "lease", "origin", "type", "phase"],
+                                 registry=r)
         self.lease_preemptions = Gauge("leasehold_lease_preemptions",
                                        "Times each lease was preempted",
                                        ["namespace", "lease"], registry=r)
         #: a lease's labels and what its series show, to write only changes
-        self._shown: dict[str, tuple[tuple[str, str, str, str], int, int]] = {}
+        self._shown: dict[str, tuple[tuple[str, str, str, str], Phase, int]] = {}
         #: (namespace, Lease name) -> the core name whose series hold those labels
         self._holder: dict[tuple[str, str], str] = {}
         #: ended leases -> when they ended (core seconds), to drop their series later
@@ -79,14 +87,18 @@ class Metrics:
         self.candidates = Histogram("leasehold_candidate_sets",
                                     "Candidate sets considered per preemption decision",
                                     buckets=SETS, registry=r)
-        self.latency = Histogram("leasehold_decision_seconds",
+        self.latency = Histogram("leasehold_decision_cpu_seconds",
                                  "CPU seconds of a scheduling step that decided a preemption",
                                  buckets=LATENCY, registry=r)
-        self.capacity = Gauge("leasehold_pool_capacity", "Pool capacity",
-                              ["pool", "resource"], registry=r)
-        self.usage = Gauge("leasehold_pool_usage", "Pool capacity held by leases now",
-                           ["pool", "resource"], registry=r)
-        self.utilization = Gauge("leasehold_pool_utilization",
+        self.capacity_cpu = Gauge("leasehold_pool_capacity_cpu_cores", "A pool's cpu",
+                                  ["pool"], registry=r)
+        self.capacity_memory = Gauge("leasehold_pool_capacity_memory_bytes",
+                                     "A pool's memory", ["pool"], registry=r)
+        self.usage_cpu = Gauge("leasehold_pool_usage_cpu_cores",
+                               "A pool's cpu held by leases now", ["pool"], registry=r)
+        self.usage_memory = Gauge("leasehold_pool_usage_memory_bytes",
+                                  "A pool's memory held by leases now", ["pool"], registry=r)
+        self.utilization = Gauge("leasehold_pool_cpu_utilization_ratio",
                                  "Share of the pool's cpu held by leases now", ["pool"],
                                  registry=r)
         self.queue = Gauge("leasehold_queue_length", "Leases waiting to start", registry=r)
@@ -96,20 +108,36 @@ class Metrics:
                                   "From the earliest start to the end, completed leases",
                                   ["type"], buckets=SECONDS, registry=r)
         self.deadline_misses = Counter("leasehold_deadline_misses",
-                                       "Deadline-bound leases that ended after their deadline"
-                                       " or were rejected for it", ["origin"], registry=r)
+                                       "Leases with a deadline their user gave (or a"
+                                       " reservation's start) that ended after it or were"
+                                       " rejected for it", ["origin"], registry=r)
         # every combination of labels starts at 0, so that the first rejection or
         # preemption is an increase Prometheus sees (a series born at 1 is not)
         for origin in Origin:
             self.deadline_misses.labels(origin.value)
-            for kind in LeaseType:
+            for kind in (*(t.value for t in LeaseType), UNKNOWN):
                 for outcome in ("admitted", "rejected"):
-                    self.requests.labels(origin.value, kind.value, outcome)
+                    self.requests.labels(origin.value, kind, outcome)
+                for cause in REJECT_CAUSES:
+                    self.rejections.labels(origin.value, kind, cause)
         self._policies: set[str] = set()
 
+    def rejected_spec(self, origin: Origin, kind: str | None) -> None:
+        """A Lease rejected by the shell for its spec (the core never saw it)."""
+        label = kind if kind in {t.value for t in LeaseType} else UNKNOWN
+        self.requests.labels(origin.value, label, "rejected").inc()
+        self.rejections.labels(origin.value, label, "spec").inc()
+
     def observe(self, core: Scheduler, actions: Iterable[Action], decisions: Sequence[Decision],
-                step_cpu: float) -> None:
-        """Count one step's actions and decisions, then read the gauges."""
+                step_cpu: float, deadline_given: Callable[[str], bool] | None = None) -> None:
+        """Count one step's actions and decisions, then read the gauges.
+        ``deadline_given(lease)``: whether the user gave the lease its deadline
+        (default: it has one); a deadline the core derived (a local lease that wants
+        its VMs now) is no promise, and missing it is no miss."""
+        def given(st: LeaseView) -> bool:
+            if st.request.deadline is None:
+                return False
+            return deadline_given(st.name) if deadline_given is not None else True
         if core.config.policy not in self._policies:
             self._policies.add(core.config.policy)
             for action in ("suspend", "cancel", "migrate"):
@@ -123,8 +151,11 @@ class Metrics:
             if isinstance(action, Admit | Reject):
                 outcome = "admitted" if isinstance(action, Admit) else "rejected"
                 self.requests.labels(req.origin.value, req.type.value, outcome).inc()
-                if isinstance(action, Reject) and req.deadline is not None:
-                    self.deadline_misses.labels(req.origin.value).inc()
+                if isinstance(action, Reject):
+                    self.rejections.labels(req.origin.value, req.type.value,
+                                           action.cause).inc()
+                    if action.cause == "deadline" and given(st):
+                        self.deadline_misses.labels(req.origin.value).inc()
             elif isinstance(action, Suspend | Cancel | Migrate) and st.preempted_by:
                 kind = {Suspend: "suspend", Cancel: "cancel", Migrate: "migrate"}[type(action)]
                 self.preemptions.labels(core.config.policy, kind, req.type.value).inc()
@@ -133,7 +164,7 @@ class Metrics:
                 self.wait.observe(max(action.time - req.submitted, 0.0))
             elif isinstance(action, Complete):
                 self.makespan.labels(req.type.value).observe(max(action.time - req.earliest, 0))
-                if req.deadline is not None and action.time > req.deadline + 1e-6:
+                if given(st) and action.time > (req.deadline or 0.0) + 1e-6:
                     self.deadline_misses.labels(req.origin.value).inc()
         for decision in decisions:
             self.overhead.observe(decision.overhead_seconds)
@@ -149,7 +180,7 @@ class Metrics:
             name = st.name
             namespace, lease = _split(name)
             labels = (namespace, lease, st.request.origin.value, st.request.type.value)
-            shown = (labels, PHASE_CODES[st.phase], st.preemptions)
+            shown = (labels, st.phase, st.preemptions)
             if self._shown.get(name) == shown:
                 continue
             if name in self._ended:
@@ -158,10 +189,10 @@ class Metrics:
             previous = self._holder.get((namespace, lease))
             if previous is not None and previous != name and previous in self._shown:
                 # a Lease re-created under its old name: the old one's series give way
-                with contextlib.suppress(KeyError):
-                    self.lease_phase.remove(*self._shown.pop(previous)[0])
+                self._drop_phases(self._shown.pop(previous)[0])
             self._holder[namespace, lease] = name
-            self.lease_phase.labels(*labels).set(shown[1])
+            for phase in Phase:
+                self.lease_phase.labels(*labels, phase.value).set(phase == st.phase)
             self.lease_preemptions.labels(namespace, lease).set(st.preemptions)
             if st.phase.terminal:
                 self._ended[name] = core.now
@@ -173,9 +204,14 @@ class Metrics:
                 labels = self._shown.pop(name)[0]
                 if self._holder.get(labels[:2]) == name:
                     del self._holder[labels[:2]]
+                self._drop_phases(labels)
                 with contextlib.suppress(KeyError):
-                    self.lease_phase.remove(*labels)
                     self.lease_preemptions.remove(*labels[:2])
+
+    def _drop_phases(self, labels: tuple[str, str, str, str]) -> None:
+        for phase in Phase:
+            with contextlib.suppress(KeyError):
+                self.lease_phase.remove(*labels, phase.value)
 
     def _gauges(self, core: Scheduler) -> None:
         leases = core.leases()
@@ -201,8 +237,8 @@ class Metrics:
                 held[st.pool][1] += st.request.vms * memory
         for name, pool in core.pools.items():
             cpu, memory = pool.nodes * pool.cpu, pool.nodes * pool.memory
-            self.capacity.labels(name, "cpu").set(cpu / 1000)
-            self.capacity.labels(name, "memory").set(memory * 2**20)
-            self.usage.labels(name, "cpu").set(held[name][0] / 1000)
-            self.usage.labels(name, "memory").set(held[name][1] * 2**20)
+            self.capacity_cpu.labels(name).set(cpu / 1000)
+            self.capacity_memory.labels(name).set(memory * 2**20)
+            self.usage_cpu.labels(name).set(held[name][0] / 1000)
+            self.usage_memory.labels(name).set(held[name][1] * 2**20)
             self.utilization.labels(name).set(held[name][0] / cpu if cpu else 0.0)

@@ -172,7 +172,7 @@ class Shell:
         told = await self._journal(told, journal)
         self._retry_at = None
         actions = self._decide(told, now)
-        await _together(self._reject_input(name, problems) for name, problems in rejected)
+        await _together(self._reject_input(*r) for r in rejected)
         touched = await self._settle(actions, now, started=set())
         # timers move phases on without an action (a suspension's VMs written out, a
         # resume's overhead over): those leases are written too
@@ -209,12 +209,12 @@ class Shell:
             actions = self._decide(told, now)
 
     def _read(self, inputs: list[tuple[str, str, Any]], now: float
-              ) -> tuple[list[Input], dict[str, dict[str, Any]], list[tuple[str, list[str]]]]:
+              ) -> tuple[list[Input], dict[str, dict[str, Any]], list[Rejected]]:
         """The step's inputs for the core, each read on its own: a malformed Lease is
         rejected with what to change, and the others go on."""
         told: list[Input] = []
         journal: dict[str, dict[str, Any]] = {}
-        rejected: list[tuple[str, list[str]]] = []
+        rejected: list[Rejected] = []
         for kind, name, arg in inputs:
             if kind == "submit":
                 obj, origin = arg
@@ -227,15 +227,16 @@ class Shell:
                     request = lease_spec(obj, origin, now, self.clock)
                     core_request = request.to_request()
                 except LeaseInputError as exc:
-                    rejected.append((name, exc.problems))
+                    rejected.append((name, exc.problems, _kind(obj)))
                     self._track(name, obj, None, origin)
                     continue
                 except Exception as exc:  # one Lease's, whatever it is
                     log.exception("cannot read Lease %s", name)
-                    rejected.append((name, [f"spec: cannot be read: {exc}"]))
+                    rejected.append((name, [f"spec: cannot be read: {exc}"], _kind(obj)))
                     self._track(name, obj, None, origin)
                     continue
-                self._track(name, obj, core_request.runtime, origin)
+                self._track(name, obj, core_request.runtime, origin,
+                            request.deadline is not None or request.start is not None)
                 # the core knows leases as namespace/name, and plans with the duration:
                 # the pods end the work early when the spec has a runtime
                 told.append(Input.submit(replace(core_request, name=name, runtime=None), now))
@@ -280,7 +281,8 @@ class Shell:
         actions = run(self.core, told, until=now)
         cpu = time.process_time() - cpu
         if self.metrics is not None:
-            self.metrics.observe(self.core, actions, self.core.decisions[decided:], cpu)
+            self.metrics.observe(self.core, actions, self.core.decisions[decided:], cpu,
+                                 self.deadline_given)
         return actions
 
     # ---- recovery -----------------------------------------------------------------
@@ -439,10 +441,17 @@ class Shell:
         self._current[name] = fresh
         return fresh
 
-    def _track(self, name: str, obj: Obj, runtime: float | None, origin: Origin) -> None:
+    def _track(self, name: str, obj: Obj, runtime: float | None, origin: Origin,
+               deadline_given: bool = False) -> None:
         meta = obj["metadata"]
         self.tracked[name] = Tracked(meta["namespace"], meta["name"], meta.get("uid", ""),
-                                     runtime, (obj.get("spec") or {}).get("template"), origin)
+                                     runtime, (obj.get("spec") or {}).get("template"), origin,
+                                     deadline_given)
+
+    def deadline_given(self, name: str) -> bool:
+        """Whether the user gave the lease its deadline (metrics count misses of those)."""
+        t = self.tracked.get(name)
+        return t is not None and t.deadline_given
 
     # ---- enactment: events, and the pods that must go --------------------------------
     async def _guarded(self, work: Coroutine[Any, Any, None], lease: str) -> None:
@@ -532,9 +541,11 @@ class Shell:
                         exc)
 
     # ---- status -------------------------------------------------------------------
-    async def _reject_input(self, name: str, problems: list[str]) -> None:
+    async def _reject_input(self, name: str, problems: list[str], kind: str | None) -> None:
         t = self.tracked[name]
         message = "; ".join(problems)
+        if self.metrics is not None:
+            self.metrics.rejected_spec(t.origin, kind)
         await self._event(t, "Rejected", message, warning=True)
         await self._patch_status(t, {"phase": "Rejected", "origin": t.origin.value,
                                      "message": message, "conditions": [condition(
@@ -568,6 +579,15 @@ class Shell:
             if not (isinstance(exc, KubeError) and exc.code == 404):  # deleted meanwhile
                 log.warning("could not write the status of %s/%s: %s", t.namespace, t.name,
                             exc)
+
+
+#: a Lease rejected for its spec: the core's name, the problems, its type if any
+Rejected = tuple[str, list[str], str | None]
+
+
+def _kind(obj: Obj) -> str | None:
+    kind = (obj.get("spec") or {}).get("type")
+    return kind if isinstance(kind, str) else None
 
 
 def _shown(st: LeaseView) -> tuple[Any, ...]:

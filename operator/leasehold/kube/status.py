@@ -20,6 +20,8 @@ class Tracked:
     runtime: float | None  # the spec's run time (emulated), for the pods' annotation
     template: dict[str, Any] | None
     origin: Origin
+    #: the user gave it a deadline (or a reservation's start): missing it is a miss
+    deadline_given: bool = False
 
 
 def condition(kind: str, status: str, reason: str, message: str, stamp: str

@@ -48,7 +48,8 @@ ALERTS = (
           "{{ $value | humanize }} deadline-bound {{ $labels.origin }} leases were rejected"
           " or ended after their deadline in the last hour."),
     Alert("LeaseholdDecisionLatencyHigh",
-          "histogram_quantile(0.99, sum by (le) (rate(leasehold_decision_seconds_bucket[10m])))",
+          "histogram_quantile(0.99, sum by (le)"
+          " (rate(leasehold_decision_cpu_seconds_bucket[10m])))",
           "> 1", "10m", "warning",
           "Preemption decisions take more than a second",
           "The 99th percentile of the CPU time of a scheduling step that decided a"

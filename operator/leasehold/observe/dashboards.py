@@ -16,7 +16,7 @@ from typing import Any
 from leasehold.core.model import Phase
 
 DATASOURCE = {"type": "prometheus", "uid": "${datasource}"}
-#: a phase's number in ``leasehold_lease_phase`` (its place in the lifecycle)
+#: a phase's number on the drill-down's timeline (its place in the lifecycle)
 PHASE_CODES = {phase.value: i for i, phase in enumerate(Phase)}
 #: what a template variable stands for when a query is pasted or tested
 ALL = ".*"
@@ -61,12 +61,12 @@ NAMESPACE = 'namespace=~"$namespace"'
 def overview_panels() -> list[Panel]:
     return [
         Panel("Utilization by pool", (
-            q(f"leasehold_pool_utilization{{{POOL}}}", "{{pool}}"),),
+            q(f"leasehold_pool_cpu_utilization_ratio{{{POOL}}}", "{{pool}}"),),
             unit="percentunit",
             description="Share of each pool's cpu held by running leases"),
         Panel("CPU held and capacity by pool", (
-            q(f'leasehold_pool_usage{{{POOL}, resource="cpu"}}', "{{pool}} held"),
-            q(f'leasehold_pool_capacity{{{POOL}, resource="cpu"}}', "{{pool}} capacity")),
+            q(f"leasehold_pool_usage_cpu_cores{{{POOL}}}", "{{pool}} held"),
+            q(f"leasehold_pool_capacity_cpu_cores{{{POOL}}}", "{{pool}} capacity")),
             unit="none", description="Cores"),
         Panel("Leases by phase", (
             q(f"sum by (phase) (leasehold_leases{{{NAMESPACE}}})", "{{phase}}"),),
@@ -82,6 +82,11 @@ def overview_panels() -> list[Panel]:
         Panel("Requests in the last hour by origin and outcome", (
             q("sum by (origin, outcome) (increase(leasehold_lease_requests_total[1h]))",
               "{{origin}} {{outcome}}"),), kind="barchart"),
+        Panel("Rejections in the last hour by origin and cause", (
+            q("sum by (origin, reason) (increase(leasehold_lease_rejections_total[1h]))",
+              "{{origin}} {{reason}}"),), kind="barchart",
+            description="spec: the Lease cannot be read; capacity: no pool holds it;"
+                        " deadline: no slot ends by its deadline (or at its start)"),
         Panel("Preemptions in the last hour by policy, action and type", (
             q("sum by (policy, action, type) (increase(leasehold_preemptions_total[1h]))",
               "{{policy}} {{action}} {{type}}"),), kind="barchart"),
@@ -93,12 +98,12 @@ def overview_panels() -> list[Panel]:
         Panel("Deadline misses in the last hour by origin", (
             q("sum by (origin) (increase(leasehold_deadline_misses_total[1h]))",
               "{{origin}}"),), kind="barchart",
-            description="Deadline-bound leases rejected or ended after their deadline"),
+            description="Leases with a deadline their user gave, rejected or ended after it"),
         Panel("Wait: submission to first start", _percentiles("leasehold_wait_seconds"),
               unit="s"),
         Panel("Makespan by lease type", _percentiles("leasehold_makespan_seconds", "type"),
               unit="s", description="Earliest start to end, completed leases"),
-        Panel("Decision latency", _percentiles("leasehold_decision_seconds"), unit="s",
+        Panel("Decision latency", _percentiles("leasehold_decision_cpu_seconds"), unit="s",
               description="CPU seconds of each scheduling step that decided a preemption"),
         Panel("Candidate sets per decision", (
             *_percentiles("leasehold_candidate_sets"),
@@ -115,16 +120,18 @@ def lease_panels() -> list[Panel]:
     selector = f'{NAMESPACE}, lease=~"$lease"'
     mappings = [{"type": "value", "options": {
         str(code): {"text": phase, "index": code} for phase, code in PHASE_CODES.items()}}]
+    # the 0/1 series per phase, as one number per lease: its phase's code
+    coded = "max by (namespace, lease) (" + " or ".join(
+        f'{code} * (leasehold_lease_phase{{{selector}, phase="{phase}"}} == 1)'
+        for phase, code in PHASE_CODES.items()) + ")"
     return [
-        Panel("Lease phases over time", (
-            q(f"leasehold_lease_phase{{{selector}}}", "{{namespace}}/{{lease}}"),),
+        Panel("Lease phases over time", (q(coded, "{{namespace}}/{{lease}}"),),
             kind="state-timeline", width=24, height=12,
             field_config={"mappings": mappings, "color": {"mode": "palette-classic"}},
             options={"showValue": "never", "mergeValues": True},
-            description="Each lease's phase (leasehold_lease_phase: "
-                        + ", ".join(f"{c} {p}" for p, c in PHASE_CODES.items()) + ")"),
+            description="Each lease's phase (the series of leasehold_lease_phase that is 1)"),
         Panel("Current phase", (
-            q(f"leasehold_lease_phase{{{selector}}}", "{{namespace}}/{{lease}}"),),
+            q(f"leasehold_lease_phase{{{selector}}} == 1", "{{namespace}}/{{lease}}"),),
             kind="table", field_config={"mappings": mappings},
             options={"showHeader": True}),
         Panel("Preemptions of each lease", (
@@ -181,7 +188,7 @@ def dashboard(uid: str, title: str, panels: list[Panel], variables: list[dict[st
 
 def dashboards() -> dict[str, dict[str, Any]]:
     """File name -> dashboard."""
-    pool = _variable("pool", "Pool", "label_values(leasehold_pool_capacity, pool)")
+    pool = _variable("pool", "Pool", "label_values(leasehold_pool_capacity_cpu_cores, pool)")
     namespace = _variable("namespace", "Namespace",
                           "label_values(leasehold_lease_phase, namespace)")
     lease = _variable("lease", "Lease",
