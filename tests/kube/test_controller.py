@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from operated import Operated, one_node, one_node_pool, operated
 
@@ -173,3 +174,21 @@ def test_an_error_in_recovery_is_logged_retried_and_fails_healthz_meanwhile(tmp_
         assert c.operator.poll() is None
     finally:
         c.stop_all()
+
+
+def test_the_spec_is_immutable_once_the_lease_is_created(small):
+    """The API server refuses a changed spec (a CEL transition rule the emulated
+    server evaluates as a real one does); labels may change; the status says which
+    generation the operator schedules."""
+    small.apply(lease("fixed", cpu="1"))
+    small.until(lambda: status(small, "fixed").get("phase") == "Running")
+    edited = lease("fixed", cpu="1", vms=2)
+    r = small.kubectl("apply", "-f", "-", stdin=yaml.safe_dump(edited),
+                      check=False)
+    assert r.returncode != 0
+    assert "spec is immutable once the Lease is created" in r.stderr, r.stderr
+    small.kubectl("label", "lhl", "-n", "lab", "fixed", "team=a")
+    obj = small.lease("lab", "fixed")
+    assert obj["spec"]["vms"] == 1 and obj["metadata"]["generation"] == 1
+    assert obj["status"]["observedGeneration"] == 1
+    assert sorted(pods(small)) == ["fixed-vm-0"]

@@ -184,11 +184,11 @@ class Cluster:
         elif kind == ("apiextensions.k8s.io", "CustomResourceDefinition"):
             obj.setdefault("spec", {}).setdefault("scope", "Namespaced")
 
-    def _validate(self, r: Resource, obj: Obj, strict: bool) -> None:
+    def _validate(self, r: Resource, obj: Obj, strict: bool, old: Obj | None = None) -> None:
         name = obj["metadata"]["name"]
         causes: list[tuple[str, str, str]] = []
         if r.schema is not None:
-            found = validate(obj, r.schema, strict)
+            found = validate(obj, r.schema, strict, old)
             unknown = [c.field for c in found if c.reason == UNKNOWN]
             if unknown:
                 listed = ", ".join(f'unknown field "{f}"' for f in unknown)
@@ -365,7 +365,7 @@ class Cluster:
                         raise ApiError(422, f'{r.kind} "{meta["name"]}" is invalid:'
                                             " metadata.finalizers: Forbidden: no new finalizers"
                                             " can be added if the object is being deleted")
-        self._validate(r, new, strict and sub is None)
+        self._validate(r, new, strict and sub is None, current)
         if r.key == CRD_KEY:
             new["status"] = copy.deepcopy(current.get("status", {}))
         new["metadata"]["resourceVersion"] = old_meta["resourceVersion"]

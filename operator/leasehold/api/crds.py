@@ -32,6 +32,11 @@ LEASE_RULES = [
     {"rule": "!self.type.startsWith('BestEffort') || !has(self.deadline)",
      "message": "best-effort leases have no deadline; remove spec.deadline or use a"
                 " Deadline type"},
+    # a transition rule: the spec the operator admitted is the one it schedules, and
+    # no edit can make it say otherwise (docs/resources.md, "After creation")
+    {"rule": "self == oldSelf",
+     "message": "spec is immutable once the Lease is created: the operator schedules"
+                " what was submitted; to change it, delete the Lease and create it again"},
 ]
 
 

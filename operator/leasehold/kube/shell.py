@@ -446,7 +446,7 @@ class Shell:
         meta = obj["metadata"]
         self.tracked[name] = Tracked(meta["namespace"], meta["name"], meta.get("uid", ""),
                                      runtime, (obj.get("spec") or {}).get("template"), origin,
-                                     deadline_given)
+                                     deadline_given, int(meta.get("generation") or 1))
 
     def deadline_given(self, name: str) -> bool:
         """Whether the user gave the lease its deadline (metrics count misses of those)."""
@@ -548,6 +548,7 @@ class Shell:
             self.metrics.rejected_spec(t.origin, kind)
         await self._event(t, "Rejected", message, warning=True)
         await self._patch_status(t, {"phase": "Rejected", "origin": t.origin.value,
+                                     "observedGeneration": t.generation,
                                      "message": message, "conditions": [condition(
                                          "Admitted", "False", "InvalidSpec", message,
                                          self._stamp())]})

@@ -22,6 +22,8 @@ class Tracked:
     origin: Origin
     #: the user gave it a deadline (or a reservation's start): missing it is a miss
     deadline_given: bool = False
+    #: the ``metadata.generation`` of the spec the core was given
+    generation: int = 1
 
 
 def condition(kind: str, status: str, reason: str, message: str, stamp: str
@@ -38,7 +40,8 @@ def status_of(st: LeaseView, t: Tracked, clock: Clock, now: float,
     stamp = clock.stamp(now)
     ran = st.ran_by(now)
     status: dict[str, Any] = {
-        "phase": st.phase.value, "origin": t.origin.value, "preemptions": st.preemptions,
+        "phase": st.phase.value, "origin": t.origin.value, "observedGeneration": t.generation,
+        "preemptions": st.preemptions,
         "overheadSeconds": round(st.overhead, 3),
         "progress": {"ranSeconds": round(ran, 3),
                      "remainingSeconds": round(max(st.remaining - (ran - st.ran), 0.0), 3)},
