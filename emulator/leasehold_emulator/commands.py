@@ -166,7 +166,7 @@ def cmd_emulator(args: argparse.Namespace) -> int:
         if args.emulator_command == "up":
             run.up(data, port=args.port, time_scale=args.time_scale,
                    pools=Path(args.pools) if args.pools else None, with_nodes=not args.no_nodes,
-                   max_body=args.max_body)
+                   max_body=args.max_body, event_ttl=args.event_ttl)
         elif args.emulator_command == "down":
             print(f"stopped the emulated cluster of {data} (pid {run.down(data)})")
         else:
@@ -336,6 +336,9 @@ def add_emulator(sub: Subparsers) -> None:
     em_up.add_argument("--max-body", type=count, default=3 << 20, metavar="BYTES",
                        help="the largest request body accepted (default: 3 MiB, as a real"
                             " server)")
+    em_up.add_argument("--event-ttl", type=positive, default=3600.0, metavar="SECONDS",
+                       help="events go this long after their last write (real seconds;"
+                            " default: 3600, as kube-apiserver's --event-ttl)")
     em_up.add_argument("--no-nodes", action="store_true", help="the API server only (run"
                        " `leasehold emulator nodes` separately)")
     # the server's certificate (client-go sends a token only over TLS)

@@ -48,3 +48,31 @@ def test_listeners_see_every_change_in_order():
     store.write("/cm", obj("a"), "MODIFIED")
     store.remove("/cm", obj("a"))
     assert seen == [(1, "ADDED"), (2, "MODIFIED"), (3, "DELETED")]
+
+
+def test_events_go_their_time_to_live_after_their_last_write(monkeypatch):
+    """As kube-apiserver's --event-ttl: an event is removed (a DELETED change, as a
+    watcher sees it) once the TTL has passed since it was last written; other kinds
+    stay; a rewrite starts the TTL again."""
+    clock = [100.0]
+    monkeypatch.setattr("time.monotonic", lambda: clock[0])
+    store = Store()
+    store.ttl["/events"] = 60.0
+    seen: list[tuple[str, str]] = []
+    store.listeners.add(lambda change: seen.append((change[2], change[3]["metadata"]["name"])))
+    store.write("/events", obj("old"), "ADDED")
+    store.write("/pods", obj("pod"), "ADDED")
+    clock[0] = 130.0
+    store.write("/events", obj("new"), "ADDED")
+    clock[0] = 159.0
+    assert store.expire() == 0
+    clock[0] = 165.0
+    store.write("/events", obj("new"), "MODIFIED")  # counted again from here
+    assert store.expire() == 1
+    assert [o["metadata"]["name"] for o in store.items("/events")] == ["new"]
+    clock[0] = 224.0
+    assert store.expire() == 0
+    clock[0] = 225.0
+    assert store.expire() == 1 and store.items("/events") == []
+    assert [o["metadata"]["name"] for o in store.items("/pods")] == ["pod"]
+    assert [x for x in seen if x[0] == "DELETED"] == [("DELETED", "old"), ("DELETED", "new")]

@@ -73,14 +73,28 @@ def running(data: Path) -> Running | None:
     return Running(doc["pid"], doc["url"], data / "kubeconfig")
 
 
+#: kube-apiserver's --event-ttl default: an event goes an hour after its last write
+EVENT_TTL = 3600.0
+EVENTS = "/events"
+
+
+async def _expire(store: Store, ttl: float) -> None:
+    """Events go ``ttl`` seconds after their last write, looked for every tenth of
+    it (at most every minute)."""
+    while True:
+        await asyncio.sleep(min(max(ttl / 10, 0.05), 60.0))
+        store.expire()
+
+
 async def _serve(data: Path, host: str, port: int, time_scale: float,
                  pools: Path | None = None, with_nodes: bool = True,
-                 max_body: int = MAX_BODY) -> None:
+                 max_body: int = MAX_BODY, event_ttl: float = EVENT_TTL) -> None:
     data.mkdir(parents=True, exist_ok=True)
     if running(data):
         raise EmulatorError(f"an emulated cluster already runs on {data}"
                             f" (leasehold emulator down --data {data})")
     store = Store(data / "state.db")
+    store.ttl[EVENTS] = store.ttl["events.k8s.io/events"] = event_ttl
     certs = ensure_certificates(data / "pki")
     try:
         runner, server = await serve(store, host, port, _token(data),
@@ -108,6 +122,7 @@ async def _serve(data: Path, host: str, port: int, time_scale: float,
     client = KubeClient.from_kubeconfig(kubeconfig, agent=KUBELET)
     nodes = NodeEmulator(client, time_scale)
     nodes_task = asyncio.create_task(nodes.run()) if with_nodes else None
+    expiry = asyncio.create_task(_expire(store, event_ttl))
     print(f"emulated cluster up at {url} (data in {data})\n"
           f"  export KUBECONFIG={kubeconfig}\n"
           f"  kubectl get nodes\n"
@@ -119,6 +134,7 @@ async def _serve(data: Path, host: str, port: int, time_scale: float,
     try:
         await stop.wait()
     finally:
+        expiry.cancel()
         if nodes_task is not None:
             nodes_task.cancel()
         await nodes.stop()
@@ -156,13 +172,13 @@ def _put(server: ApiServer, where: tuple[str, str, str], body: dict[str, Any]) -
 
 def up(data: Path = DEFAULT_DATA, host: str = "127.0.0.1", port: int = DEFAULT_PORT,
        time_scale: float = 1.0, pools: Path | None = None, with_nodes: bool = True,
-       max_body: int = MAX_BODY) -> None:
+       max_body: int = MAX_BODY, event_ttl: float = EVENT_TTL) -> None:
     """Serve in the foreground until SIGINT or SIGTERM, with emulated nodes."""
     if time_scale <= 0:
         raise EmulatorError(f"--time-scale must be > 0, got {time_scale:g}")
     if pools is not None:
         read_pools(pools)  # a bad file stops us before anything starts
-    asyncio.run(_serve(data, host, port, time_scale, pools, with_nodes, max_body))
+    asyncio.run(_serve(data, host, port, time_scale, pools, with_nodes, max_body, event_ttl))
 
 
 def install_crds(server: ApiServer) -> None:

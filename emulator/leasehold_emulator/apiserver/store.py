@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -44,6 +45,10 @@ class Store:
         #: the oldest resource version a watch may resume from
         self.compacted = 0
         self.listeners: set[Callable[[Change], None]] = set()
+        #: per key whose objects expire (events): seconds after their last write
+        self.ttl: dict[str, float] = {}
+        #: (key, namespace, name) -> when (monotonic) an expiring object was last written
+        self._written: dict[tuple[str, str, str], float] = {}
         self.db = sqlite3.connect(str(path) if path else ":memory:", isolation_level=None,
                                   check_same_thread=False)
         self.db.execute("PRAGMA journal_mode=WAL")
@@ -102,8 +107,24 @@ class Store:
                             (key, ns, name, body))
             self._log(key, kind, body)
         self.objects.setdefault(key, {})[(ns, name)] = obj
+        if key in self.ttl:
+            self._written[key, ns, name] = time.monotonic()
         self._notify((self.rv, key, kind, obj))
         return obj
+
+    def expire(self, now: float | None = None) -> int:
+        """Remove the objects whose time to live (:attr:`ttl`) has passed since their
+        last write, as etcd's leases remove events; returns how many. An object found
+        on disk at start counts as written then."""
+        now = time.monotonic() if now is None else now
+        gone = 0
+        for key, ttl in self.ttl.items():
+            for (ns, name), obj in list(self.objects.get(key, {}).items()):
+                written = self._written.setdefault((key, ns, name), now)
+                if now - written >= ttl:
+                    self.remove(key, obj)
+                    gone += 1
+        return gone
 
     def remove(self, key: str, obj: Obj) -> Obj:
         """Delete ``obj``; its DELETED event carries a new resource version."""
@@ -116,6 +137,7 @@ class Store:
                             (key, ns, name))
             self._log(key, "DELETED", json.dumps(obj, separators=(",", ":")))
         self.objects.get(key, {}).pop((ns, name), None)
+        self._written.pop((key, ns, name), None)
         self._notify((self.rv, key, "DELETED", obj))
         return obj
 
