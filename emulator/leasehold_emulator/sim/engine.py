@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from leasehold.core.model import Action, PoolSpec, Request, SchedulerConfig
-from leasehold.core.replay import replay, submissions
+from leasehold.core.model import Action, Capacity, PoolSpec, Request, SchedulerConfig
+from leasehold.core.replay import Input, replay, submissions
 from leasehold.core.scheduler import Scheduler
 
 
@@ -29,16 +29,22 @@ def simulate(
     keep_actions: bool = True,
     progress: Callable[[int, int], None] | None = None,
     on_step: Callable[[Scheduler, float, list[Action]], None] | None = None,
+    capacity: Sequence[tuple[float, Capacity]] = (),
 ) -> SimResult:
     """Run ``requests`` (any order; sorted by submission, stable) to completion.
 
     ``progress(submitted, total)`` and ``on_step(scheduler, now, actions)`` are
     called after every step (for progress bars and for invariant checks).
+    ``capacity``: what the cluster went through, ``(time, change)`` (a scenario's
+    ``cluster.capacity``); changes come after the submissions of their instant.
     """
     sched = Scheduler(pools, config)
     result = SimResult(sched)
-    n = len(requests)
-    for step in replay(sched, submissions(requests)):
+    n = len(requests) + len(capacity)
+    inputs = submissions(requests)
+    if capacity:
+        inputs += [Input.capacity_change(c, t) for t, c in capacity]
+    for step in replay(sched, inputs):
         result.events += 1
         if keep_actions:
             result.actions.extend(step.actions)

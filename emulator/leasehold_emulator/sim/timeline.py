@@ -14,6 +14,8 @@ from leasehold.core.model import (
     Action,
     Cancel,
     Complete,
+    Fail,
+    Lost,
     Migrate,
     Resume,
     Start,
@@ -43,8 +45,8 @@ def lease_timelines(actions: Iterable[Action]) -> dict[str, list[Segment]]:
         elif isinstance(a, Suspend):
             close(a.lease, a.time)
             out.setdefault(a.lease, []).append(("overhead", a.time, a.vacated))
-        elif isinstance(a, (Complete, Cancel)):
-            close(a.lease, a.time)
+        elif isinstance(a, (Complete, Cancel, Fail, Lost)):
+            close(a.lease, a.time)  # a lost run ran until its node went
     return out
 
 

@@ -38,6 +38,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from leasehold.core.model import (
     POLICY_NAMES,
     Backfilling,
+    Capacity,
     OverheadParams,
     PoolSpec,
     Request,
@@ -45,7 +46,17 @@ from leasehold.core.model import (
 )
 
 from .durations import NegativeValueError, describe, format_cpu, format_memory, parse_duration
-from .fields import Count, Loc, MiB, Millicores, Name, Number, RuleViolations, Spec
+from .fields import (
+    Count,
+    Loc,
+    MiB,
+    Millicores,
+    Name,
+    Number,
+    RuleViolations,
+    Seconds,
+    Spec,
+)
 from .lease import LeaseSpec
 
 __all__ = [
@@ -167,13 +178,36 @@ class PoolSpecModel(Spec):
         )
 
 
+class CapacitySpec(Spec):
+    """From ``at`` on, the pool ``pool`` has ``nodes`` nodes up (its nodes 0 ..
+    nodes-1; the others are down, and what ran on them is lost)."""
+
+    at: Seconds = Field(ge=0, description="When (seconds, or a duration).")
+    pool: Name = Field(description="A pool of cluster.pools.")
+    nodes: Annotated[Count, Field(ge=0)] = Field(description="Nodes up from then on.")
+
+
 class ClusterSpec(Spec):
     pools: list[PoolSpecModel] = Field(min_length=1)
+    #: what the cluster went through: nodes lost and back, pools grown
+    capacity: list[CapacitySpec] = Field(default_factory=list)
+
+    def capacity_changes(self) -> list[tuple[float, Capacity]]:
+        """The capacity changes, as the core's inputs, in time order."""
+        specs = {pool.name: pool.to_pool_spec() for pool in self.pools}
+        return sorted(((c.at, Capacity.count(specs[c.pool], c.nodes)) for c in self.capacity),
+                      key=lambda x: x[0])
 
     @model_validator(mode="after")
     def _unique_pool_names(self) -> ClusterSpec:
         first: dict[str, int] = {}
         violations: list[tuple[Loc, str]] = []
+        names = {pool.name for pool in self.pools}
+        for index, change in enumerate(self.capacity):
+            if change.pool not in names:
+                violations.append((("capacity", index, "pool"),
+                                   f'unknown pool "{change.pool}"; expected one of '
+                                   f"{', '.join(pool.name for pool in self.pools)}"))
         for index, pool in enumerate(self.pools):
             if pool.name in first:
                 violations.append(

@@ -47,6 +47,10 @@ class LeaseState:
     suspensions: int = 0
     migrations: int = 0
     overhead: float = 0.0
+    #: the work saved when its VMs were last written out (a suspension or a
+    #: migration): (planned remaining, actual remaining). A lease whose nodes are lost
+    #: goes back to it; ``None``: nothing saved, it starts over
+    checkpoint: tuple[float, float] | None = None
     reason: str | None = None
     #: bumped whenever the lease's timers change; stale timers are skipped
     version: int = 0

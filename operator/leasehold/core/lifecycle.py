@@ -22,6 +22,8 @@ from .model import (
     Cancel,
     Complete,
     Fail,
+    LeaseType,
+    Lost,
     Migrate,
     Phase,
     PoolSpec,
@@ -225,6 +227,7 @@ class Lifecycle:
         st.departure, st.booking = source, None
         st.phase = Phase.MIGRATING
         st.migrations += 1
+        st.checkpoint = (st.remaining, st.actual_left)  # its VMs are copied out
         st.overhead += overhead.migrate_overhead(req, params)
         self.timers.bump(st)  # and the departure's VACATE timer at left_source
         running = at + pipeline
@@ -264,6 +267,7 @@ class Lifecycle:
             return False
         st.phase = Phase.SUSPENDED
         st.resuming = True
+        st.checkpoint = (st.remaining, st.actual_left)  # its VMs are written out
         return True
 
     def cancel(self, st: LeaseState, now: float, reason: str) -> None:
@@ -309,6 +313,72 @@ class Lifecycle:
         st.reason = reason
         self.timers.bump(st)
         self.actions.append(Fail(now, st.name, reason))
+
+    def lose(self, st: LeaseState, now: float, nodes: tuple[str, ...]) -> str:
+        """Nodes the lease holds went down: its run is lost, and so is the work since
+        its last checkpoint. What holds on is given back at once (nothing real holds
+        it). By type: a cancellable lease is cancelled; a suspendable or migratable one
+        goes back to its checkpoint (resuming from it, or starting over without one)
+        and waits to be placed again; a non-preemptable one or a reservation starts
+        over and is placed again first, Failed if no slot ends by its deadline.
+        Returns what became of it: ``cancelled``, ``requeued`` or ``replanned``."""
+        req = st.req
+        self._account(st, now)
+        self.reserved.pop(st.name, None)
+        for booking in (st.booking, st.departure):
+            if booking is not None:
+                self._give_back(booking, now)
+        st.booking = st.departure = None
+        st.landing = None
+        self.timers.bump(st)
+        where = ", ".join(sorted(set(nodes)))
+        if req.type == LeaseType.BEST_EFFORT_CANCELLABLE:
+            reason = f"cancelled: its node {where} was lost"
+            st.phase = Phase.CANCELLED
+            st.end = now
+            st.reason = reason
+            self.actions.append(Lost(now, st.name, nodes, reason))
+            self.actions.append(Cancel(now, st.name, reason))
+            return "cancelled"
+        if req.type.best_effort or req.type == LeaseType.DEADLINE_MIGRATABLE:
+            if st.checkpoint is not None:
+                st.remaining, st.actual_left = st.checkpoint
+                st.resuming = True
+                st.phase = Phase.SUSPENDED
+            else:
+                st.remaining, st.actual_left = req.duration, req.actual_runtime
+                st.resuming = False
+                st.phase = Phase.QUEUED
+                st.pool = None  # nothing saved anywhere: any pool will do
+            reason = (f"its node {where} was lost: queued again, from its last checkpoint"
+                      if st.resuming else f"its node {where} was lost: queued again, to"
+                                          " start over (no checkpoint)")
+            self.actions.append(Lost(now, st.name, nodes, reason))
+            return "requeued"
+        st.remaining, st.actual_left = req.duration, req.actual_runtime
+        st.resuming = False
+        st.phase = Phase.QUEUED
+        st.pool = None
+        reason = f"its node {where} was lost: placed again, to start over by its deadline"
+        self.actions.append(Lost(now, st.name, nodes, reason))
+        return "replanned"
+
+    def release(self, st: LeaseState, now: float) -> None:
+        """A reservation that has not started is given up because its pool changed
+        (nodes went down or came back): the lease is placed again, at no cost."""
+        assert st.booking is not None
+        self._give_back(st.booking, now)
+        st.booking = None
+        self.reserved.pop(st.name, None)
+        self.timers.bump(st)
+        if st.phase == Phase.SCHEDULED and st.req.type.best_effort:
+            st.phase = Phase.QUEUED
+        if not st.resuming:
+            st.pool = None  # it never ran: any pool will do
+
+    def add_pool(self, spec: PoolSpec) -> None:
+        """A pool is new or resized: its node names."""
+        self._node_names[spec.name] = spec.node_names()
 
     # ---- preemption's transitions -------------------------------------------------------
     def unreserve(self, st: LeaseState, now: float) -> None:

@@ -9,7 +9,7 @@ millicores and memory in MiB (ints), so capacity arithmetic is exact.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
 
@@ -137,6 +137,24 @@ class PoolSpec:
 
     def node_names(self) -> list[str]:
         return [f"{self.name}-{i}" for i in range(self.nodes)]
+
+
+@dataclass(frozen=True, slots=True)
+class Capacity:
+    """What a pool holds from an instant on: its spec (``nodes``: how many node
+    indices it has; a pool not seen before is added, in the cluster's order after the
+    others) and the indices that are down (deleted, cordoned, NotReady). A node going
+    down loses what runs on it (:meth:`Lifecycle.lose`); a node coming back is free."""
+
+    pool: PoolSpec
+    down: frozenset[int] = frozenset()
+
+    @classmethod
+    def count(cls, pool: PoolSpec, nodes: int) -> Capacity:
+        """``nodes`` of the pool up from now on: indices ``0 .. nodes-1`` (the index
+        space never shrinks: the ones above are down)."""
+        size = max(pool.nodes, nodes)
+        return cls(replace(pool, nodes=size), frozenset(range(nodes, size)))
 
 
 # ---- preemption policies, declared once ---------------------------------------------
@@ -275,6 +293,15 @@ class Reject(Action):
     reason: str
     #: one of :data:`REJECT_CAUSES`
     cause: str = "capacity"
+
+
+@dataclass(slots=True)
+class Lost(Action):
+    """Nodes of the lease went down: its VMs there are gone, and with them the lease's
+    run (it is re-queued, re-planned or cancelled by its type; ``reason`` says which)."""
+
+    nodes: tuple[str, ...]
+    reason: str
 
 
 @dataclass(slots=True)

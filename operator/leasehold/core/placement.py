@@ -27,6 +27,10 @@ class Placement:
         self.pools = pools
         self._every = tuple(pools)
 
+    def pools_changed(self) -> None:
+        """A pool was added: every lease that names none may use it."""
+        self._every = tuple(self.pools)
+
     def candidate_pools(self, st: LeaseState) -> Sequence[str]:
         """The pools the lease may use, in the cluster's order (the tie-breaker)."""
         if st.pool is not None:  # a suspended lease resumes where its memory image is

@@ -64,8 +64,33 @@ class Planner:
         self.head: str | None = None
         #: leases to admit or place again at the next plan, in submission order
         self._new: list[LeaseState] = []
+        #: admitted leases no pool can hold while some of its nodes are down: placed
+        #: again when capacity changes
+        self.parked: list[LeaseState] = []
         self._pools = list(slots.pools.values())
         self._changes = lifecycle.changes
+
+    def pools_changed(self) -> None:
+        """Capacity changed (a pool added, resized, nodes down or up): the tables are
+        new, and the parked leases are placed again."""
+        self._pools = list(self.slots.pools.values())
+        for st in self.parked:
+            if not st.phase.terminal:
+                insort(self._new, st, key=_by_seq)
+        self.parked = []
+
+    def replan(self, st: LeaseState, first: bool = False) -> None:
+        """A lease whose slot is gone (its nodes lost, or its reservation on a pool
+        that changed) is placed again at the next plan; ``first``: before the others."""
+        self._leave_queue(st)
+        if st in self._new:
+            self._new.remove(st)
+        if first:
+            self._new.insert(0, st)
+        else:
+            insort(self._new, st, key=_by_seq)
+        if not self._conservative and st.phase == Phase.QUEUED and st.req.type.best_effort:
+            insort(self.queue, st, key=_by_seq)  # admitted before: it waits in the queue
 
     # ---- what the scheduler tells it ------------------------------------------------
     def accept(self, st: LeaseState) -> None:
@@ -85,6 +110,8 @@ class Planner:
         self._leave_queue(st)
         if st in self._new:
             self._new.remove(st)
+        if st in self.parked:
+            self.parked.remove(st)
 
     def _leave_queue(self, st: LeaseState) -> None:
         queue = self.queue
@@ -163,7 +190,12 @@ class Planner:
     def _admit_guaranteed(self, st: LeaseState, now: float) -> None:
         """Admit a deadline or reservation lease only with a slot that ends in time."""
         req = st.req
-        if req.type == LeaseType.ADVANCE_RESERVATION:
+        if req.type == LeaseType.ADVANCE_RESERVATION and st.phase != Phase.PENDING:
+            # placed again (its nodes were lost): from now, still ending by its end
+            start = req.start if req.start is not None else req.earliest
+            earliest, deadline = max(now, start), start + req.duration
+            latest = deadline - st.remaining
+        elif req.type == LeaseType.ADVANCE_RESERVATION:
             earliest = latest = req.start if req.start is not None else req.earliest
             if earliest < now:
                 self.lifecycle.reject(
@@ -210,6 +242,9 @@ class Planner:
             )
         if decision is not None:
             msg += "; " + _no_preemption(decision)
+        if st.phase != Phase.PENDING:  # admitted before: the capacity it had is lost
+            self.lifecycle.fail(st, now, f"capacity it held was lost (nodes down), and {msg}")
+            return
         self.lifecycle.reject(st, now, msg, "deadline")
 
     # ---- placement ------------------------------------------------------------------
@@ -217,7 +252,9 @@ class Planner:
         """Conservative: give a best-effort lease its earliest reservation."""
         earliest = max(now, st.req.earliest)
         fit = self.placement.best_fit(st, earliest)
-        assert fit is not None  # admission checked that it can fit in an empty pool
+        if fit is None:  # admitted for the whole pool, some of whose nodes are down
+            self.parked.append(st)
+            return
         pool, t, length = fit
         if self._holes and t > now and earliest <= now and self._try_hole(st, now):
             return
@@ -276,7 +313,8 @@ class Planner:
                     fit = (booking.pool, t, length)
                 else:
                     fit = self.placement.best_fit(st, earliest)
-                assert fit is not None
+                if fit is None:
+                    break  # too large while nodes are down: the head waits for them
                 pool, t, length = fit
                 if self._holes and booking is None and t > now and earliest <= now \
                         and self._try_hole(st, now):

@@ -14,7 +14,7 @@ from math import inf
 from operator import itemgetter
 from typing import NamedTuple
 
-from .model import Action, Request
+from .model import Action, Capacity, Request
 from .scheduler import CANCELLED, Scheduler
 
 # Named tuples, made with tuple.__new__: a simulation makes one per request and per
@@ -28,28 +28,34 @@ class Input(NamedTuple):
     (seen by the shell), its cancellation or its failure (with the reason)."""
 
     time: float
-    kind: str  # "submit" | "finished" | "cancel" | "fail"
-    lease: str
+    kind: str  # "submit" | "finished" | "cancel" | "fail" | "capacity"
+    lease: str  # or the pool, for a capacity change
     request: Request | None = None
     reason: str = CANCELLED
+    capacity: Capacity | None = None
 
     @classmethod
     def submit(cls, request: Request, time: float | None = None) -> Input:
         """``request`` submitted at ``time`` (default: its own submission time)."""
         at = request.submitted if time is None else time
-        return _new(cls, (at, "submit", request.name, request, CANCELLED))
+        return _new(cls, (at, "submit", request.name, request, CANCELLED, None))
 
     @classmethod
     def finished(cls, lease: str, time: float) -> Input:
-        return _new(cls, (time, "finished", lease, None, CANCELLED))
+        return _new(cls, (time, "finished", lease, None, CANCELLED, None))
 
     @classmethod
     def cancel(cls, lease: str, time: float, reason: str = CANCELLED) -> Input:
-        return _new(cls, (time, "cancel", lease, None, reason))
+        return _new(cls, (time, "cancel", lease, None, reason, None))
 
     @classmethod
     def fail(cls, lease: str, time: float, reason: str) -> Input:
-        return _new(cls, (time, "fail", lease, None, reason))
+        return _new(cls, (time, "fail", lease, None, reason, None))
+
+    @classmethod
+    def capacity_change(cls, change: Capacity, time: float) -> Input:
+        """The pool's nodes from ``time`` on."""
+        return _new(cls, (time, "capacity", change.pool.name, None, CANCELLED, change))
 
 
 class Step(NamedTuple):
@@ -63,7 +69,7 @@ class Step(NamedTuple):
 
 def submissions(requests: Iterable[Request]) -> list[Input]:
     """Each request submitted at its own submission time."""
-    return [_new(Input, (r.submitted, "submit", r.name, r, CANCELLED)) for r in requests]
+    return [_new(Input, (r.submitted, "submit", r.name, r, CANCELLED, None)) for r in requests]
 
 
 def feed(scheduler: Scheduler, item: Input) -> None:
@@ -77,6 +83,9 @@ def feed(scheduler: Scheduler, item: Input) -> None:
         scheduler.cancel(item.lease, item.time, item.reason)
     elif item.kind == "fail":
         scheduler.fail(item.lease, item.time, item.reason)
+    elif item.kind == "capacity":
+        assert item.capacity is not None
+        scheduler.capacity(item.capacity, item.time)
     else:
         raise ValueError(f"unknown input kind {item.kind!r}")
 

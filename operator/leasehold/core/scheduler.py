@@ -24,13 +24,14 @@ sequence.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from heapq import heappop
 from math import inf
 
 from .enactment import Preemptor
 from .lease import LeaseState
 from .lifecycle import Lifecycle
-from .model import Action, Phase, PoolSpec, Request, SchedulerConfig
+from .model import Action, Capacity, Phase, PoolSpec, Request, SchedulerConfig
 from .placement import Placement
 from .planning import Planner
 from .preemption import Decision
@@ -39,8 +40,9 @@ from .timers import Timer
 from .victims import Victims
 from .view import LeaseView
 
-#: an input waiting for its instant: (kind, lease, the request or the reason)
-_Input = tuple[str, str, Request | str | None]
+#: an input waiting for its instant: (kind, lease or pool, the request, the reason
+#: or the capacity)
+_Input = tuple[str, str, Request | str | Capacity | None]
 
 
 #: a cancellation's reason when none is given
@@ -87,7 +89,12 @@ class Scheduler:
         """The shell could not run the lease (e.g. the cluster refused its pods)."""
         self._queue_input(now, "fail", lease, reason)
 
-    def _queue_input(self, now: float, kind: str, lease: str, arg: Request | str | None) -> None:
+    def capacity(self, change: Capacity, now: float) -> None:
+        """A pool's nodes from ``now`` on (:class:`~.model.Capacity`)."""
+        self._queue_input(now, "capacity", change.pool.name, change)
+
+    def _queue_input(self, now: float, kind: str, lease: str,
+                     arg: Request | str | Capacity | None) -> None:
         if now < self.now or (self._inputs and now != self._input_time):
             raise ValueError(
                 f"input at t={now} out of order: the scheduler is at t={self.now}; "
@@ -158,6 +165,10 @@ class Scheduler:
                 if st is not None:
                     self.planner.accept(st)
                 continue
+            if kind == "capacity":
+                assert isinstance(arg, Capacity)
+                self._capacity(arg, now)
+                continue
             st = leases.get(name)
             if st is None or st.phase.terminal:
                 continue  # a report about a lease we no longer track changes nothing
@@ -169,6 +180,76 @@ class Scheduler:
                 self.lifecycle.fail(st, now, str(arg))
             else:
                 self._cancel(st, now, str(arg))
+
+    def _capacity(self, change: Capacity, now: float) -> None:
+        """A pool's nodes changed. The leases running on nodes that went down are lost
+        (:meth:`Lifecycle.lose`: by type, cancelled, queued again from their checkpoint,
+        or placed again first); every reservation that has not started and may use the
+        pool is given up and placed again, in submission order (a reservation may then
+        move later, as capacity went down; only here); the pool's table is rebuilt
+        around the leases still running on it. The index space never shrinks: missing
+        indices are down."""
+        spec, down = change.pool, set(change.down)
+        lifecycle, planner = self.lifecycle, self.planner
+        name = spec.name
+        old = self.pools.get(name)
+        pools = self.pools
+        assert isinstance(pools, dict)
+        if old is None:
+            pools[name] = spec
+            self.slots.add(spec)
+            self.placement.pools_changed()
+        else:
+            if spec.nodes < old.nodes:
+                down.update(range(spec.nodes, old.nodes))
+                spec = replace(spec, nodes=old.nodes)
+        # a node of another size: whatever runs on the pool cannot stay
+        reshaped = old is not None and (old.cpu, old.memory, old.exclusive) != (
+            spec.cpu, spec.memory, spec.exclusive)
+        names = spec.node_names()
+        leases = lifecycle.leases
+        lost: dict[str, tuple[LeaseState, list[str]]] = {}
+        moved: dict[str, LeaseState] = {}
+        for b in list(self.slots.pools[name].bookings):
+            st = leases.get(b.lease)
+            if st is None:
+                continue  # the nodes that were down
+            if b is st.booking and st.name in lifecycle.reserved:
+                moved[st.name] = st
+                continue
+            hit = [names[i] for i in (b.nodes or ()) if reshaped or i in down]
+            if hit:
+                lost.setdefault(st.name, (st, []))[1].extend(hit)
+        # reservations elsewhere that may use this pool are placed again too: a pool
+        # added or nodes back may give them an earlier slot
+        for other in list(lifecycle.reserved):
+            st = leases[other]
+            could = st.pool == name if st.resuming else st.req.pool in (None, name)
+            if st.name not in moved and st.booking is not None and could:
+                moved[st.name] = st
+        for st in moved.values():
+            if st.name not in lost:
+                lifecycle.release(st, now)
+        outcomes = [(st, lifecycle.lose(st, now, tuple(nodes)))
+                    for st, nodes in sorted(lost.values(), key=lambda x: x[0].seq)]
+        keep = [b for b in self.slots.pools[name].bookings if b.lease in leases]
+        self.slots.rebuild(spec, frozenset(down), now, keep)
+        pools[name] = spec
+        lifecycle.add_pool(spec)
+        planner.pools_changed()
+        for st in sorted(moved.values(), key=lambda x: x.seq):
+            if st.name not in lost:
+                planner.replan(st)
+        # non-preemptable leases and reservations first, latest submitted first so
+        # that the earliest ends up in front
+        for st, outcome in reversed(outcomes):
+            if outcome == "replanned":
+                planner.replan(st, first=True)
+        for st, outcome in outcomes:
+            if outcome == "requeued":
+                planner.replan(st)
+            elif outcome == "cancelled":
+                planner.drop(st)
 
     def _cancel(self, st: LeaseState, now: float, reason: str) -> None:
         self.planner.drop(st)

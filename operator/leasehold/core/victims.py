@@ -141,9 +141,10 @@ class Victims:
 
         def victim(booking: Booking) -> Victim | None:
             name = booking.lease
-            st = leases[name]
-            # a migration's departure, or a trial's slot: not what the lease holds now
-            if st.booking is not booking or name in excluded:
+            st = leases.get(name)
+            # a migration's departure, a trial's slot, down nodes: not what a lease
+            # holds now
+            if st is None or st.booking is not booking or name in excluded:
                 return None
             memo = st.preempt_costs
             got = memo.get(pool_name)

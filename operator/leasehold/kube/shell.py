@@ -40,6 +40,7 @@ from leasehold.core.model import (
     Cancel,
     Complete,
     Fail,
+    Lost,
     Migrate,
     Origin,
     PoolSpec,
@@ -491,6 +492,9 @@ class Shell:
         elif isinstance(action, Fail):
             await self._delete_pods(t, grace=0)
             await self._event(t, "Failed", action.reason, warning=True)
+        elif isinstance(action, Lost):
+            await self._delete_pods(t, grace=0)
+            await self._event(t, "NodeLost", action.reason, warning=True)
         elif isinstance(action, Reject):
             await self._event(t, "Rejected", action.reason, warning=True)
         elif isinstance(action, Reserve):

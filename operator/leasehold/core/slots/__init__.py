@@ -10,7 +10,7 @@
 
 from __future__ import annotations
 
-from .booking import Booking, Segments, clip
+from .booking import DOWN, Booking, Segments, clip
 from .exclusive import ExclusivePool
 from .pool import PoolTable, fit_count
 from .shared import SharedPool
@@ -18,6 +18,7 @@ from .statement import Statement
 from .table import SlotTable, make_pool
 
 __all__ = [
+    "DOWN",
     "Booking",
     "ExclusivePool",
     "PoolTable",

@@ -9,6 +9,10 @@ from ..model import Shape
 #: labelled parts of a booking: (kind, start, end), e.g. ("resume", 0, 126.1)
 Segments = tuple[tuple[str, float, float], ...]
 
+#: the holder of the booking that keeps a pool's down nodes from being used (no
+#: lease can have this name: it is not a DNS name)
+DOWN = "<down>"
+
 
 def clip(segments: Segments, now: float) -> Segments:
     """Cut the segments that would run past ``now`` before a closing overhead

@@ -9,7 +9,7 @@ lowest free node index first.
 
 from __future__ import annotations
 
-from heapq import heappop, heappush
+from heapq import heapify, heappop, heappush
 from math import inf
 
 from ..model import PoolSpec, Shape
@@ -58,6 +58,13 @@ class ExclusivePool(PoolTable):
     def book(self, booking: Booking) -> None:
         self.bookings[booking] = None
         self.nodes_free.add(booking.start, booking.end, -booking.vms)
+        if booking.nodes is not None:  # a started booking back (a rebuilt table, a trial)
+            owner, idle = self.owner, self._idle
+            for i in booking.nodes:
+                owner[i] = booking
+            taken = set(booking.nodes)
+            idle[:] = [i for i in idle if i not in taken]
+            heapify(idle)
 
     def unbook(self, booking: Booking) -> None:
         del self.bookings[booking]

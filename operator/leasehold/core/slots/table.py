@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from math import inf
 
-from ..model import PoolSpec
-from .booking import Booking, Segments
+from ..model import PoolSpec, Shape
+from .booking import DOWN, Booking, Segments
 from .exclusive import ExclusivePool
 from .pool import PoolTable
 from .shared import SharedPool
@@ -33,6 +34,29 @@ class SlotTable:
 
     def occupy(self, booking: Booking, now: float) -> tuple[int, ...]:
         return self.pools[booking.pool].occupy(booking, now)
+
+    def add(self, spec: PoolSpec) -> None:
+        """A pool that was not there: empty, after the others."""
+        self.pools[spec.name] = make_pool(spec)
+
+    def rebuild(self, spec: PoolSpec, down: frozenset[int], now: float,
+                keep: Iterable[Booking]) -> Booking | None:
+        """The pool as ``spec`` says from ``now`` on, its ``down`` nodes held by one
+        booking (of :data:`DOWN`, returned) to the end of time, and the ``keep``
+        bookings (started ones, on nodes that are up) on their nodes again. Its other
+        bookings must have left it first. Rebuilt, not patched: a pool's profiles
+        assume a fixed capacity, and capacity changes are rare."""
+        table = make_pool(spec)
+        self.pools[spec.name] = table
+        for booking in keep:
+            table.book(booking)
+        if not down:
+            return None
+        shape = Shape(spec.cpu, spec.memory)
+        held = Booking(DOWN, spec.name, now, inf, len(down), shape, tuple(sorted(down)),
+                       (("down", now, inf),))
+        table.book(held)
+        return held
 
     def statement(self) -> Statement:
         """A trial: bookings made through it are undone unless committed."""
