@@ -76,7 +76,8 @@ class Lifecycle:
         #: what the transitions did to the capacity since the last plan
         self.changes = Changes()
         self._node_names = {p.name: p.node_names() for p in pools.values()}
-        self._seq = 0
+        #: the next submission sequence number
+        self.seq = 0
 
     # ---- admission ------------------------------------------------------------------
     def accept(self, req: Request, now: float) -> LeaseState | None:
@@ -85,8 +86,8 @@ class Lifecycle:
             self.actions.append(
                 Reject(now, req.name, f"a lease named {req.name!r} already exists", "spec"))
             return None
-        st = LeaseState(req, self._seq, remaining=req.duration, actual_left=req.actual_runtime)
-        self._seq += 1
+        st = LeaseState(req, self.seq, remaining=req.duration, actual_left=req.actual_runtime)
+        self.seq += 1
         self.leases[req.name] = st
         return st
 

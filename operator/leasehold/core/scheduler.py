@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from heapq import heappop
+from heapq import heapify, heappop
 from math import inf
 
 from .enactment import Preemptor
@@ -254,6 +254,33 @@ class Scheduler:
     def _cancel(self, st: LeaseState, now: float, reason: str) -> None:
         self.planner.drop(st)
         self.lifecycle.cancel(st, now, reason)
+
+    def pending_inputs(self) -> bool:
+        """Whether inputs wait for the next :meth:`advance`."""
+        return bool(self._inputs)
+
+    def forget(self) -> list[str]:
+        """Drop the leases that have ended and hold nothing (no booking, no timer to
+        come), and the decisions taken so far: nothing the core decides from now on
+        depends on them. For a long-lived shell (the operator), whose memory must
+        not grow with every lease ever seen; the simulator keeps them for its report.
+        Returns the names dropped (a new lease may take one again)."""
+        lc = self.lifecycle
+        leases, heap = lc.leases, lc.timers.heap
+        live = {e[4] for e in heap if leases[e[4]].version == e[3]}
+        gone = [name for name, st in leases.items()
+                if st.phase.terminal and st.booking is None and st.departure is None
+                and name not in live]
+        if gone:
+            dropped = set(gone)
+            for name in gone:
+                del leases[name]
+            heap[:] = [e for e in heap if e[4] not in dropped]
+            heapify(heap)
+            self.planner.parked = [st for st in self.planner.parked
+                                   if st.name not in dropped]
+        self.preemptor.decisions.clear()
+        return gone
 
     # ---- what the shells read -------------------------------------------------------
     def lease(self, name: str) -> LeaseView | None:

@@ -1,0 +1,244 @@
+"""A core's state as plain data, and a core rebuilt from it.
+
+The operator's journal keeps the latest snapshot and the inputs given since: a
+restarted operator restores the one and replays the others, whatever happened to the
+cluster meanwhile (what had happened is in the snapshot as facts: which leases ran,
+where, how far, what they hold). :func:`restore` of :func:`snapshot` behaves exactly
+as the core it was taken from, for any inputs that follow (tests/core/test_snapshot.py
+checks it on random workloads against the core that went on).
+
+Kept: the pools as they are now, every booking in its table's order (the order
+preemption scans them in), the leases that still matter with every field that
+decides their future, the live timers, the queues, and the submission counter. Left
+out: what only tells history — the decisions taken, and the leases that have ended
+and hold nothing (:meth:`Scheduler.forget` drops those from a live core too).
+
+Plain data only (dicts, lists, strings, numbers; ``inf`` as the string ``"inf"``),
+read back with checks: :class:`SnapshotError` says what is wrong and where.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, fields
+from heapq import heapify
+from math import inf
+from typing import Any
+
+from .lease import LeaseState
+from .model import (
+    LeaseType,
+    Origin,
+    OverheadParams,
+    Phase,
+    PoolSpec,
+    Request,
+    SchedulerConfig,
+    Shape,
+)
+from .scheduler import Scheduler
+from .slots import Booking
+
+#: the snapshot format; a snapshot of another version is refused
+VERSION = 1
+
+Data = dict[str, Any]
+
+
+class SnapshotError(ValueError):
+    """A snapshot that cannot be read: what is wrong, and where."""
+
+
+def _num(x: float | None) -> float | str | None:
+    if x is None:
+        return None
+    return "inf" if x == inf else "-inf" if x == -inf else x
+
+
+def _float(x: Any, where: str) -> float:
+    if x == "inf":
+        return inf
+    if x == "-inf":
+        return -inf
+    if isinstance(x, bool) or not isinstance(x, int | float):
+        raise SnapshotError(f"{where}: expected a number, got {x!r}")
+    return float(x)
+
+
+def _opt(x: Any, where: str) -> float | None:
+    return None if x is None else _float(x, where)
+
+
+def _pool(spec: PoolSpec) -> Data:
+    return {"name": spec.name, "nodes": spec.nodes, "cpu": spec.cpu, "memory": spec.memory,
+            "exclusive": spec.exclusive, "overhead": asdict(spec.overhead)}
+
+
+def _request(r: Request) -> Data:
+    return {"name": r.name, "type": r.type.value, "vms": r.vms, "cpu": r.shape.cpu,
+            "memory": r.shape.memory, "duration": _num(r.duration),
+            "submitted": _num(r.submitted), "origin": r.origin.value, "ready": _num(r.ready),
+            "deadline": _num(r.deadline), "start": _num(r.start), "runtime": _num(r.runtime),
+            "pool": r.pool, "imageMB": r.image_mb}
+
+
+def _booking(b: Booking) -> Data:
+    return {"lease": b.lease, "start": _num(b.start), "end": _num(b.end), "vms": b.vms,
+            "cpu": b.shape.cpu, "memory": b.shape.memory,
+            "nodes": None if b.nodes is None else list(b.nodes),
+            "segments": [[k, _num(s), _num(e)] for k, s, e in b.segments]}
+
+
+#: the lease fields kept as they are (numbers, strings, booleans, None)
+_PLAIN = ("seq", "phase", "pool", "remaining", "actual_left", "running_since", "resuming",
+          "ran", "first_start", "end", "landing", "preemptions", "preempted_by",
+          "suspensions", "migrations", "overhead", "reason", "version")
+
+
+def _ended(s: Scheduler, st: LeaseState, live: set[str]) -> bool:
+    """Over, holding nothing, with no timer to come: nothing it left can matter."""
+    return st.phase.terminal and st.booking is None and st.departure is None \
+        and st.name not in live
+
+
+def snapshot(s: Scheduler) -> Data:
+    """The core's state between two steps (no input waiting)."""
+    if s.pending_inputs():
+        raise ValueError("a snapshot is taken between steps: inputs are waiting")
+    lc, planner = s.lifecycle, s.planner
+    leases = lc.leases
+    heap = [e for e in lc.timers.heap if leases[e[4]].version == e[3]]
+    live = {e[4] for e in heap}
+    refs: dict[int, tuple[str, int]] = {}
+    pools = []
+    for name, table in s.slots.pools.items():
+        kept = list(table.bookings)
+        for i, b in enumerate(kept):
+            refs[id(b)] = (name, i)
+        pools.append({"spec": _pool(table.spec), "bookings": [_booking(b) for b in kept]})
+
+    def ref(b: Booking | None) -> list[Any] | None:
+        return None if b is None else list(refs[id(b)])
+    out_leases = []
+    for st in leases.values():
+        if _ended(s, st, live):
+            continue
+        d: Data = {"request": _request(st.req)}
+        for f in _PLAIN:
+            v = getattr(st, f)
+            d[f] = v.value if isinstance(v, Phase) else _num(v) if isinstance(v, float) else v
+        d["nodes"] = list(st.nodes)
+        d["booking"], d["departure"] = ref(st.booking), ref(st.departure)
+        d["checkpoint"] = None if st.checkpoint is None else list(st.checkpoint)
+        out_leases.append(d)
+    return {
+        "version": VERSION, "now": _num(s.now), "sequence": lc.seq,
+        "pools": pools, "leases": out_leases,
+        "timers": [[_num(t), k, seq, v, n] for t, k, seq, v, n in sorted(heap)],
+        "reserved": list(lc.reserved), "queue": [st.name for st in planner.queue],
+        "head": planner.head, "parked": [st.name for st in planner.parked
+                                         if not st.phase.terminal],
+    }
+
+
+def restore(data: Data, config: SchedulerConfig) -> Scheduler:
+    """The core :func:`snapshot` described, with ``config``. Raises
+    :class:`SnapshotError` for data it cannot trust."""
+    try:
+        return _restore(data, config)
+    except SnapshotError:
+        raise
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
+        raise SnapshotError(f"not a snapshot of this version: {type(exc).__name__}: {exc}"
+                            ) from None
+
+
+def _restore(data: Data, config: SchedulerConfig) -> Scheduler:
+    if not isinstance(data, dict) or data.get("version") != VERSION:
+        raise SnapshotError(f"version: expected {VERSION}, got "
+                            f"{data.get('version') if isinstance(data, dict) else data!r}")
+    specs = []
+    for i, p in enumerate(data["pools"]):
+        spec = p["spec"]
+        params = OverheadParams(**{f.name: spec["overhead"][f.name]
+                                   for f in fields(OverheadParams)})
+        specs.append(PoolSpec(str(spec["name"]), int(spec["nodes"]), int(spec["cpu"]),
+                              int(spec["memory"]), bool(spec["exclusive"]), params))
+        if specs[-1].nodes < 0:
+            raise SnapshotError(f"pools[{i}].spec.nodes: must be >= 0")
+    s = Scheduler(specs, config)
+    lc, planner = s.lifecycle, s.planner
+    tables: dict[str, list[Booking]] = {}
+    for i, p in enumerate(data["pools"]):
+        name = specs[i].name
+        kept = tables[name] = []
+        table = s.slots.pools[name]
+        for j, b in enumerate(p["bookings"]):
+            where = f"pools[{i}].bookings[{j}]"
+            nodes = None if b["nodes"] is None else tuple(int(x) for x in b["nodes"])
+            if nodes is not None and any(not 0 <= x < specs[i].nodes for x in nodes):
+                raise SnapshotError(f"{where}.nodes: outside the pool's {specs[i].nodes} nodes")
+            booking = Booking(str(b["lease"]), name, _float(b["start"], f"{where}.start"),
+                              _float(b["end"], f"{where}.end"), int(b["vms"]),
+                              Shape(int(b["cpu"]), int(b["memory"])), nodes,
+                              tuple((str(k), _float(a, where), _float(e, where))
+                                    for k, a, e in b["segments"]))
+            table.book(booking)
+            kept.append(booking)
+
+    def booked(ref: Any, where: str) -> Booking | None:
+        if ref is None:
+            return None
+        pool, i = ref
+        try:
+            found: Booking = tables[pool][i]
+            return found
+        except (KeyError, IndexError, TypeError):
+            raise SnapshotError(f"{where}: no booking {ref!r}") from None
+    for i, d in enumerate(data["leases"]):
+        where = f"leases[{i}]"
+        r = d["request"]
+        req = Request(name=str(r["name"]), type=LeaseType(r["type"]), vms=int(r["vms"]),
+                      shape=Shape(int(r["cpu"]), int(r["memory"])),
+                      duration=_float(r["duration"], f"{where}.request.duration"),
+                      submitted=_float(r["submitted"], f"{where}.request.submitted"),
+                      origin=Origin(r["origin"]), ready=_opt(r["ready"], where),
+                      deadline=_opt(r["deadline"], where), start=_opt(r["start"], where),
+                      runtime=_opt(r["runtime"], where), pool=r["pool"],
+                      image_mb=float(r["imageMB"]))
+        st = LeaseState(req, int(d["seq"]))
+        for f in _PLAIN:
+            v = d[f]
+            if f == "phase":
+                v = Phase(v)
+            elif f in ("remaining", "actual_left", "ran", "overhead"):
+                v = _float(v, f"{where}.{f}")
+            elif f in ("running_since", "first_start", "end", "landing"):
+                v = _opt(v, f"{where}.{f}")
+            setattr(st, f, v)
+        st.nodes = tuple(str(n) for n in d["nodes"])
+        st.booking = booked(d["booking"], f"{where}.booking")
+        st.departure = booked(d["departure"], f"{where}.departure")
+        cp = d["checkpoint"]
+        st.checkpoint = None if cp is None else (_float(cp[0], where), _float(cp[1], where))
+        if req.name in lc.leases:
+            raise SnapshotError(f"{where}: a second lease named {req.name!r}")
+        lc.leases[req.name] = st
+    for i, (t, k, seq, v, n) in enumerate(data["timers"]):
+        if n not in lc.leases:
+            raise SnapshotError(f"timers[{i}]: no lease {n!r}")
+        lc.timers.heap.append((_float(t, f"timers[{i}]"), int(k), int(seq), int(v), str(n)))
+    heapify(lc.timers.heap)
+    lc.reserved.update(dict.fromkeys(_known(lc.leases, data["reserved"], "reserved")))
+    planner.queue.extend(lc.leases[n] for n in _known(lc.leases, data["queue"], "queue"))
+    planner.parked.extend(lc.leases[n] for n in _known(lc.leases, data["parked"], "parked"))
+    planner.head = data["head"]
+    lc.seq = int(data["sequence"])
+    s.now = _float(data["now"], "now")
+    return s
+
+
+def _known(leases: dict[str, LeaseState], names: list[Any], where: str) -> list[str]:
+    for i, n in enumerate(names):
+        if n not in leases:
+            raise SnapshotError(f"{where}[{i}]: no lease {n!r}")
+    return [str(n) for n in names]

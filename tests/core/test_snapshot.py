@@ -1,0 +1,112 @@
+"""A core rebuilt from its snapshot goes on exactly as the core it was taken from
+(issue 16: what a restarted operator restores), and a core that forgets its ended
+leases decides as one that remembers them. Checked on random workloads (with the
+shell's cancellations and early ends, and capacity changes), cut at a random
+instant: the three go on with the same inputs and must take the same actions."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as hs
+
+from builders import config, exclusive, req
+from leasehold.core.model import Capacity
+from leasehold.core.replay import Input, run, submissions
+from leasehold.core.scheduler import Scheduler
+from leasehold.core.snapshot import SnapshotError, restore, snapshot
+from strategies import workloads
+
+
+@hs.composite
+def cut_workloads(draw):
+    pools, requests, cfg, reports = draw(workloads())
+    inputs = [*submissions(requests),
+              *(Input.cancel(n, t) if k == "cancel" else Input.finished(n, t)
+                for t, k, n in reports)]
+    for _ in range(draw(hs.integers(0, 2))):
+        pool = draw(hs.sampled_from(pools))
+        gone = draw(hs.sets(hs.integers(0, pool.nodes - 1), max_size=pool.nodes))
+        at = draw(hs.integers(0, 400_000)) / 1000
+        inputs.append(Input.capacity_change(Capacity(pool, frozenset(gone)), at))
+        inputs.append(Input.capacity_change(Capacity(pool, frozenset()), at + 50))
+    cut = draw(hs.integers(0, 500_000)) / 1000
+    return pools, cfg, inputs, cut
+
+
+def state(core: Scheduler, names) -> dict:
+    return {n: (v.phase.value, v.first_start, v.end, v.ran, v.remaining, v.nodes,
+                v.preemptions, v.overhead, v.reservation)
+            for n in names if (v := core.lease(n)) is not None}
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(cut_workloads())
+def test_a_restored_core_and_a_forgetful_one_go_on_as_the_original(workload):
+    pools, cfg, inputs, cut = workload
+    original = Scheduler(pools, cfg)
+    forgetful = Scheduler(pools, cfg)
+    before = [x for x in inputs if x.time <= cut]
+    run(original, before, until=cut)
+    run(forgetful, before, until=cut)
+    forgotten = forgetful.forget()
+    data = json.loads(json.dumps(snapshot(original)))  # through text, as journaled
+    restored = restore(data, cfg)
+    after = [x for x in inputs if x.time > cut]
+    want = run(original, after)
+    assert run(restored, after) == want
+    assert run(forgetful, after) == want
+    names = [st.name for st in original.leases() if st.name not in forgotten]
+    assert state(restored, names) == state(original, names) == state(forgetful, names)
+    assert restored.usage_violations() == []
+
+
+def test_a_snapshot_leaves_out_what_has_ended_and_holds_nothing():
+    core = Scheduler([exclusive(2)], config())
+    run(core, submissions([req("a", 1, 10), req("b", 1, 100), req("c", 2, 10, at=1)]),
+        until=50)
+    data = snapshot(core)
+    assert [x["request"]["name"] for x in data["leases"]] == ["b", "c"]  # a is over
+    assert restore(data, config()).lease("a") is None
+
+
+@pytest.mark.parametrize(("change", "problem"), [
+    (lambda d: d.update(version=99), "version: expected 1, got 99"),
+    (lambda d: d["leases"][0].update(booking=["p", 7]), "leases[0].booking: no booking"),
+    (lambda d: d["timers"].append(["inf", 1, 0, 0, "ghost"]), "timers[1]: no lease 'ghost'"),
+    (lambda d: d["pools"][0]["bookings"][0].update(nodes=[5]),
+     "pools[0].bookings[0].nodes: outside the pool's 2 nodes"),
+    (lambda d: d["leases"][0].update(remaining="lots"), "leases[0].remaining: expected a"
+                                                         " number, got 'lots'"),
+    (lambda d: d.pop("queue"), "not a snapshot of this version: KeyError: 'queue'"),
+], ids=["version", "booking", "timer", "node", "number", "missing"])
+def test_a_snapshot_that_cannot_be_trusted_is_refused_saying_where(change, problem):
+    core = Scheduler([exclusive(2)], config())
+    run(core, submissions([req("b", 1, 100)]), until=5)
+    data = json.loads(json.dumps(snapshot(core)))
+    change(data)
+    with pytest.raises(SnapshotError) as info:
+        restore(data, config())
+    assert str(info.value).startswith(problem), str(info.value)
+
+
+def test_a_checkpoint_survives_the_snapshot():
+    """B was suspended (its checkpoint written) and resumed before the cut; its node
+    goes after the cut: restored, it goes back to the same checkpoint."""
+    from builders import BES, DNP
+    from leasehold.core.model import Origin
+
+    pool = exclusive(1)
+    inputs = [*submissions([req("B", 1, 200, type=BES, memory=64),
+                            req("L", 1, 40, at=20, type=DNP, origin=Origin.LOCAL,
+                                deadline=200, memory=64)]),
+              Input.capacity_change(Capacity(pool, frozenset({0})), 100),
+              Input.capacity_change(Capacity(pool, frozenset()), 300)]
+    original = Scheduler([pool], config())
+    run(original, [x for x in inputs if x.time <= 90], until=90)
+    restored = restore(json.loads(json.dumps(snapshot(original))), config())
+    after = [x for x in inputs if x.time > 90]
+    assert run(restored, after) == run(original, after)
+    assert restored.lease("B").end == original.lease("B").end
