@@ -100,7 +100,7 @@ def test_the_base_requirements_are_what_the_operator_needs(wheel):
                             "kopf"}
     assert not required[""] & set(EXTRAS)
     assert required["sim"] == {"scipy", "matplotlib"}
-    assert required["emulator"] == {"cryptography"}
+    assert required["emulator"] == {"cryptography", "common-expression-language"}
     # `pip install -e '.[dev]'` (make test, make demo) brings both extras
     assert "leasehold" in required["dev"]
 

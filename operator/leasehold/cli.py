@@ -92,7 +92,9 @@ def cmd_operator(args: argparse.Namespace) -> int:
         if args.priority is not None:
             peering = replace(peering, priority=args.priority)
     try:
-        handlers.run(config, args.kubeconfig, args.metrics_port or None, peering)
+        handlers.run(config, args.kubeconfig, args.metrics_port or None, peering,
+                     handlers.JournalOptions(args.journal_namespace,
+                                             args.journal_snapshot_every))
     except ValueError as exc:  # a kubeconfig it cannot use
         return fail([str(exc)])
     return 0
@@ -144,6 +146,12 @@ def add_operator(sub: Subparsers) -> None:
     op.add_argument("--alpha", help="MOML's threshold (default: the config's, else median)")
     op.add_argument("--metrics-port", type=int, default=8080, metavar="PORT",
                     help="serve /metrics and /healthz on PORT (default: 8080; 0: off)")
+    op.add_argument("--journal-namespace", metavar="NAMESPACE",
+                    help="where the operator keeps its journal (ConfigMaps no tenant may"
+                         " write; default: the pod's namespace, else leasehold-system,"
+                         " made if missing)")
+    op.add_argument("--journal-snapshot-every", type=int, default=None, metavar="INPUTS",
+                    help="a snapshot of the journal every INPUTS inputs (default: 500)")
     op.add_argument("--peering", nargs="?", const="leasehold", metavar="NAME",
                     help="run as one of several replicas sharing the ClusterKopfPeering NAME"
                          " (default name: leasehold); one schedules, the others stand by")

@@ -65,7 +65,7 @@ def test_the_rendered_manifests_are_valid_kubernetes_objects(values):
     kinds = sorted(d["kind"] for d in docs)
     expected = ["ClusterRole", "ClusterRoleBinding", "ConfigMap", "CustomResourceDefinition",
                 "CustomResourceDefinition", "CustomResourceDefinition", "Deployment",
-                "Service", "ServiceAccount"]
+                "Role", "RoleBinding", "Service", "ServiceAccount"]
     if values:
         expected = sorted([*expected, "ConfigMap", "PrometheusRule", "ServiceMonitor"])
     assert kinds == expected

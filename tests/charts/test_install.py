@@ -133,7 +133,9 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Installed]:
         c.kubectl("apply", "-f", str(TESTBED / "namespaces.yaml"))
         r = subprocess.run([HELM, "--kubeconfig", str(c.kubeconfig), "install", RELEASE,
                             str(CHART), "-n", NAMESPACE, "--create-namespace",
-                            "--set", "replicaCount=2", "--set", f"scheduler.policy={POLICY}"],
+                            "--set", "replicaCount=2", "--set", f"scheduler.policy={POLICY}",
+                            # snapshots during the run: every journal verb is used
+                            "--set", "journal.snapshotEvery=4"],
                            capture_output=True, text=True, timeout=120)
         assert r.returncode == 0, r.stderr
         assert "STATUS: deployed" in r.stdout
@@ -192,8 +194,10 @@ def test_leases_applied_after_the_install_are_scheduled(installed: Installed):
 
 
 def _rules(cluster: Emulated) -> list[dict[str, Any]]:
+    """The ClusterRole's rules and the journal's Role's (in the release namespace)."""
     role = cluster.get("clusterrole", f"{RELEASE}-leasehold")
-    return role["rules"]
+    journal = cluster.get("role", "-n", NAMESPACE, f"{RELEASE}-leasehold-journal")
+    return [*role["rules"], *journal["rules"]]
 
 
 def _used(cluster: Emulated) -> set[tuple[str, str, str]]:

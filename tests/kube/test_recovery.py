@@ -4,13 +4,16 @@ over-committed, and every lease must end as the uninterrupted run ends it."""
 
 from __future__ import annotations
 
+import json
 import random
 import signal
 import time
 from pathlib import Path
 
+import yaml
+
 from emulated import until
-from leasehold.api.clock import rfc3339
+from leasehold.api.clock import epoch, rfc3339
 from operated import (
     TESTBED,
     Sampler,
@@ -116,5 +119,73 @@ def test_leases_found_together_are_submitted_in_the_order_they_were_created(tmp_
             phases
         sequence = {n: c.lease("lab", n)["status"]["sequence"] for n in ("zeta", "alpha")}
         assert sequence["zeta"] < sequence["alpha"], sequence
+    finally:
+        c.stop_all()
+
+
+def small_lease(name: str, **spec) -> dict:
+    return {"apiVersion": "leasehold.io/v1alpha1", "kind": "Lease",
+            "metadata": {"name": name, "namespace": "lab"},
+            "spec": {"type": "BestEffortSuspendable", "vms": 2, "duration": "1h",
+                     "resources": {"cpu": 1, "memory": "256Mi"}, **spec}}
+
+
+def restart(c) -> None:
+    c.operator.send_signal(signal.SIGKILL)
+    c.operator.wait(timeout=10)
+    c.start_operator("moml")
+
+
+def test_a_tenants_status_edit_steers_nothing(tmp_path: Path):
+    """Issue 16/17: submittedAt 1e9 in one Lease's status moved every later Lease to
+    2027 after a restart, "abc" stopped scheduling for good. The journal is the
+    operator's own: a restarted operator reads no status back."""
+    c = one_node(tmp_path)
+    try:
+        c.apply(small_lease("mine"))
+        c.until(lambda: c.lease("lab", "mine").get("status", {}).get("phase") == "Running")
+        for bad in ({"submittedAt": 1e9, "sequence": 0, "phase": "Completed",
+                     "finishedAt": 1.0}, {"submittedAt": "abc"}):
+            c.kubectl("patch", "lhl", "-n", "lab", "mine", "--subresource=status",
+                      "--type=merge", "-p", json.dumps({"status": bad}))
+            restart(c)
+            c.until(lambda: c.recoveries() >= 2)
+        c.until(lambda: c.lease("lab", "mine")["status"].get("phase") == "Running"
+                and c.lease("lab", "mine")["status"].get("submittedAt") != "abc")
+        c.apply(small_lease("later", duration="10m"))  # waits for mine's hour, no more
+        status = c.until(lambda: c.lease("lab", "later").get("status", {}).get("reservation")
+                         and c.lease("lab", "later")["status"])
+        start = epoch(status["reservation"]["start"])
+        assert start - time.time() < 3600 / 60 + 5, status["reservation"]  # within the hour
+        assert [p["metadata"]["name"] for p in c.get("pods", "-n", "lab")["items"]
+                if not p["metadata"].get("deletionTimestamp")] == ["mine-vm-0", "mine-vm-1"]
+    finally:
+        c.stop_all()
+
+
+def test_a_cluster_changed_while_away_does_not_rewrite_history(tmp_path: Path):
+    """A lease completed on pool q; the operator is killed and q deleted: restarted,
+    the lease is still Completed (it did run), and the one running on p goes on."""
+    pools = tmp_path / "pools.yaml"
+    pools.write_text(yaml.safe_dump_all([
+        {"apiVersion": "leasehold.io/v1alpha1", "kind": "NodePool", "metadata": {"name": n},
+         "spec": {"emulated": {"nodes": 1, "cpu": 2, "memory": "2Gi"}}} for n in ("p", "q")]))
+    c = operated(tmp_path / "cluster", "moml", pools)
+    try:
+        c.until(lambda: c.recoveries() == 1)
+        c.apply(small_lease("done", pool="q", duration="2m"), small_lease("long", pool="p"))
+        c.until(lambda: c.lease("lab", "done").get("status", {}).get("phase") == "Completed"
+                and c.lease("lab", "long").get("status", {}).get("phase") == "Running")
+        c.operator.send_signal(signal.SIGKILL)
+        c.operator.wait(timeout=10)
+        c.kubectl("delete", "nodepool", "q")
+        c.start_operator("moml")
+        c.until(lambda: c.recoveries() == 2)
+        c.apply(small_lease("after", pool="p", duration="1m"))
+        c.until(lambda: c.lease("lab", "after").get("status", {}).get("phase") == "Scheduled")
+        assert c.lease("lab", "done")["status"]["phase"] == "Completed"
+        assert c.lease("lab", "long")["status"]["phase"] == "Running"
+        log = (c.data / "operator.log").read_text()
+        assert "Traceback" not in log, log[-3000:]
     finally:
         c.stop_all()

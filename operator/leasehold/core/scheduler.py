@@ -35,7 +35,7 @@ from .model import Action, Capacity, Phase, PoolSpec, Request, SchedulerConfig
 from .placement import Placement
 from .planning import Planner
 from .preemption import Decision
-from .slots import SlotTable
+from .slots import DOWN, SlotTable
 from .timers import Timer
 from .victims import Victims
 from .view import LeaseView
@@ -254,6 +254,13 @@ class Scheduler:
     def _cancel(self, st: LeaseState, now: float, reason: str) -> None:
         self.planner.drop(st)
         self.lifecycle.cancel(st, now, reason)
+
+    def down(self, pool: str) -> frozenset[int]:
+        """The pool's nodes that are down now."""
+        table = self.slots.pools.get(pool)
+        if table is None:
+            return frozenset()
+        return frozenset(i for b in table.bookings if b.lease == DOWN for i in (b.nodes or ()))
 
     def pending_inputs(self) -> bool:
         """Whether inputs wait for the next :meth:`advance`."""

@@ -68,12 +68,43 @@ def _opt(x: Any, where: str) -> float | None:
     return None if x is None else _float(x, where)
 
 
-def _pool(spec: PoolSpec) -> Data:
+def pool_data(spec: PoolSpec) -> Data:
+    """A pool's spec as plain data."""
     return {"name": spec.name, "nodes": spec.nodes, "cpu": spec.cpu, "memory": spec.memory,
             "exclusive": spec.exclusive, "overhead": asdict(spec.overhead)}
 
 
-def _request(r: Request) -> Data:
+def pool_from(spec: Any, where: str) -> PoolSpec:
+    """:func:`pool_data` read back."""
+    try:
+        params = OverheadParams(**{f.name: spec["overhead"][f.name]
+                                   for f in fields(OverheadParams)})
+        pool = PoolSpec(str(spec["name"]), int(spec["nodes"]), int(spec["cpu"]),
+                        int(spec["memory"]), bool(spec["exclusive"]), params)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise SnapshotError(f"{where}: {type(exc).__name__}: {exc}") from None
+    if pool.nodes < 0:
+        raise SnapshotError(f"{where}.nodes: must be >= 0")
+    return pool
+
+
+def request_from(r: Any, where: str) -> Request:
+    """:func:`request_data` read back."""
+    try:
+        return Request(name=str(r["name"]), type=LeaseType(r["type"]), vms=int(r["vms"]),
+                       shape=Shape(int(r["cpu"]), int(r["memory"])),
+                       duration=_float(r["duration"], f"{where}.duration"),
+                       submitted=_float(r["submitted"], f"{where}.submitted"),
+                       origin=Origin(r["origin"]), ready=_opt(r["ready"], where),
+                       deadline=_opt(r["deadline"], where), start=_opt(r["start"], where),
+                       runtime=_opt(r["runtime"], where), pool=r["pool"],
+                       image_mb=float(r["imageMB"]))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise SnapshotError(f"{where}: {type(exc).__name__}: {exc}") from None
+
+
+def request_data(r: Request) -> Data:
+    """A request as plain data."""
     return {"name": r.name, "type": r.type.value, "vms": r.vms, "cpu": r.shape.cpu,
             "memory": r.shape.memory, "duration": _num(r.duration),
             "submitted": _num(r.submitted), "origin": r.origin.value, "ready": _num(r.ready),
@@ -114,7 +145,7 @@ def snapshot(s: Scheduler) -> Data:
         kept = list(table.bookings)
         for i, b in enumerate(kept):
             refs[id(b)] = (name, i)
-        pools.append({"spec": _pool(table.spec), "bookings": [_booking(b) for b in kept]})
+        pools.append({"spec": pool_data(table.spec), "bookings": [_booking(b) for b in kept]})
 
     def ref(b: Booking | None) -> list[Any] | None:
         return None if b is None else list(refs[id(b)])
@@ -122,7 +153,7 @@ def snapshot(s: Scheduler) -> Data:
     for st in leases.values():
         if _ended(s, st, live):
             continue
-        d: Data = {"request": _request(st.req)}
+        d: Data = {"request": request_data(st.req)}
         for f in _PLAIN:
             v = getattr(st, f)
             d[f] = v.value if isinstance(v, Phase) else _num(v) if isinstance(v, float) else v
@@ -156,15 +187,7 @@ def _restore(data: Data, config: SchedulerConfig) -> Scheduler:
     if not isinstance(data, dict) or data.get("version") != VERSION:
         raise SnapshotError(f"version: expected {VERSION}, got "
                             f"{data.get('version') if isinstance(data, dict) else data!r}")
-    specs = []
-    for i, p in enumerate(data["pools"]):
-        spec = p["spec"]
-        params = OverheadParams(**{f.name: spec["overhead"][f.name]
-                                   for f in fields(OverheadParams)})
-        specs.append(PoolSpec(str(spec["name"]), int(spec["nodes"]), int(spec["cpu"]),
-                              int(spec["memory"]), bool(spec["exclusive"]), params))
-        if specs[-1].nodes < 0:
-            raise SnapshotError(f"pools[{i}].spec.nodes: must be >= 0")
+    specs = [pool_from(p["spec"], f"pools[{i}].spec") for i, p in enumerate(data["pools"])]
     s = Scheduler(specs, config)
     lc, planner = s.lifecycle, s.planner
     tables: dict[str, list[Booking]] = {}
@@ -196,15 +219,7 @@ def _restore(data: Data, config: SchedulerConfig) -> Scheduler:
             raise SnapshotError(f"{where}: no booking {ref!r}") from None
     for i, d in enumerate(data["leases"]):
         where = f"leases[{i}]"
-        r = d["request"]
-        req = Request(name=str(r["name"]), type=LeaseType(r["type"]), vms=int(r["vms"]),
-                      shape=Shape(int(r["cpu"]), int(r["memory"])),
-                      duration=_float(r["duration"], f"{where}.request.duration"),
-                      submitted=_float(r["submitted"], f"{where}.request.submitted"),
-                      origin=Origin(r["origin"]), ready=_opt(r["ready"], where),
-                      deadline=_opt(r["deadline"], where), start=_opt(r["start"], where),
-                      runtime=_opt(r["runtime"], where), pool=r["pool"],
-                      image_mb=float(r["imageMB"]))
+        req = request_from(d["request"], f"{where}.request")
         st = LeaseState(req, int(d["seq"]))
         for f in _PLAIN:
             v = d[f]

@@ -43,6 +43,7 @@ from leasehold.api.resources import (
 from leasehold.core.model import Origin, SchedulerConfig
 
 from .client import KubeClient, Kubeconfig, KubeError, kubeconfig_path, read_kubeconfig
+from .journal import Journal
 from .metrics import Metrics
 from .peering import Peering, default_priority
 from .pods import LEASE_LABEL
@@ -63,6 +64,28 @@ class PeeringOptions:
         default_factory=lambda: f"{socket.gethostname()}@{os.getpid()}")
 
 
+#: where a pod finds its own namespace
+POD_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
+JOURNAL_NAMESPACE = "leasehold-system"
+
+
+@dataclass(frozen=True)
+class JournalOptions:
+    """Where the journal lives (None: the pod's namespace, else leasehold-system),
+    and how often it takes a snapshot (None: :data:`journal.SNAPSHOT_EVERY`)."""
+
+    namespace: str | None = None
+    snapshot_every: int | None = None
+
+    def where(self) -> str:
+        if self.namespace:
+            return self.namespace
+        try:
+            return POD_NAMESPACE.read_text().strip() or JOURNAL_NAMESPACE
+        except OSError:
+            return JOURNAL_NAMESPACE
+
+
 @dataclass(eq=False)
 class OperatorMemo:
     """The operator's state, shared by its activities (startup, login, cleanup) and
@@ -79,6 +102,7 @@ class OperatorMemo:
     #: (a port in use is a one-line error and a non-zero exit, not a silent operator)
     metrics_socket: socket.socket | None = None
     peering: PeeringOptions | None = None
+    journal: JournalOptions = field(default_factory=JournalOptions)
     #: the scheduling shell while this replica is active and has rebuilt it
     shell: Shell | None = None
     #: the task that builds the shell, then runs it
@@ -180,7 +204,10 @@ async def build_shell(memo: OperatorMemo) -> Shell:
         raise NoPools("no NodePool with nodes: create one, with an emulated block or"
                       " nodes its nodeSelector picks (docs/resources.md)")
     metrics = memo.metrics
-    shell = Shell(client, specs, memo.config, clock, metrics, names)
+    journal = Journal(client, memo.journal.where())
+    if memo.journal.snapshot_every:
+        journal.snapshot_every = memo.journal.snapshot_every
+    shell = Shell(client, specs, memo.config, clock, metrics, names, journal)
     # the handlers queue into it from now on: what they see during the recovery is
     # either in the listing below or queued (a lease told twice is one lease)
     memo.shell = shell
@@ -322,7 +349,7 @@ async def lease_event(type: str, body: kopf.Body, name: str, namespace: str,
     if shell is None:
         return  # standing by (the active replica has it), or rebuilding: in its listing
     if type == "DELETED":
-        shell.cancel(namespace, name)
+        shell.cancel(namespace, name, body["metadata"].get("uid"))
     elif not body.get("status"):
         shell.submit(_plain(body), await _origin(shell.client, namespace))
 
@@ -344,7 +371,8 @@ def _plain(body: kopf.Body) -> dict[str, Any]:
 
 
 def run(config: SchedulerConfig, kubeconfig: str | None = None,
-        metrics_port: int | None = None, peering: PeeringOptions | None = None) -> None:
+        metrics_port: int | None = None, peering: PeeringOptions | None = None,
+        journal: JournalOptions | None = None) -> None:
     """``leasehold operator``: run until interrupted; alone, or with ``peering`` as
     one of several replicas of which one is active. ``kubeconfig`` (else $KUBECONFIG,
     ~/.kube/config, the pod's service account) goes to the operator's client and to
@@ -357,7 +385,7 @@ def run(config: SchedulerConfig, kubeconfig: str | None = None,
     sock = None if metrics_port is None else listen(metrics_port)
     memo = OperatorMemo(config, client,
                         str(Path(kubeconfig).expanduser()) if kubeconfig else None,
-                        sock, peering)
+                        sock, peering, journal or JournalOptions())
     kopf.configure(verbose=False)
     # a line per handled event costs more than the handling, at a thousand Leases
     logging.getLogger("kopf.objects").setLevel(logging.WARNING)

@@ -1,22 +1,63 @@
-"""What the core was told, read back after a restart (DESIGN §5, recovery).
+"""The operator's journal: what the core was told, kept where only the operator
+writes (DESIGN §5, recovery; issue 16).
 
-The live loop writes every input into the Lease it is about, before the core acts on
-it: ``submittedAt`` and ``sequence`` (its order among the submissions of an instant),
-``finishedAt`` (its pods all succeeded), ``failedAt`` with ``failure`` (the cluster
-refused its pods). Read back in order, they are the inputs a restarted operator
-replays to arrive where the one that stopped had been."""
+A Lease's status is the tenant's to read and, with ``leases/status`` rights, to
+write: nothing in it is ever read back. The journal is ConfigMaps in the operator's
+own namespace (``--journal-namespace``), which the chart lets no tenant touch:
+
+- ``leasehold-journal`` — the index: the generation of the latest snapshot, how many
+  parts it has, and the log (``data.log``, JSON lines) of every input given to the
+  core since that snapshot;
+- ``leasehold-journal-<generation>-<part>`` — the snapshot (gzipped JSON, in parts of
+  at most 700 KiB, under a ConfigMap's 1 MiB): the core's state
+  (:mod:`leasehold.core.snapshot`) and what the shell knows of each lease (its
+  Lease's uid, namespace and name, its run time, origin, generation).
+
+An input is appended before the core is told of it. A snapshot is taken every
+:data:`SNAPSHOT_EVERY` inputs: its parts are written first, then the index points
+to them (one write: the switch is atomic), then the old parts are deleted. Every
+write of the index carries the resourceVersion read last: a second writer (a replica
+that wrongly thinks itself active) gets 409 and stops.
+
+A restarted operator restores the snapshot and replays the log: the core it gets is
+the one that was killed, whatever the cluster became meanwhile (what had happened is
+in the snapshot and the log as facts). Everything read back is checked
+(:class:`JournalError` says what and where)."""
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass, field, replace
+import base64
+import gzip
+import json
+import logging
+from dataclasses import dataclass, field
+from typing import Any
 
-from leasehold.api.clock import Clock
-from leasehold.api.resources import LeaseInputError, lease_spec
-from leasehold.core.model import Origin
+from leasehold.core.model import Capacity, Origin
 from leasehold.core.replay import Input
+from leasehold.core.snapshot import (
+    SnapshotError,
+    pool_data,
+    pool_from,
+    request_data,
+    request_from,
+)
 
-from .client import Obj
+from .client import KubeClient, KubeError
+
+log = logging.getLogger("leasehold.operator")
+
+INDEX = "leasehold-journal"
+#: inputs logged between two snapshots
+SNAPSHOT_EVERY = 500
+#: the largest snapshot part (a ConfigMap holds 1 MiB in all)
+PART = 700 * 1024
+#: the journal format; another is refused
+VERSION = 1
+
+
+class JournalError(ValueError):
+    """A journal that cannot be read: what is wrong, and where."""
 
 
 def core_name(namespace: str, name: str) -> str:
@@ -24,65 +65,239 @@ def core_name(namespace: str, name: str) -> str:
 
 
 @dataclass(slots=True)
-class Journal:
-    """What the Leases' statuses say the core was told."""
+class Known:
+    """What the shell keeps of a lease it submitted (the rest is in its Lease)."""
 
-    #: the inputs, as the live loop gave them (submission time and order)
-    inputs: list[Input] = field(default_factory=list)
-    #: per lease submitted: the core's name for it, the Lease, its run time, its origin
-    tracked: list[tuple[str, Obj, float | None, Origin]] = field(default_factory=list)
-    #: a Lease's ``namespace/name`` -> the core's name for its latest incarnation
-    current: dict[str, str] = field(default_factory=dict)
-    #: the uids of the Leases submitted
-    uids: set[str] = field(default_factory=set)
-    #: the highest submission sequence written
-    sequence: int = 0
-    #: Leases never submitted (no journal, not rejected): new ones
-    unseen: list[Obj] = field(default_factory=list)
+    uid: str
+    namespace: str
+    name: str
+    runtime: float | None
+    origin: Origin
+    deadline_given: bool = False
+    generation: int = 1
 
+    def data(self) -> dict[str, Any]:
+        return {"uid": self.uid, "namespace": self.namespace, "name": self.name,
+                "runtime": self.runtime, "origin": self.origin.value,
+                "deadlineGiven": self.deadline_given, "generation": self.generation}
 
-def read_journal(leases: list[Obj], origins: dict[str, Origin], clock: Clock) -> Journal:
-    """The inputs journaled in the Leases' statuses, in the order the live loop gave
-    them, with the names the core knew the leases by: a Lease deleted and created
-    again is ``namespace/name~2`` to the core, and so on, in submission order."""
-    out = Journal()
-    entries: list[tuple[float, float, str, Obj]] = []
-    for obj in leases:
-        status = obj.get("status") or {}
-        if "submittedAt" in status:
-            entries.append((float(status["submittedAt"]), float(status.get("sequence", 0)),
-                            "submit", obj))
-            if "finishedAt" in status:
-                entries.append((float(status["finishedAt"]), math.inf, "finished", obj))
-            if "failedAt" in status:
-                entries.append((float(status["failedAt"]), math.inf, "failed", obj))
-        elif status.get("phase") != "Rejected":
-            out.unseen.append(obj)
-    entries.sort(key=lambda x: (x[0], x[1]))
-    taken: set[str] = set()
-    for t, seq, kind, obj in entries:
-        meta = obj["metadata"]
-        key = core_name(meta["namespace"], meta["name"])
-        if kind == "finished":
-            out.inputs.append(Input.finished(out.current.get(key, key), t))
-            continue
-        if kind == "failed":
-            out.inputs.append(Input.fail(out.current.get(key, key), t,
-                                         str(obj["status"].get("failure", "failed"))))
-            continue
-        out.uids.add(meta.get("uid", ""))
-        name, n = key, 1
-        while name in taken:
-            n += 1
-            name = f"{key}~{n}"
-        out.current[key] = name
-        origin = origins.get(meta["namespace"], Origin.EXTERNAL)
+    @classmethod
+    def read(cls, d: Any, where: str) -> Known:
         try:
-            request = lease_spec(obj, origin, t, clock).to_request()
-        except LeaseInputError:
-            continue
-        taken.add(name)
-        out.tracked.append((name, obj, request.runtime, origin))
-        out.inputs.append(Input.submit(replace(request, name=name, runtime=None), t))
-        out.sequence = max(out.sequence, int(seq))
+            runtime = d["runtime"]
+            if runtime is not None and (isinstance(runtime, bool)
+                                        or not isinstance(runtime, int | float)):
+                raise ValueError(f"runtime {runtime!r} is not a number")
+            return cls(str(d["uid"]), str(d["namespace"]), str(d["name"]),
+                       None if runtime is None else float(runtime), Origin(d["origin"]),
+                       bool(d["deadlineGiven"]), int(d["generation"]))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise JournalError(f"{where}: {type(exc).__name__}: {exc}") from None
+
+
+def entry(item: Input, known: Known | None = None) -> dict[str, Any]:
+    """An input as a log line."""
+    out: dict[str, Any] = {"t": item.time, "kind": item.kind, "lease": item.lease}
+    if item.request is not None:
+        out["request"] = request_data(item.request)
+    if item.kind in ("cancel", "fail"):
+        out["reason"] = item.reason
+    if item.capacity is not None:
+        out["pool"] = pool_data(item.capacity.pool)
+        out["down"] = sorted(item.capacity.down)
+    if known is not None:
+        out["known"] = known.data()
     return out
+
+
+def read_entry(d: Any, where: str) -> tuple[Input, Known | None]:
+    """A log line as the input it was, and what the shell knew of the lease."""
+    try:
+        t = d["t"]
+        if isinstance(t, bool) or not isinstance(t, int | float):
+            raise ValueError(f"t {t!r} is not a number")
+        kind, lease = str(d["kind"]), str(d["lease"])
+        known = Known.read(d["known"], f"{where}.known") if "known" in d else None
+        if kind == "submit":
+            return Input.submit(request_from(d["request"], f"{where}.request"), float(t)), known
+        if kind == "finished":
+            return Input.finished(lease, float(t)), known
+        if kind == "cancel":
+            return Input.cancel(lease, float(t), str(d["reason"])), known
+        if kind == "fail":
+            return Input.fail(lease, float(t), str(d["reason"])), known
+        if kind == "capacity":
+            change = Capacity(pool_from(d["pool"], f"{where}.pool"),
+                              frozenset(int(i) for i in d["down"]))
+            return Input.capacity_change(change, float(t)), known
+        raise ValueError(f"unknown kind {kind!r}")
+    except JournalError:
+        raise
+    except (KeyError, TypeError, ValueError, SnapshotError) as exc:
+        raise JournalError(f"{where}: {type(exc).__name__}: {exc}") from None
+
+
+@dataclass(slots=True)
+class Loaded:
+    """The journal as read: the snapshot (None: there is none yet) and the log."""
+
+    snapshot: dict[str, Any] | None = None
+    log: list[dict[str, Any]] = field(default_factory=list)
+
+
+class Journal:
+    def __init__(self, client: KubeClient, namespace: str) -> None:
+        self.client = client
+        self.namespace = namespace
+        self._path = f"/api/v1/namespaces/{namespace}/configmaps"
+        #: the index as last written (its resourceVersion is the write's precondition)
+        self._version: str | None = None
+        self.generation = 0
+        self.parts = 0
+        self.log: list[dict[str, Any]] = []
+        #: inputs logged between two snapshots
+        self.snapshot_every = SNAPSHOT_EVERY
+
+    @property
+    def due(self) -> bool:
+        """Time for a snapshot."""
+        return len(self.log) >= self.snapshot_every
+
+    async def load(self) -> Loaded:
+        """The journal, checked; an empty one if there is none (the namespace is made
+        if it is missing)."""
+        try:
+            index = await self.client.get(f"{self._path}/{INDEX}")
+        except KubeError as exc:
+            if exc.code != 404:
+                raise
+            await self._namespace()
+            return Loaded()
+        self._version = index["metadata"].get("resourceVersion")
+        data = index.get("data") or {}
+        where = f"ConfigMap {self.namespace}/{INDEX}"
+        try:
+            if int(data.get("version", VERSION)) != VERSION:
+                raise JournalError(f"{where}: version {data.get('version')}, expected {VERSION}")
+            self.generation = int(data.get("generation", 0))
+            self.parts = int(data.get("parts", 0))
+            lines = [line for line in str(data.get("log", "")).splitlines() if line]
+            self.log = [json.loads(line) for line in lines]
+        except (ValueError, TypeError) as exc:
+            raise JournalError(f"{where}: {exc}") from None
+        snapshot = None
+        if self.parts:
+            blob = b""
+            for i in range(self.parts):
+                name = f"{INDEX}-{self.generation}-{i}"
+                try:
+                    part = await self.client.get(f"{self._path}/{name}")
+                    blob += base64.b64decode((part.get("binaryData") or {})["part"])
+                except KubeError as exc:
+                    raise JournalError(f"ConfigMap {self.namespace}/{name}: {exc}") from None
+                except (KeyError, ValueError) as exc:
+                    raise JournalError(f"ConfigMap {self.namespace}/{name}: no part: {exc}"
+                                       ) from None
+            try:
+                snapshot = json.loads(gzip.decompress(blob))
+            except (OSError, ValueError) as exc:
+                raise JournalError(f"the snapshot of generation {self.generation}: {exc}"
+                                   ) from None
+        return Loaded(snapshot, list(self.log))
+
+    async def _namespace(self) -> None:
+        try:
+            await self.client.get(f"/api/v1/namespaces/{self.namespace}")
+            return  # there (the chart's release namespace): nothing to make
+        except KubeError as exc:
+            if exc.code != 404:
+                raise
+        try:
+            await self.client.create("/api/v1/namespaces", {
+                "apiVersion": "v1", "kind": "Namespace",
+                "metadata": {"name": self.namespace}})
+        except KubeError as exc:
+            if exc.code not in (409, 403):  # there already, or not ours to make
+                raise
+
+    async def append(self, entries: list[dict[str, Any]]) -> None:
+        """Log the entries, before the core is told of them. Raises on any failure:
+        nothing may be done that the journal does not hold."""
+        if not entries:
+            return
+        await self._write_index(self.generation, self.parts, [*self.log, *entries])
+        self.log.extend(entries)
+
+    async def checkpoint(self, state: dict[str, Any]) -> None:
+        """A new snapshot; the log starts empty."""
+        blob = gzip.compress(json.dumps(state, separators=(",", ":")).encode(), 6)
+        parts = [blob[i:i + PART] for i in range(0, len(blob), PART)] or [b""]
+        generation = self.generation + 1
+        for i, part in enumerate(parts):
+            body = {"apiVersion": "v1", "kind": "ConfigMap",
+                    "metadata": {"name": f"{INDEX}-{generation}-{i}",
+                                 "namespace": self.namespace,
+                                 "labels": {"app.kubernetes.io/name": "leasehold",
+                                            "leasehold.io/journal": str(generation)}},
+                    "binaryData": {"part": base64.b64encode(part).decode()}}
+            try:
+                await self.client.create(self._path, body)
+            except KubeError as exc:
+                if exc.code != 409:
+                    raise
+                # left by a snapshot that never became current: ours now
+                await self.client.delete(f"{self._path}/{body['metadata']['name']}")
+                await self.client.create(self._path, body)
+        old = (self.generation, self.parts)
+        await self._write_index(generation, len(parts), [])
+        self.generation, self.parts, self.log = generation, len(parts), []
+        for i in range(old[1]):
+            try:
+                await self.client.delete(f"{self._path}/{INDEX}-{old[0]}-{i}")
+            except KubeError as exc:
+                log.warning("journal: could not delete an old snapshot part: %s", exc)
+
+    async def _write_index(self, generation: int, parts: int, lines: list[dict[str, Any]]
+                           ) -> None:
+        data = {"version": str(VERSION), "generation": str(generation), "parts": str(parts),
+                "log": "".join(json.dumps(x, separators=(",", ":")) + "\n" for x in lines)}
+        if self._version is None:
+            try:
+                made = await self.client.create(self._path, {
+                    "apiVersion": "v1", "kind": "ConfigMap",
+                    "metadata": {"name": INDEX, "namespace": self.namespace,
+                                 "labels": {"app.kubernetes.io/name": "leasehold"}},
+                    "data": data})
+            except KubeError as exc:
+                if exc.code == 409:
+                    raise KubeError(409, "the journal was written by another replica",
+                                    "Conflict") from None
+                raise
+        else:
+            made = await self.client.merge_patch(
+                f"{self._path}/{INDEX}",
+                {"metadata": {"resourceVersion": self._version}, "data": data})
+        self._version = made["metadata"].get("resourceVersion")
+
+
+def state(core_snapshot: dict[str, Any], known: dict[str, Known], ended: set[str],
+          current: dict[str, str]) -> dict[str, Any]:
+    """What a snapshot holds: the core's state, what the shell knows of each lease
+    still in it, the uids of Leases that ended (forgotten by the core, not to be
+    submitted again while their objects exist), and each Lease's core name."""
+    return {"version": VERSION, "core": core_snapshot,
+            "known": {name: k.data() for name, k in known.items()},
+            "ended": sorted(ended), "current": current}
+
+
+def read_state(data: Any) -> tuple[dict[str, Any], dict[str, Known], set[str], dict[str, str]]:
+    if not isinstance(data, dict) or data.get("version") != VERSION:
+        raise JournalError(f"snapshot: version, expected {VERSION}")
+    try:
+        known = {str(n): Known.read(k, f"snapshot.known[{n!r}]")
+                 for n, k in data["known"].items()}
+        return (data["core"], known, {str(u) for u in data["ended"]},
+                {str(k): str(v) for k, v in data["current"].items()})
+    except (KeyError, AttributeError, TypeError) as exc:
+        raise JournalError(f"snapshot: {type(exc).__name__}: {exc}") from None
+

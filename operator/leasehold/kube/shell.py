@@ -38,6 +38,7 @@ from leasehold.api.resources import LeaseInputError, lease_spec
 from leasehold.core.model import (
     Action,
     Cancel,
+    Capacity,
     Complete,
     Fail,
     Lost,
@@ -53,11 +54,12 @@ from leasehold.core.model import (
 )
 from leasehold.core.replay import Input, run
 from leasehold.core.scheduler import Scheduler
+from leasehold.core.snapshot import restore, snapshot
 from leasehold.core.view import LeaseView
 
 from . import pods as vm
 from .client import KubeClient, KubeError, Obj
-from .journal import core_name, read_journal
+from .journal import Journal, Known, core_name, entry, read_entry, read_state, state
 from .metrics import Metrics
 from .pods import API_VERSION, Pods, gone
 from .status import Tracked, condition, status_of
@@ -80,14 +82,23 @@ def transient(exc: BaseException) -> bool:
 class Shell:
     def __init__(self, client: KubeClient, pools: Iterable[PoolSpec], config: SchedulerConfig,
                  clock: Clock, metrics: Metrics | None = None,
-                 nodes: dict[str, str] | None = None) -> None:
+                 nodes: dict[str, str] | None = None, journal: Journal | None = None) -> None:
         self.client = client
+        self.config = config
+        #: where every input is written before the core is told of it (None: nowhere,
+        #: for a shell that is never restarted)
+        self.journal = journal
+        #: the uids of Leases that ended and were forgotten by the core: never
+        #: submitted again while their objects exist
+        self.ended: set[str] = set()
         #: the core's node names -> the cluster's, where they differ (pools of real
         #: nodes; an emulated pool's nodes are named as the core names them)
         self.nodes = nodes or {}
         self.clock = clock
         self.metrics = metrics
-        self.core = Scheduler(list(pools), config)
+        #: the pools as the cluster had them when the shell was built
+        self.cluster_pools = list(pools)
+        self.core = Scheduler(self.cluster_pools, config)
         self.tracked: dict[str, Tracked] = {}
         #: the pods of the Leases, as last seen
         self.pods = Pods()
@@ -96,12 +107,12 @@ class Shell:
         #: API writes made, by kind (the benchmark reads them)
         self.writes: dict[str, int] = {}
         self._uids: dict[str, str] = {}  # a submitted Lease's uid -> the core's name
-        #: submissions so far: their order within one instant, for replaying
-        self._sequence = 0
         #: a Lease's ``namespace/name`` -> the core's name for its latest incarnation
         self._current: dict[str, str] = {}
         #: the status each lease last showed (its phase and reservation)
         self._shown: dict[str, tuple[Any, ...]] = {}
+        #: Leases rejected for their spec this step
+        self._rejected: list[Rejected] = []
         #: when (wall clock) to try again what was refused for a while, and the wait
         self._retry_at: float | None = None
         self._retry = RETRY_FIRST
@@ -116,7 +127,10 @@ class Shell:
         self._inputs.append(("finished", core_name(namespace, name), None))
         self._wake.set()
 
-    def cancel(self, namespace: str, name: str) -> None:
+    def cancel(self, namespace: str, name: str, uid: str | None = None) -> None:
+        """The Lease was deleted (its ``uid``: an ended one is forgotten for good)."""
+        if uid is not None:
+            self.ended.discard(uid)
         self._inputs.append(("cancel", core_name(namespace, name), None))
         self._wake.set()
 
@@ -167,10 +181,12 @@ class Shell:
     async def step(self) -> None:
         now = max(self.clock.now(), self.core.now)
         inputs, self._inputs = in_creation_order(self._inputs), []
-        told, journal, rejected = self._read(inputs, now)
+        told, entries = self._read(inputs, now)
         # what the core is told is written before anything is done about it: a
         # restarted operator replays it (recover) and arrives at the same state
-        told = await self._journal(told, journal)
+        await self._journal(entries)
+        rejected = [(n, problems, kind) for n, problems, kind in self._rejected]
+        self._rejected = []
         self._retry_at = None
         actions = self._decide(told, now)
         await _together(self._reject_input(*r) for r in rejected)
@@ -181,6 +197,37 @@ class Shell:
             if self._shown.get(st.name) != _shown(st):
                 touched[st.name] = None
         await _together(self._write_status(name) for name in touched)
+        if self.journal is not None and self.journal.due:
+            await self.checkpoint()
+
+    async def checkpoint(self) -> None:
+        """A snapshot into the journal; then the leases that ended and hold nothing
+        are forgotten (the core's memory, and the shell's, stay flat in the number of
+        Leases ever seen: their uids remain, until their objects go)."""
+        assert self.journal is not None
+        known = {name: self._known(name) for name in self.tracked
+                 if self.core.lease(name) is not None}
+        data = snapshot(self.core)
+        kept = {x["request"]["name"] for x in data["leases"]}
+        await self.journal.checkpoint(state(
+            data, {n: k for n, k in known.items() if n in kept}, self.ended,
+            {k: v for k, v in self._current.items() if v in kept}))
+        gone = self.core.forget()
+        gone += [n for n in self.tracked if n not in kept and n not in gone]  # rejected
+        for name in gone:
+            t = self.tracked.pop(name, None)
+            self._shown.pop(name, None)
+            if t is not None:
+                self.ended.add(t.uid)
+                self._uids.pop(t.uid, None)
+                if self._current.get(core_name(t.namespace, t.name)) == name:
+                    del self._current[core_name(t.namespace, t.name)]
+                self.pods.forget(t.uid)
+
+    def _known(self, name: str) -> Known:
+        t = self.tracked[name]
+        return Known(t.uid, t.namespace, t.name, t.runtime, t.origin, t.deadline_given,
+                     t.generation)
 
     async def _settle(self, actions: list[Action], now: float, started: set[str] | None
                       ) -> dict[str, None]:
@@ -205,76 +252,62 @@ class Shell:
                 return touched
             now = self._later(now)
             fails = [Input.fail(name, now, why) for name, why in failures.items()]
-            told = await self._journal(fails, {name: {"failedAt": now, "failure": why}
-                                               for name, why in failures.items()})
-            actions = self._decide(told, now)
+            await self._journal([entry(x) for x in fails])
+            actions = self._decide(fails, now)
 
     def _read(self, inputs: list[tuple[str, str, Any]], now: float
-              ) -> tuple[list[Input], dict[str, dict[str, Any]], list[Rejected]]:
-        """The step's inputs for the core, each read on its own: a malformed Lease is
-        rejected with what to change, and the others go on."""
+              ) -> tuple[list[Input], list[dict[str, Any]]]:
+        """The step's inputs for the core, and their journal entries, each read on its
+        own: a malformed Lease is rejected with what to change (in
+        ``self._rejected``), and the others go on."""
         told: list[Input] = []
-        journal: dict[str, dict[str, Any]] = {}
-        rejected: list[Rejected] = []
+        entries: list[dict[str, Any]] = []
         for kind, name, arg in inputs:
             if kind == "submit":
                 obj, origin = arg
                 uid = obj["metadata"].get("uid", "")
-                if uid in self._uids:
-                    continue  # told twice (a handler retried): one lease
+                if uid in self._uids or uid in self.ended:
+                    continue  # told twice (a handler retried), or over: one lease
                 name = self._fresh(name)
                 self._uids[uid] = name
                 try:
                     request = lease_spec(obj, origin, now, self.clock)
                     core_request = request.to_request()
                 except LeaseInputError as exc:
-                    rejected.append((name, exc.problems, _kind(obj)))
+                    self._rejected.append((name, exc.problems, _kind(obj)))
                     self._track(name, obj, None, origin)
+                    self.ended.add(uid)
+                    entries.append({"t": now, "kind": "rejected", "lease": name, "uid": uid})
                     continue
                 except Exception as exc:  # one Lease's, whatever it is
                     log.exception("cannot read Lease %s", name)
-                    rejected.append((name, [f"spec: cannot be read: {exc}"], _kind(obj)))
+                    self._rejected.append((name, [f"spec: cannot be read: {exc}"], _kind(obj)))
                     self._track(name, obj, None, origin)
+                    self.ended.add(uid)
+                    entries.append({"t": now, "kind": "rejected", "lease": name, "uid": uid})
                     continue
                 self._track(name, obj, core_request.runtime, origin,
                             request.deadline is not None or request.start is not None)
                 # the core knows leases as namespace/name, and plans with the duration:
                 # the pods end the work early when the spec has a runtime
-                told.append(Input.submit(replace(core_request, name=name, runtime=None), now))
-                self._sequence += 1
-                journal[name] = {"submittedAt": now, "sequence": self._sequence,
-                                 "origin": origin.value}
+                item = Input.submit(replace(core_request, name=name, runtime=None), now)
+                told.append(item)
+                entries.append(entry(item, self._known(name)))
                 continue
             name = self._current.get(name, name)
             view = self.core.lease(name)
             if view is not None and not view.phase.terminal:
-                if kind == "finished":
-                    told.append(Input.finished(name, now))
-                    journal[name] = {"finishedAt": now}
-                else:
-                    told.append(Input.cancel(name, now, "deleted by its owner"))
-        return told, journal, rejected
+                item = Input.finished(name, now) if kind == "finished" \
+                    else Input.cancel(name, now, "deleted by its owner")
+                told.append(item)
+                entries.append(entry(item))
+        return told, entries
 
-    async def _journal(self, told: list[Input], entries: dict[str, dict[str, Any]]
-                       ) -> list[Input]:
-        """Write the entries; the inputs whose entry could not be written (their Lease
-        refused it) are left out, and told again by no one: the Lease stays as it
-        was. A transient failure raises: nothing of the step is done."""
-        names = list(entries)
-        results = await asyncio.gather(
-            *(self._patch(self.tracked[name], entry) for name, entry in entries.items()),
-            return_exceptions=True)
-        dropped = set()
-        for name, result in zip(names, results, strict=True):
-            if isinstance(result, BaseException):
-                if transient(result):
-                    raise result
-                if not (isinstance(result, KubeError) and result.code == 404):
-                    t = self.tracked[name]
-                    log.warning("could not journal an input of %s/%s, left out: %s",
-                                t.namespace, t.name, result)
-                    dropped.add(name)
-        return [x for x in told if x.lease not in dropped or x.kind == "cancel"]
+    async def _journal(self, entries: list[dict[str, Any]]) -> None:
+        """Write the entries before the core is told of them; a failure raises:
+        nothing of the step is done (the shell is rebuilt from the journal)."""
+        if self.journal is not None:
+            await self.journal.append(entries)
 
     def _decide(self, told: list[Input], now: float) -> list[Action]:
         decided = len(self.core.decisions)
@@ -291,34 +324,86 @@ class Shell:
                       ) -> None:
         """Rebuild the core after a restart, then make the cluster match it.
 
-        Every input the core was given is journaled in the Leases' statuses
-        (:mod:`.journal`), written before it was acted on. Replaying them in order
-        gives the core the state it had: it is deterministic. Time has gone on
-        meanwhile; the core catches up to now, and the pods are then created or
-        deleted to match (what the operator would have done had it been running).
-        Leases it never saw are submitted as new ones."""
-        journal = read_journal(leases, origins, self.clock)
-        for name, obj, runtime, origin in journal.tracked:
-            self._track(name, obj, runtime, origin)
-            self._uids[obj["metadata"].get("uid", "")] = name
-        self._current.update(journal.current)
-        for uid in journal.uids:
-            self._uids.setdefault(uid, "")
-        self._sequence = max(self._sequence, journal.sequence)
+        The journal (:mod:`.journal`) has the latest snapshot and every input given
+        since, written before it was acted on: restored and replayed, they give the
+        core the stopped operator had, whatever the cluster became meanwhile (no
+        Lease's status is read back). What happened while nobody watched then becomes
+        inputs at the current time: a Lease deleted is cancelled, a pool that changed
+        is a capacity change. The core catches up to now, and the pods are created or
+        deleted to match. Leases never seen are submitted as new ones."""
+        known: dict[str, Known] = {}
+        inputs: list[Input] = []
+        ended: set[str] = set()
+        current: dict[str, str] = {}
+        if self.journal is not None:
+            loaded = await self.journal.load()
+            if loaded.snapshot is not None:
+                core_data, known, ended, current = read_state(loaded.snapshot)
+                self.core = restore(core_data, self.config)
+            else:  # a new journal: it starts with the pools as they are
+                await self.checkpoint()
+            for i, line in enumerate(loaded.log):
+                if isinstance(line, dict) and line.get("kind") == "rejected":
+                    ended.add(str(line.get("uid", "")))
+                    continue
+                item, k = read_entry(line, f"the journal's log[{i}]")
+                inputs.append(item)
+                if k is not None:
+                    known[item.lease] = k
+                    current[core_name(k.namespace, k.name)] = item.lease
+        objects = {obj["metadata"].get("uid", ""): obj for obj in leases}
         # fed as the live loop fed them, then on to now
-        now = max(self.clock.now(), max((x.time for x in journal.inputs), default=-math.inf))
-        run(self.core, journal.inputs, until=now)
+        now = max(self.clock.now(), self.core.now,
+                  max((x.time for x in inputs), default=-math.inf))
+        run(self.core, inputs, until=now)
+        self.ended = {uid for uid in ended if uid in objects}
+        for name, k in known.items():
+            if self.core.lease(name) is None:
+                continue
+            spec = (objects.get(k.uid) or {}).get("spec") or {}
+            self.tracked[name] = Tracked(k.namespace, k.name, k.uid, k.runtime,
+                                         spec.get("template"), k.origin, k.deadline_given,
+                                         k.generation)
+            self._uids[k.uid] = name
+        self._current.update({key: n for key, n in current.items() if n in self.tracked})
+        # what happened while nobody watched: now
+        away = [Input.cancel(name, now, "deleted while the operator was away")
+                for name, t in self.tracked.items()
+                if t.uid not in objects and not self._view(name).phase.terminal]
+        away += [Input.capacity_change(c, now) for c in self._capacity_changes()]
+        await self._journal([entry(x) for x in away])
+        actions = self._decide(away, now) if away else []
         self.pods.fill(pods)
-        await self._settle([], now, started=None)
+        await self._settle(actions, now, started=None)
         for st in self.core.leases():
             if st.placed and self._succeeded(st.name, st):
                 t = self.tracked[st.name]
                 self.finished(t.namespace, t.name)  # its work ended while nobody watched
         await _together(self._write_status(name) for name in list(self.tracked))
-        for obj in journal.unseen:
+        unseen = [obj for uid, obj in objects.items()
+                  if uid not in self._uids and uid not in self.ended]
+        for obj in unseen:
             self.submit(obj, origins.get(obj["metadata"]["namespace"], Origin.EXTERNAL))
         log.info("recovered %d leases (%d inputs replayed), %d new", len(self.tracked),
-                 len(journal.inputs), len(journal.unseen))
+                 len(inputs), len(unseen))
+
+    def _view(self, name: str) -> LeaseView:
+        view = self.core.lease(name)
+        assert view is not None
+        return view
+
+    def _capacity_changes(self) -> list[Capacity]:
+        """The pools as the cluster has them now, where the core's differ: a pool
+        added or changed, its nodes all up; a pool gone, its nodes all down."""
+        out = []
+        for spec in self.cluster_pools:
+            if self.core.pools.get(spec.name) != spec or self.core.down(spec.name):
+                out.append(Capacity(spec))
+        names = {spec.name for spec in self.cluster_pools}
+        for name, spec in self.core.pools.items():
+            if name not in names and len(self.core.down(name)) < spec.nodes:
+                out.append(Capacity(spec, frozenset(range(spec.nodes))))
+        return out
 
     # ---- pods: what the core wants, against what there is ----------------------------
     async def _mend(self, now: float, started: set[str] | None) -> dict[str, str]:

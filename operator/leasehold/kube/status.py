@@ -45,7 +45,8 @@ def status_of(st: LeaseView, t: Tracked, clock: Clock, now: float,
         "overheadSeconds": round(st.overhead, 3),
         "progress": {"ranSeconds": round(ran, 3),
                      "remainingSeconds": round(max(st.remaining - (ran - st.ran), 0.0), 3)},
-        # emulated seconds, as submittedAt: first start and final end
+        # emulated seconds: submission (and its order), first start and final end
+        "submittedAt": st.request.submitted, "sequence": st.sequence,
         "startedAt": st.first_start, "endedAt": st.end,
         "message": st.reason,
     }
