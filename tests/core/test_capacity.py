@@ -173,3 +173,57 @@ def test_no_lease_ever_holds_a_node_that_is_down_and_every_lease_ends(workload):
     assert all(st.phase.terminal for st in sched.leases()), \
         [(st.name, st.phase.value) for st in sched.leases() if not st.phase.terminal]
 
+
+
+def test_a_suspended_lease_whose_pool_goes_entirely_starts_over_elsewhere():
+    """B is written out on pool a (its checkpoint is there) and waits; pool a is
+    removed: the checkpoint went with it. B starts over on b, not parked for a pool
+    that is gone."""
+    a, b = exclusive(1, "a"), exclusive(1, "b")
+    inputs = [*submissions([req("B", 1, 200, type=BES, memory=64, pool=None),
+                            req("L", 1, 100, at=20, type=DNP, origin=Origin.LOCAL,
+                                deadline=200, memory=64, pool="a"),
+                            req("X", 1, 500, pool="b")]),
+              Input.capacity_change(Capacity(a, frozenset({0}), removed=True), 60)]
+    sched = Scheduler([a, b], config())
+    run(sched, inputs)
+    x, bl = lease(sched, "X"), lease(sched, "B")
+    assert bl.phase.value == "Completed" and bl.suspensions == 1
+    assert bl.nodes == ("b-0",) and bl.first_start == 0
+    assert bl.end == x.end + 200  # all of its 200 s again, after X, on b
+
+
+def test_a_lease_being_written_out_when_its_pool_goes_starts_over_elsewhere():
+    """B is being written out on a (suspended by a local lease) when pool a is
+    removed: the write-out fails with it (B is lost, with no checkpoint) and B starts
+    over on b, not parked for a pool that is gone."""
+    a, b = exclusive(1, "a"), exclusive(1, "b")
+    # B's write-out (64 MiB at 6.36 MB/s: ~10 s) from t=20; a goes at t=25
+    inputs = [*submissions([req("B", 1, 200, type=BES, memory=64),
+                            req("L", 1, 100, at=20, type=DNP, origin=Origin.LOCAL,
+                                deadline=300, memory=64, pool="a"),
+                            req("X", 1, 500, pool="b")]),
+              Input.capacity_change(Capacity(a, frozenset({0}), removed=True), 25)]
+    sched = Scheduler([a, b], config())
+    run(sched, inputs)
+    bl = lease(sched, "B")
+    assert bl.phase.value == "Completed" and bl.nodes == ("b-0",)
+    assert "a" in sched.dead
+
+
+def test_a_lease_lost_with_its_whole_pool_does_not_wait_for_its_checkpoint():
+    """B resumed on pool a from a checkpoint written there; pool a is removed (its
+    NodePool deleted): B is lost and its checkpoint with a: it starts over on b.
+    (Nodes that are only down keep what was written out: the pool is still there.)"""
+    a, b = exclusive(1, "a"), exclusive(1, "b")
+    inputs = [*submissions([req("B", 1, 200, type=BES, memory=64, pool=None),
+                            req("L", 1, 40, at=20, type=DNP, origin=Origin.LOCAL,
+                                deadline=70, memory=64, pool="a"),
+                            req("X", 1, 100, pool="b")]),
+              Input.capacity_change(Capacity(a, frozenset({0}), removed=True), 150)]
+    sched = Scheduler([a, b], config())
+    run(sched, inputs)
+    bl = lease(sched, "B")
+    assert bl.suspensions == 1  # it had a checkpoint, on a
+    assert bl.phase.value == "Completed" and bl.nodes == ("b-0",)
+    assert bl.end == 150 + 200  # all over again, on b, from when a went

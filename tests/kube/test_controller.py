@@ -192,3 +192,66 @@ def test_the_spec_is_immutable_once_the_lease_is_created(small):
     assert obj["spec"]["vms"] == 1 and obj["metadata"]["generation"] == 1
     assert obj["status"]["observedGeneration"] == 1
     assert sorted(pods(small)) == ["fixed-vm-0"]
+
+
+def nodepool(name: str, nodes: int = 1) -> dict[str, Any]:
+    return {"apiVersion": "leasehold.io/v1alpha1", "kind": "NodePool", "metadata": {"name": name},
+            "spec": {"emulated": {"nodes": nodes, "cpu": 2, "memory": "2Gi"}}}
+
+
+def test_a_nodepool_created_after_start_is_used(small):
+    small.apply(lease("first", cpu="1", vms=2))  # fills p-0
+    small.apply(lease("second", cpu="1", vms=2))
+    small.until(lambda: status(small, "second").get("phase") == "Scheduled")
+    small.apply(nodepool("q"))
+    small.until(lambda: status(small, "second").get("phase") == "Running", 30)
+    on = {p["spec"]["nodeName"] for name, p in pods(small).items() if name.startswith("second")}
+    assert on == {"q-0"}
+    assert status(small, "first")["phase"] == "Running"
+
+
+def test_a_node_deleted_mid_run_loses_its_leases_by_type_and_gets_no_pod(tmp_path):
+    """Two nodes; a cancellable lease on one, a suspendable one on the other. The
+    cancellable one's node is deleted: it is Cancelled, saying so; then the other's:
+    it is queued again (no checkpoint: it will start over) and waits, as no node is
+    left. No pod is bound to a deleted node afterwards."""
+    pools = tmp_path / "pools.yaml"
+    pools.write_text(yaml.safe_dump(nodepool("p", 2)))
+    c = operated(tmp_path / "cluster", "moml", pools)
+    try:
+        c.until(lambda: c.recoveries() == 1)
+        c.apply(lease("c", cpu="2", type="BestEffortCancellable"))
+        c.until(lambda: "c-vm-0" in pods(c))
+        c.apply(lease("s", cpu="2"))
+        c.until(lambda: "s-vm-0" in pods(c) and status(c, "s").get("phase") == "Running")
+        node_c = pods(c)["c-vm-0"]["spec"]["nodeName"]
+        node_s = pods(c)["s-vm-0"]["spec"]["nodeName"]
+        assert node_c != node_s
+        c.kubectl("delete", "node", node_c)
+        c.until(lambda: status(c, "c").get("phase") == "Cancelled")
+        assert status(c, "c")["message"] == f"cancelled: its node {node_c} was lost"
+        assert "NodeLost" in events(c, "c")
+        assert status(c, "s")["phase"] == "Running"
+        c.kubectl("delete", "node", node_s)
+        c.until(lambda: status(c, "s").get("phase") == "Queued")
+        assert "start over" in events(c, "s")["NodeLost"]
+        gone = {node_c, node_s}
+        for _ in range(10):  # and in ten listings after that: nothing bound to them
+            bound = [p["metadata"]["name"] for p in c.get("pods", "-A")["items"]
+                     if p["spec"].get("nodeName") in gone
+                     and not p["metadata"].get("deletionTimestamp")]
+            assert bound == [], bound
+        c.apply(lease("later", cpu="1"))  # no node is left: it waits
+        c.until(lambda: status(c, "later").get("phase") == "Queued")
+        assert "later-vm-0" not in pods(c)
+    finally:
+        c.stop_all()
+
+
+def test_a_lease_naming_a_pool_that_appears_later_runs_there(small):
+    small.apply(lease("wants-r", pool="r"))
+    small.until(lambda: status(small, "wants-r").get("phase") == "Pending")
+    assert "waiting for NodePool r" in status(small, "wants-r")["message"]
+    small.apply(nodepool("r"))
+    small.until(lambda: status(small, "wants-r").get("phase") == "Running", 30)
+    assert pods(small)["wants-r-vm-0"]["spec"]["nodeName"] == "r-0"

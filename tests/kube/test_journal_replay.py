@@ -18,7 +18,7 @@ from leasehold.core.model import SchedulerConfig
 from leasehold.core.replay import run
 from leasehold.core.snapshot import restore
 from leasehold.kube.client import KubeClient
-from leasehold.kube.journal import Journal, read_entry, read_state
+from leasehold.kube.journal import Journal, State, read_entry
 from leasehold.kube.status import Tracked, status_of
 from operated import TESTBED, Operated, apply_testbed, final_phases, operated
 
@@ -66,8 +66,9 @@ def test_replaying_the_operators_journal_gives_the_core_it_ran(cluster):
             return await Journal(client, "leasehold-system").load()
     loaded = asyncio.run(load())
     assert loaded.snapshot is not None, "no snapshot was taken"
-    core_data, known, ended, _ = read_state(loaded.snapshot)
-    core = restore(core_data, config)
+    saved = State.read(loaded.snapshot)
+    known, ended = saved.known, saved.ended
+    core = restore(saved.core, config)
     inputs = []
     for i, line in enumerate(loaded.log):
         item, k = read_entry(line, f"log[{i}]")

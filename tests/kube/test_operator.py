@@ -117,8 +117,6 @@ def test_pods_go_on_suspension_and_come_back_on_resume(small):
     (lease("too-late", type="DeadlineMigratable", vms=1, duration="1h", deadline="30m"),
      "is before the earliest end"),
     (lease("too-big", type="BestEffortSuspendable", vms=50, duration="1h"), "50"),
-    (lease("nowhere", type="BestEffortSuspendable", vms=1, duration="1h", pool="nowhere"),
-     "nowhere"),
     (lease("not-a-pod", type="BestEffortSuspendable", vms=1, duration="1h",
            template={"containers": [{"name": "x"}]}), "not a pod template"),
 ])

@@ -327,11 +327,32 @@ def node_selector(obj: dict[str, Any]) -> str:
     return ",".join(f"{k}={v}" for k, v in sorted(labels.items()))
 
 
-def _usable(node: dict[str, Any]) -> bool:
+def usable(node: dict[str, Any]) -> bool:
+    """Ready and schedulable (not cordoned)."""
     if (node.get("spec") or {}).get("unschedulable"):
         return False
     conditions = (node.get("status") or {}).get("conditions") or []
     return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
+
+
+def node_size(node: dict[str, Any]) -> tuple[int, int]:
+    """A node's allocatable cpu (millicores) and memory (MiB, rounded down); raises
+    :class:`LeaseInputError` naming the node for a quantity it cannot read."""
+    allocatable = (node.get("status") or {}).get("allocatable") or {}
+    node_name = node["metadata"]["name"]
+    problems: list[str] = []
+    cpu = memory = 0
+    try:
+        cpu = parse_cpu(allocatable.get("cpu", "0"))
+    except ValueError as exc:
+        problems.append(f"node {node_name}: allocatable cpu: {exc}")
+    try:
+        memory = parse_memory_capacity(str(allocatable.get("memory", "0")))
+    except ValueError as exc:
+        problems.append(f"node {node_name}: allocatable memory: {exc}")
+    if problems:
+        raise LeaseInputError(problems)
+    return cpu, memory
 
 
 def pool_from_nodes(obj: dict[str, Any], nodes: list[dict[str, Any]]
@@ -344,23 +365,20 @@ def pool_from_nodes(obj: dict[str, Any], nodes: list[dict[str, Any]]
     smallest allocatable cpu and memory among them: no node is ever over-committed,
     and larger nodes leave some room unused."""
     name = obj["metadata"]["name"]
-    usable = sorted((n for n in nodes if _usable(n)), key=lambda n: n["metadata"]["name"])
-    if not usable:
+    ready = sorted((n for n in nodes if usable(n)), key=lambda n: n["metadata"]["name"])
+    if not ready:
         return pool_spec(obj, nodes=0), []
     problems: list[str] = []
     cpus, memories = [], []
-    for node in usable:
-        allocatable = (node.get("status") or {}).get("allocatable") or {}
-        node_name = node["metadata"]["name"]
+    for node in ready:
         try:
-            cpus.append(parse_cpu(allocatable.get("cpu", "0")))
-        except ValueError as exc:
-            problems.append(f"node {node_name}: allocatable cpu: {exc}")
-        try:
-            memories.append(parse_memory_capacity(str(allocatable.get("memory", "0"))))
-        except ValueError as exc:
-            problems.append(f"node {node_name}: allocatable memory: {exc}")
+            cpu, memory = node_size(node)
+        except LeaseInputError as exc:
+            problems.extend(exc.problems)
+            continue
+        cpus.append(cpu)
+        memories.append(memory)
     if problems:
         raise LeaseInputError([f"NodePool {name}: {p}" for p in problems])
-    return (pool_spec(obj, nodes=len(usable), cpu=min(cpus), memory=min(memories)),
-            [n["metadata"]["name"] for n in usable])
+    return (pool_spec(obj, nodes=len(ready), cpu=min(cpus), memory=min(memories)),
+            [n["metadata"]["name"] for n in ready])

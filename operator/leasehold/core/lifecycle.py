@@ -377,6 +377,19 @@ class Lifecycle:
         if not st.resuming:
             st.pool = None  # it never ran: any pool will do
 
+    def start_over(self, st: LeaseState) -> None:
+        """A waiting lease's checkpoint is gone (its pool has no node left): it starts
+        over, anywhere."""
+        req = st.req
+        st.checkpoint = None
+        st.resuming = False
+        st.landing = None
+        st.remaining, st.actual_left = req.duration, req.actual_runtime
+        st.pool = None
+        if st.phase in (Phase.SUSPENDED, Phase.MIGRATING):
+            st.phase = Phase.QUEUED
+        self.timers.bump(st)
+
     def add_pool(self, spec: PoolSpec) -> None:
         """A pool is new or resized: its node names."""
         self._node_names[spec.name] = spec.node_names()

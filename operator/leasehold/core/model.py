@@ -148,6 +148,9 @@ class Capacity:
 
     pool: PoolSpec
     down: frozenset[int] = frozenset()
+    #: the pool itself is gone (its NodePool deleted), not only its nodes: what was
+    #: written out there (suspended VMs) is lost with it
+    removed: bool = False
 
     @classmethod
     def count(cls, pool: PoolSpec, nodes: int) -> Capacity:

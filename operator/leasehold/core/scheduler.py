@@ -73,6 +73,8 @@ class Scheduler:
         self.now = -inf
         self._inputs: list[_Input] = []
         self._input_time = -inf
+        #: the pools removed: what is written out there is lost
+        self.dead: set[str] = set()
 
     # ---- inputs -----------------------------------------------------------------
     def submit(self, req: Request, now: float) -> None:
@@ -141,6 +143,8 @@ class Scheduler:
                 continue  # stale: the lease's timers changed since it was set
             if kind == Timer.VACATE:
                 if lifecycle.vacate(st, now):
+                    if st.pool in self.dead:  # written out on a pool that is gone
+                        lifecycle.start_over(st)
                     planner.requeue(st)
             elif kind == Timer.DONE:
                 lifecycle.complete(st, now)
@@ -232,12 +236,26 @@ class Scheduler:
                 lifecycle.release(st, now)
         outcomes = [(st, lifecycle.lose(st, now, tuple(nodes)))
                     for st, nodes in sorted(lost.values(), key=lambda x: x[0].seq)]
+        # a pool removed took the VMs written out there with it: their leases
+        # (waiting, or lost just now) start over
+        stranded: list[LeaseState] = []
+        if change.removed:
+            self.dead.add(name)
+            for st in leases.values():
+                if st.pool == name and st.resuming and st.booking is None \
+                        and not st.phase.terminal:
+                    lifecycle.start_over(st)
+                    if st.name not in lost:
+                        stranded.append(st)
+        else:
+            self.dead.discard(name)
         keep = [b for b in self.slots.pools[name].bookings if b.lease in leases]
         self.slots.rebuild(spec, frozenset(down), now, keep)
         pools[name] = spec
         lifecycle.add_pool(spec)
         planner.pools_changed()
-        for st in sorted(moved.values(), key=lambda x: x.seq):
+        for st in sorted([*moved.values(), *(x for x in stranded if x.name not in moved)],
+                         key=lambda x: x.seq):
             if st.name not in lost:
                 planner.replan(st)
         # non-preemptable leases and reservations first, latest submitted first so

@@ -168,6 +168,7 @@ def snapshot(s: Scheduler) -> Data:
         "reserved": list(lc.reserved), "queue": [st.name for st in planner.queue],
         "head": planner.head, "parked": [st.name for st in planner.parked
                                          if not st.phase.terminal],
+        "dead": sorted(s.dead),
     }
 
 
@@ -247,6 +248,7 @@ def _restore(data: Data, config: SchedulerConfig) -> Scheduler:
     planner.queue.extend(lc.leases[n] for n in _known(lc.leases, data["queue"], "queue"))
     planner.parked.extend(lc.leases[n] for n in _known(lc.leases, data["parked"], "parked"))
     planner.head = data["head"]
+    s.dead = {str(n) for n in data["dead"]}
     lc.seq = int(data["sequence"])
     s.now = _float(data["now"], "now")
     return s

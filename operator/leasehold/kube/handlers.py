@@ -35,13 +35,10 @@ from leasehold.api.resources import (
     GROUP,
     ORIGIN_LABEL,
     VERSION,
-    LeaseInputError,
-    node_selector,
-    pool_from_nodes,
-    pool_spec,
 )
 from leasehold.core.model import Origin, SchedulerConfig
 
+from .capacity import read_pools
 from .client import KubeClient, Kubeconfig, KubeError, kubeconfig_path, read_kubeconfig
 from .journal import Journal
 from .metrics import Metrics
@@ -110,6 +107,8 @@ class OperatorMemo:
     metrics: Metrics = field(default_factory=Metrics)
     metrics_runner: web.AppRunner | None = None
     peering_task: asyncio.Task[None] | None = None
+    #: each node's state as last seen (readiness, cordon, labels, size)
+    nodes: dict[str, tuple[Any, ...]] = field(default_factory=dict)
     #: why this active replica is not scheduling, while it waits to try again (None
     #: while it schedules, rebuilds, or stands by): ``/healthz`` fails meanwhile
     failure: str | None = None
@@ -185,29 +184,15 @@ async def build_shell(memo: OperatorMemo) -> Shell:
         clock = Clock.from_configmap((await client.get(CLOCK_PATH)).get("data"))
     except KubeError:
         clock = Clock()
-    pools = await client.get(f"/apis/{GROUP}/{VERSION}/nodepools")
-    specs = []
-    names: dict[str, str] = {}
-    for item in pools.get("items", []):
-        try:
-            if (item.get("spec") or {}).get("emulated"):
-                specs.append(pool_spec(item))
-                continue
-            nodes = await client.get("/api/v1/nodes", labelSelector=node_selector(item))
-            spec, real = pool_from_nodes(item, nodes.get("items", []))
-            specs.append(spec)
-            names.update(zip(spec.node_names(), real, strict=True))
-        except LeaseInputError as exc:
-            log.warning("NodePool %s left out: %s", item["metadata"]["name"], exc)
-    specs = [s for s in specs if s.nodes > 0]
-    if not specs:
+    pools = await read_pools(client, {})
+    if not any(p.up for p in pools):
         raise NoPools("no NodePool with nodes: create one, with an emulated block or"
                       " nodes its nodeSelector picks (docs/resources.md)")
     metrics = memo.metrics
     journal = Journal(client, memo.journal.where())
     if memo.journal.snapshot_every:
         journal.snapshot_every = memo.journal.snapshot_every
-    shell = Shell(client, specs, memo.config, clock, metrics, names, journal)
+    shell = Shell(client, pools, memo.config, clock, metrics, journal)
     # the handlers queue into it from now on: what they see during the recovery is
     # either in the listing below or queued (a lease told twice is one lease)
     memo.shell = shell
@@ -219,7 +204,7 @@ async def build_shell(memo: OperatorMemo) -> Shell:
     metrics.observe(shell.core, [], [], 0.0)
     metrics.active.set(1)
     log.info("leasehold operator: policy %s, pools %s, time scale %g", memo.config.policy,
-             ", ".join(f"{s.name} ({s.nodes} nodes)" for s in specs), clock.scale)
+             ", ".join(f"{p.spec.name} ({p.up} nodes)" for p in pools), clock.scale)
     return shell
 
 
@@ -352,6 +337,36 @@ async def lease_event(type: str, body: kopf.Body, name: str, namespace: str,
         shell.cancel(namespace, name, body["metadata"].get("uid"))
     elif not body.get("status"):
         shell.submit(_plain(body), await _origin(shell.client, namespace))
+
+
+@kopf.on.event(GROUP, VERSION, "nodepools", registry=registry)
+async def nodepool_event(memo: OperatorMemo, **_: Any) -> None:
+    """A NodePool created, changed or deleted: capacity is read again."""
+    if memo.shell is not None:
+        memo.shell.cluster_changed()
+
+
+@kopf.on.event("", "v1", "nodes", registry=registry)
+async def node_event(type: str, body: kopf.Body, name: str, memo: OperatorMemo,
+                     **_: Any) -> None:
+    """A node added, deleted, cordoned, Ready or not: capacity is read again (not
+    for the status updates that change none of it)."""
+    state = () if type == "DELETED" else _node_state(body)
+    if memo.nodes.get(name) == state:
+        return
+    memo.nodes[name] = state
+    if memo.shell is not None:
+        memo.shell.cluster_changed()
+
+
+def _node_state(node: Any) -> tuple[Any, ...]:
+    if not node:
+        return ()
+    conditions = (node.get("status") or {}).get("conditions") or []
+    ready = next((c.get("status") for c in conditions if c.get("type") == "Ready"), None)
+    return (ready, (node.get("spec") or {}).get("unschedulable"),
+            dict((node.get("metadata") or {}).get("labels") or {}),
+            dict((node.get("status") or {}).get("allocatable") or {}))
 
 
 @kopf.on.event("", "v1", "pods", registry=registry, labels={LEASE_LABEL: kopf.PRESENT})

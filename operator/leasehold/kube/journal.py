@@ -105,6 +105,7 @@ def entry(item: Input, known: Known | None = None) -> dict[str, Any]:
     if item.capacity is not None:
         out["pool"] = pool_data(item.capacity.pool)
         out["down"] = sorted(item.capacity.down)
+        out["removed"] = item.capacity.removed
     if known is not None:
         out["known"] = known.data()
     return out
@@ -128,7 +129,7 @@ def read_entry(d: Any, where: str) -> tuple[Input, Known | None]:
             return Input.fail(lease, float(t), str(d["reason"])), known
         if kind == "capacity":
             change = Capacity(pool_from(d["pool"], f"{where}.pool"),
-                              frozenset(int(i) for i in d["down"]))
+                              frozenset(int(i) for i in d["down"]), bool(d.get("removed")))
             return Input.capacity_change(change, float(t)), known
         raise ValueError(f"unknown kind {kind!r}")
     except JournalError:
@@ -280,24 +281,34 @@ class Journal:
         self._version = made["metadata"].get("resourceVersion")
 
 
-def state(core_snapshot: dict[str, Any], known: dict[str, Known], ended: set[str],
-          current: dict[str, str]) -> dict[str, Any]:
-    """What a snapshot holds: the core's state, what the shell knows of each lease
-    still in it, the uids of Leases that ended (forgotten by the core, not to be
-    submitted again while their objects exist), and each Lease's core name."""
-    return {"version": VERSION, "core": core_snapshot,
-            "known": {name: k.data() for name, k in known.items()},
-            "ended": sorted(ended), "current": current}
+@dataclass(slots=True)
+class State:
+    """What a snapshot holds besides the core's state: what the shell knows of each
+    lease still in the core, the uids of Leases that ended (forgotten by the core,
+    not to be submitted again while their objects exist), each Lease's core name,
+    and each pool's nodes, by index, as the cluster names them."""
 
+    core: dict[str, Any]
+    known: dict[str, Known] = field(default_factory=dict)
+    ended: set[str] = field(default_factory=set)
+    current: dict[str, str] = field(default_factory=dict)
+    nodes: dict[str, list[str]] = field(default_factory=dict)
 
-def read_state(data: Any) -> tuple[dict[str, Any], dict[str, Known], set[str], dict[str, str]]:
-    if not isinstance(data, dict) or data.get("version") != VERSION:
-        raise JournalError(f"snapshot: version, expected {VERSION}")
-    try:
-        known = {str(n): Known.read(k, f"snapshot.known[{n!r}]")
-                 for n, k in data["known"].items()}
-        return (data["core"], known, {str(u) for u in data["ended"]},
-                {str(k): str(v) for k, v in data["current"].items()})
-    except (KeyError, AttributeError, TypeError) as exc:
-        raise JournalError(f"snapshot: {type(exc).__name__}: {exc}") from None
+    def data(self) -> dict[str, Any]:
+        return {"version": VERSION, "core": self.core,
+                "known": {name: k.data() for name, k in self.known.items()},
+                "ended": sorted(self.ended), "current": self.current, "nodes": self.nodes}
+
+    @classmethod
+    def read(cls, data: Any) -> State:
+        if not isinstance(data, dict) or data.get("version") != VERSION:
+            raise JournalError(f"snapshot: version, expected {VERSION}")
+        try:
+            known = {str(n): Known.read(k, f"snapshot.known[{n!r}]")
+                     for n, k in data["known"].items()}
+            return cls(data["core"], known, {str(u) for u in data["ended"]},
+                       {str(k): str(v) for k, v in data["current"].items()},
+                       {str(k): [str(n) for n in v] for k, v in data["nodes"].items()})
+        except (KeyError, AttributeError, TypeError) as exc:
+            raise JournalError(f"snapshot: {type(exc).__name__}: {exc}") from None
 

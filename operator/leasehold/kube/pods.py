@@ -16,10 +16,12 @@ the name is someone else's.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from leasehold.api.durations import parse_cpu, parse_memory_capacity
 from leasehold.api.resources import GROUP, VERSION
 
 Obj = dict[str, Any]
@@ -92,6 +94,26 @@ def build(namespace: str, lease: str, uid: str, template: Obj | None, vm: int, n
 
 def phase(pod: Obj) -> str | None:
     return (pod.get("status") or {}).get("phase")
+
+
+def requests(pod: Obj) -> tuple[int, int]:
+    """What the pod asks of its node: cpu (millicores) and memory (MiB), summed over
+    its containers (as the scheduler counts them; init containers run before and
+    count only as their largest). A quantity that cannot be read counts as 0."""
+    spec = pod.get("spec") or {}
+
+    def total(containers: Any) -> tuple[int, int]:
+        cpu = memory = 0
+        for c in containers or ():
+            asked = ((c or {}).get("resources") or {}).get("requests") or {}
+            with contextlib.suppress(ValueError, TypeError):
+                cpu += parse_cpu(asked.get("cpu", 0))
+            with contextlib.suppress(ValueError, TypeError):
+                memory += parse_memory_capacity(str(asked.get("memory", "0")))
+        return cpu, memory
+    cpu, memory = total(spec.get("containers"))
+    first = [total([c]) for c in spec.get("initContainers") or ()]
+    return (max([cpu, *(c for c, _ in first)]), max([memory, *(m for _, m in first)]))
 
 
 class Pods:

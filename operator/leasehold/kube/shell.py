@@ -38,13 +38,11 @@ from leasehold.api.resources import LeaseInputError, lease_spec
 from leasehold.core.model import (
     Action,
     Cancel,
-    Capacity,
     Complete,
     Fail,
     Lost,
     Migrate,
     Origin,
-    PoolSpec,
     Reject,
     Reserve,
     Resume,
@@ -58,8 +56,10 @@ from leasehold.core.snapshot import restore, snapshot
 from leasehold.core.view import LeaseView
 
 from . import pods as vm
+from .capacity import ClusterPool, read_pools
+from .capacity import changes as capacity_changes
 from .client import KubeClient, KubeError, Obj
-from .journal import Journal, Known, core_name, entry, read_entry, read_state, state
+from .journal import Journal, Known, State, core_name, entry, read_entry
 from .metrics import Metrics
 from .pods import API_VERSION, Pods, gone
 from .status import Tracked, condition, status_of
@@ -80,9 +80,9 @@ def transient(exc: BaseException) -> bool:
 
 
 class Shell:
-    def __init__(self, client: KubeClient, pools: Iterable[PoolSpec], config: SchedulerConfig,
-                 clock: Clock, metrics: Metrics | None = None,
-                 nodes: dict[str, str] | None = None, journal: Journal | None = None) -> None:
+    def __init__(self, client: KubeClient, pools: Iterable[ClusterPool],
+                 config: SchedulerConfig, clock: Clock, metrics: Metrics | None = None,
+                 journal: Journal | None = None) -> None:
         self.client = client
         self.config = config
         #: where every input is written before the core is told of it (None: nowhere,
@@ -91,14 +91,19 @@ class Shell:
         #: the uids of Leases that ended and were forgotten by the core: never
         #: submitted again while their objects exist
         self.ended: set[str] = set()
+        #: the pools as the cluster had them when last read (NodePools and nodes)
+        self.cluster = {p.spec.name: p for p in pools}
         #: the core's node names -> the cluster's, where they differ (pools of real
         #: nodes; an emulated pool's nodes are named as the core names them)
-        self.nodes = nodes or {}
+        self.nodes: dict[str, str] = {}
+        for pool in self.cluster.values():
+            self._name_nodes(pool)
+        #: a NodePool or a node changed: the pools are read again at the next step
+        self._recount = False
         self.clock = clock
         self.metrics = metrics
-        #: the pools as the cluster had them when the shell was built
-        self.cluster_pools = list(pools)
-        self.core = Scheduler(self.cluster_pools, config)
+        self.core = Scheduler([p.spec for p in self.cluster.values() if p.spec.nodes > 0]
+                              or [p.spec for p in self.cluster.values()], config)
         self.tracked: dict[str, Tracked] = {}
         #: the pods of the Leases, as last seen
         self.pods = Pods()
@@ -113,6 +118,21 @@ class Shell:
         self._shown: dict[str, tuple[Any, ...]] = {}
         #: Leases rejected for their spec this step
         self._rejected: list[Rejected] = []
+        #: the last instant the operator that stopped had acted at (recovery)
+        self._away_since = -math.inf
+        #: a pod waits for others to leave its node (their deletion wakes the loop)
+        self._waiting_room = False
+        #: the leases whose pods wait so: their status waits too (no Lease shows
+        #: Running before its pods exist)
+        self._deferred: set[str] = set()
+        #: the starts, resumes and migrations whose events wait for the pods
+        self._owed: dict[str, Action] = {}
+        #: Leases whose pods went or succeeded since the last step, by uid
+        self._pods_changed: set[str] = set()
+        #: Leases waiting for the NodePool they name, by uid
+        self._held: dict[str, tuple[Obj, Origin]] = {}
+        #: status writes the reading of inputs asked for
+        self._writes: list[Coroutine[Any, Any, None]] = []
         #: when (wall clock) to try again what was refused for a while, and the wait
         self._retry_at: float | None = None
         self._retry = RETRY_FIRST
@@ -131,22 +151,72 @@ class Shell:
         """The Lease was deleted (its ``uid``: an ended one is forgotten for good)."""
         if uid is not None:
             self.ended.discard(uid)
+            self._held.pop(uid, None)
         self._inputs.append(("cancel", core_name(namespace, name), None))
         self._wake.set()
 
+    def cluster_changed(self) -> None:
+        """A NodePool or a node changed: capacity is read again at the next step."""
+        self._recount = True
+        self._wake.set()
+
+    def _name_nodes(self, pool: ClusterPool) -> None:
+        for core, real in zip(pool.spec.node_names(), pool.names, strict=True):
+            if core != real:
+                self.nodes[core] = real
+
+    async def _capacity_inputs(self, now: float) -> tuple[list[Input], list[dict[str, Any]]]:
+        """The pools as the cluster has them now, where the core's differ: capacity
+        changes at ``now``, and their journal entries (which carry the nodes'
+        names)."""
+        self._recount = False
+        pools = await read_pools(self.client, self.cluster)
+        self.cluster = {p.spec.name: p for p in pools}
+        down = {name: self.core.down(name) for name in self.core.pools}
+        told, entries = [], []
+        for change in capacity_changes(dict(self.core.pools), down, pools):
+            item = Input.capacity_change(change, now)
+            told.append(item)
+            line = entry(item)
+            pool = self.cluster.get(change.pool.name)
+            if pool is not None:
+                self._name_nodes(pool)
+                line["names"] = list(pool.names)
+            entries.append(line)
+            log.info("pool %s: %d nodes, down: %s", change.pool.name, change.pool.nodes,
+                     ", ".join(str(i) for i in sorted(change.down)) or "none")
+        # Leases that waited for a pool that now exists: submitted at the next step
+        for uid, (obj, origin) in list(self._held.items()):
+            if obj["spec"]["pool"] in self.cluster:
+                del self._held[uid]
+                self.submit(obj, origin)
+        return told, entries
+
     def pod_seen(self, kind: str, pod: Obj) -> None:
-        """A pod event: the loop is woken when a running lease lost a pod (to mend
-        it), and the lease's work is finished when all its pods have succeeded."""
+        """A pod event: kept as the pod's latest state. The loop is woken when a pod
+        of a Lease went (to mend it) or succeeded (the lease's work is finished when
+        all its pods have: the step looks, :meth:`_finished_pods`). The core is not
+        read here: a step may be running it in another thread."""
         uid = self.pods.seen(kind, pod)
-        name = self._uids.get(uid or "")
-        view = None if name is None else self.core.lease(name)
-        if name is None or view is None or not view.placed:
+        if kind == "DELETED" and self._waiting_room:
+            self._wake.set()  # a pod may wait for this one's room
+        if uid is None or uid not in self._uids:
             return
-        if kind == "DELETED" or gone(pod):
+        if kind == "DELETED" or gone(pod) or vm.phase(pod) == "Succeeded":
+            self._pods_changed.add(uid)
             self._wake.set()
-        elif vm.phase(pod) == "Succeeded" and self._succeeded(name, view):
-            t = self.tracked[name]
-            self.finished(t.namespace, t.name)
+
+    def _finished_pods(self) -> list[tuple[str, str, Any]]:
+        """The leases all of whose pods succeeded since the last step: finished."""
+        changed, self._pods_changed = self._pods_changed, set()
+        out: list[tuple[str, str, Any]] = []
+        for uid in sorted(changed):
+            name = self._uids.get(uid)
+            view = None if not name else self.core.lease(name)
+            if name and view is not None and view.placed and self._succeeded(name, view):
+                t = self.tracked[name]
+                out.append(("finished", core_name(t.namespace, t.name), None))
+        return out
 
     def _succeeded(self, name: str, view: LeaseView) -> bool:
         """Every VM's pod is on its node and has succeeded."""
@@ -181,15 +251,21 @@ class Shell:
     async def step(self) -> None:
         now = max(self.clock.now(), self.core.now)
         inputs, self._inputs = in_creation_order(self._inputs), []
+        inputs += self._finished_pods()
         told, entries = self._read(inputs, now)
+        if self._recount:  # after the step's submissions, as a scenario's changes
+            more, lines = await self._capacity_inputs(now)
+            told, entries = [*told, *more], [*entries, *lines]
         # what the core is told is written before anything is done about it: a
         # restarted operator replays it (recover) and arrives at the same state
         await self._journal(entries)
         rejected = [(n, problems, kind) for n, problems, kind in self._rejected]
         self._rejected = []
         self._retry_at = None
-        actions = self._decide(told, now)
+        actions = await self._decide(told, now)
         await _together(self._reject_input(*r) for r in rejected)
+        writes, self._writes = self._writes, []
+        await _together(writes)
         touched = await self._settle(actions, now, started=set())
         # timers move phases on without an action (a suspension's VMs written out, a
         # resume's overhead over): those leases are written too
@@ -209,9 +285,10 @@ class Shell:
                  if self.core.lease(name) is not None}
         data = snapshot(self.core)
         kept = {x["request"]["name"] for x in data["leases"]}
-        await self.journal.checkpoint(state(
-            data, {n: k for n, k in known.items() if n in kept}, self.ended,
-            {k: v for k, v in self._current.items() if v in kept}))
+        await self.journal.checkpoint(State(
+            data, {n: k for n, k in known.items() if n in kept}, set(self.ended),
+            {k: v for k, v in self._current.items() if v in kept},
+            {name: list(pool.names) for name, pool in self.cluster.items()}).data())
         gone = self.core.forget()
         gone += [n for n in self.tracked if n not in kept and n not in gone]  # rejected
         for name in gone:
@@ -244,16 +321,26 @@ class Shell:
             await _together(self._guarded(self._enact_all(acts, now), lease)
                             for lease, acts in by_lease.items())
             touched.update(dict.fromkeys(by_lease))
-            due = {a.lease for a in actions if isinstance(a, Start | Resume | Migrate)}
-            failures = await self._mend(now, None if started is None else started | due)
-            await _together(self._guarded(self._told_started(a), a.lease) for a in actions
-                            if a.lease in due and a.lease not in failures)
+            for a in actions:
+                if isinstance(a, Start | Resume | Migrate):
+                    self._owed[a.lease] = a  # its event, once its pods are made
+            failures = await self._mend(now, None if started is None
+                                        else started | set(self._owed))
+            for name in [n for n in self._owed if not self._placed(n)]:
+                del self._owed[name]  # it left its nodes before its pods were made
+            told = [a for name, a in self._owed.items()
+                    if name not in failures and name not in self._deferred]
+            for a in told:
+                del self._owed[a.lease]
+            for name in failures:
+                self._owed.pop(name, None)
+            await _together(self._guarded(self._told_started(a), a.lease) for a in told)
             if not failures:
                 return touched
             now = self._later(now)
             fails = [Input.fail(name, now, why) for name, why in failures.items()]
             await self._journal([entry(x) for x in fails])
-            actions = self._decide(fails, now)
+            actions = await self._decide(fails, now)
 
     def _read(self, inputs: list[tuple[str, str, Any]], now: float
               ) -> tuple[list[Input], list[dict[str, Any]]]:
@@ -268,6 +355,8 @@ class Shell:
                 uid = obj["metadata"].get("uid", "")
                 if uid in self._uids or uid in self.ended:
                     continue  # told twice (a handler retried), or over: one lease
+                if self._hold(obj, origin):
+                    continue
                 name = self._fresh(name)
                 self._uids[uid] = name
                 try:
@@ -303,17 +392,37 @@ class Shell:
                 entries.append(entry(item))
         return told, entries
 
+    def _hold(self, obj: Obj, origin: Origin) -> bool:
+        """A Lease naming a NodePool that does not exist (yet) waits for it, Pending:
+        it is submitted when the pool appears."""
+        pool = (obj.get("spec") or {}).get("pool")
+        if not isinstance(pool, str) or pool in self.core.pools:
+            return False
+        uid = obj["metadata"].get("uid", "")
+        if uid not in self._held:
+            meta = obj["metadata"]
+            t = Tracked(meta["namespace"], meta["name"], uid, None, None, origin)
+            self._writes.append(self._patch_status(t, {
+                "phase": "Pending", "origin": origin.value,
+                "observedGeneration": int(meta.get("generation") or 1),
+                "message": f"waiting for NodePool {pool}: there is none (yet)",
+                "conditions": [condition("Admitted", "False", "PoolMissing",
+                                         f"no NodePool {pool}", self._stamp())]}))
+        self._held[uid] = (obj, origin)
+        return True
+
     async def _journal(self, entries: list[dict[str, Any]]) -> None:
         """Write the entries before the core is told of them; a failure raises:
         nothing of the step is done (the shell is rebuilt from the journal)."""
         if self.journal is not None:
             await self.journal.append(entries)
 
-    def _decide(self, told: list[Input], now: float) -> list[Action]:
+    async def _decide(self, told: list[Input], now: float) -> list[Action]:
+        """The core, given the inputs and moved on to ``now``, in a thread: a long
+        decision (a compression over thousands of leases) never stops the event
+        loop, which goes on serving the watches and the metrics meanwhile."""
         decided = len(self.core.decisions)
-        cpu = time.process_time()
-        actions = run(self.core, told, until=now)
-        cpu = time.process_time() - cpu
+        actions, cpu = await asyncio.to_thread(_run_timed, self.core, told, now)
         if self.metrics is not None:
             self.metrics.observe(self.core, actions, self.core.decisions[decided:], cpu,
                                  self.deadline_given)
@@ -335,11 +444,14 @@ class Shell:
         inputs: list[Input] = []
         ended: set[str] = set()
         current: dict[str, str] = {}
+        names: dict[str, list[str]] = {}
         if self.journal is not None:
             loaded = await self.journal.load()
             if loaded.snapshot is not None:
-                core_data, known, ended, current = read_state(loaded.snapshot)
-                self.core = restore(core_data, self.config)
+                saved = State.read(loaded.snapshot)
+                self.core = restore(saved.core, self.config)
+                known, ended, current, names = (saved.known, saved.ended, saved.current,
+                                                saved.nodes)
             else:  # a new journal: it starts with the pools as they are
                 await self.checkpoint()
             for i, line in enumerate(loaded.log):
@@ -351,12 +463,23 @@ class Shell:
                 if k is not None:
                     known[item.lease] = k
                     current[core_name(k.namespace, k.name)] = item.lease
+                if item.capacity is not None and isinstance(line.get("names"), list):
+                    names[item.lease] = [str(n) for n in line["names"]]
         objects = {obj["metadata"].get("uid", ""): obj for obj in leases}
         # fed as the live loop fed them, then on to now
-        now = max(self.clock.now(), self.core.now,
-                  max((x.time for x in inputs), default=-math.inf))
+        self._away_since = max(self.core.now, max((x.time for x in inputs), default=-math.inf))
+        now = max(self.clock.now(), self._away_since)
         run(self.core, inputs, until=now)
         self.ended = {uid for uid in ended if uid in objects}
+        # the pools as the journal knew them (indices and names), then as they are
+        before = {name: ClusterPool(spec, tuple(names.get(name, spec.node_names())),
+                                    self.core.down(name))
+                  for name, spec in self.core.pools.items()
+                  if len(names.get(name, spec.node_names())) == spec.nodes}
+        self.cluster = {p.spec.name: p for p in await read_pools(self.client, before)}
+        self.nodes = {}
+        for pool in self.cluster.values():
+            self._name_nodes(pool)
         for name, k in known.items():
             if self.core.lease(name) is None:
                 continue
@@ -370,9 +493,11 @@ class Shell:
         away = [Input.cancel(name, now, "deleted while the operator was away")
                 for name, t in self.tracked.items()
                 if t.uid not in objects and not self._view(name).phase.terminal]
-        away += [Input.capacity_change(c, now) for c in self._capacity_changes()]
+        down = {name: self.core.down(name) for name in self.core.pools}
+        away += [Input.capacity_change(c, now) for c in capacity_changes(
+            dict(self.core.pools), down, list(self.cluster.values()))]
         await self._journal([entry(x) for x in away])
-        actions = self._decide(away, now) if away else []
+        actions = await self._decide(away, now) if away else []
         self.pods.fill(pods)
         await self._settle(actions, now, started=None)
         for st in self.core.leases():
@@ -387,23 +512,14 @@ class Shell:
         log.info("recovered %d leases (%d inputs replayed), %d new", len(self.tracked),
                  len(inputs), len(unseen))
 
+    def _placed(self, name: str) -> bool:
+        view = self.core.lease(name)
+        return view is not None and bool(view.placed)
+
     def _view(self, name: str) -> LeaseView:
         view = self.core.lease(name)
         assert view is not None
         return view
-
-    def _capacity_changes(self) -> list[Capacity]:
-        """The pools as the cluster has them now, where the core's differ: a pool
-        added or changed, its nodes all up; a pool gone, its nodes all down."""
-        out = []
-        for spec in self.cluster_pools:
-            if self.core.pools.get(spec.name) != spec or self.core.down(spec.name):
-                out.append(Capacity(spec))
-        names = {spec.name for spec in self.cluster_pools}
-        for name, spec in self.core.pools.items():
-            if name not in names and len(self.core.down(name)) < spec.nodes:
-                out.append(Capacity(spec, frozenset(range(spec.nodes))))
-        return out
 
     # ---- pods: what the core wants, against what there is ----------------------------
     async def _mend(self, now: float, started: set[str] | None) -> dict[str, str]:
@@ -437,6 +553,7 @@ class Shell:
             if uid not in wanted_uids and name:
                 deletes.extend(p for p in self.pods.of(uid).values() if not gone(p))
         await _together(self._delete(pod, 0) for pod in deletes)
+        creates = self._room_for(creates)
         failures: dict[str, str] = {}
         lost: dict[str, list[str]] = {}
 
@@ -455,14 +572,73 @@ class Shell:
                 failures[name] = (f"the API server refused pod {vm.pod_name(t.name, i)}:"
                                   f" {message}")
                 return
-            if started is not None and name not in started:
+            if started is None or name not in started:
                 lost.setdefault(name, []).append(vm.pod_name(t.name, i))
         await _together(create(*c) for c in creates)
         self._retry = min(self._retry * 2, RETRY_MAX) if self._retry_at else RETRY_FIRST
-        await _together(self._event(self.tracked[name], "PodsRecreated",
-                                    f"created again, as they were gone: {', '.join(names)}",
-                                    warning=True) for name, names in lost.items())
+        if started is not None:
+            await _together(self._event(
+                self.tracked[name], "PodsRecreated",
+                f"created again, as they were gone: {', '.join(names)}", warning=True)
+                for name, names in lost.items())
+        else:  # recovering: a lease that started or resumed while nobody watched
+            await _together(self._caught_up(name, len(names)) for name, names in lost.items())
         return failures
+
+    async def _caught_up(self, name: str, made: int) -> None:
+        """Recovery made all of a lease's pods: it started (or resumed) while the
+        operator was away; its event says so, when."""
+        view = self.core.lease(name)
+        t = self.tracked.get(name)
+        if view is None or t is None:
+            return
+        since = view.running_since if view.running_since is not None else self.core.now
+        if since <= self._away_since or made < len(view.placed):
+            # it ran before the operator stopped: its pods went meanwhile
+            await self._event(t, "PodsRecreated", f"created again, as {made} were gone",
+                              warning=True)
+            return
+        first = view.first_start is not None and view.ran == 0 and view.preemptions == 0
+        reason = "Started" if first else "Resumed"
+        await self._event(t, reason, f"running on {self._names(view.placed)} (from"
+                                     f" {self.clock.stamp(since)}, while the operator was"
+                                     " away)")
+
+    def _room_for(self, creates: list[tuple[str, Tracked, LeaseView, int, str]]
+                  ) -> list[tuple[str, Tracked, LeaseView, int, str]]:
+        """The creations whose node has room now, counting every pod there, those
+        still terminating included (a victim's pods are gone before its preemptor's
+        are bound, as a kubelet would refuse them otherwise); the others wait for
+        the pods in their way to go (their deletion wakes the loop)."""
+        self._waiting_room = False
+        self._deferred = set()
+        capacity: dict[str, tuple[int, int]] = {}
+        for spec in self.core.pools.values():
+            for node in spec.node_names():
+                capacity[self._node(node)] = (spec.cpu, spec.memory)
+        used: dict[str, list[int]] = {}
+        for uid in self.pods.owners():
+            for pod in self.pods.of(uid).values():
+                on = pod["spec"].get("nodeName")
+                if on and vm.phase(pod) not in ("Succeeded", "Failed"):
+                    cpu, memory = vm.requests(pod)
+                    u = used.setdefault(on, [0, 0])
+                    u[0] += cpu
+                    u[1] += memory
+        out = []
+        for c in creates:
+            _, _, st, _, on = c
+            shape = st.request.shape
+            room = capacity.get(on)
+            u = used.setdefault(on, [0, 0])
+            if room is not None and (u[0] + shape.cpu > room[0] or u[1] + shape.memory > room[1]):
+                self._waiting_room = True
+                self._deferred.add(c[0])
+                continue
+            u[0] += shape.cpu
+            u[1] += shape.memory
+            out.append(c)
+        return out
 
     async def _create_pod(self, t: Tracked, st: LeaseView, i: int, node: str, now: float
                           ) -> None:
@@ -485,7 +661,13 @@ class Shell:
             # pod of that name that is not this Lease's: only the former is removed
             name = pod["metadata"]["name"]
             there = await self.client.get(f"{path}/{name}")
-            if vm.owner_uid(there) != t.uid:
+            owner = vm.owner_uid(there)
+            if owner != t.uid:
+                if there["metadata"].get("deletionTimestamp") or owner in self._uids \
+                        or owner in self.ended:
+                    # an earlier Lease of that name still has its pod: it is going
+                    raise KubeError(503, f"pod {name} of an earlier Lease is still there",
+                                    "Conflict") from None
                 raise KubeError(409, f"pod {name} exists and is not this Lease's") from None
             await self._delete(there, 0)
             created = await self.client.create(path, pod)
@@ -650,7 +832,7 @@ class Shell:
     async def _write_status(self, name: str) -> None:
         t = self.tracked.get(name)
         st = self.core.lease(name)
-        if t is None or st is None:
+        if t is None or st is None or name in self._deferred:
             return
         self._shown[name] = _shown(st)
         now = self.core.now if math.isfinite(self.core.now) else self.clock.now()
@@ -678,6 +860,13 @@ Rejected = tuple[str, list[str], str | None]
 def _kind(obj: Obj) -> str | None:
     kind = (obj.get("spec") or {}).get("type")
     return kind if isinstance(kind, str) else None
+
+
+def _run_timed(core: Scheduler, told: list[Input], now: float) -> tuple[list[Action], float]:
+    """:func:`run`, and the CPU seconds of the thread that ran it."""
+    cpu = time.thread_time()
+    actions = run(core, told, until=now)
+    return actions, time.thread_time() - cpu
 
 
 def _shown(st: LeaseView) -> tuple[Any, ...]:

@@ -1,0 +1,115 @@
+"""The pools as the cluster has them now: NodePools and their nodes, read whenever one
+of them changes (issue 16: capacity is an input).
+
+A pool's nodes have stable indices in the core: an emulated pool's node ``<pool>-i``
+is index ``i``; a pool of real nodes keeps the order it first saw its nodes in
+(sorted by name), and a node that joins later gets the next index. A node that is
+missing, cordoned, NotReady or too small for the pool's shape is *down* at its index:
+the core loses what ran there (:meth:`leasehold.core.lifecycle.Lifecycle.lose`) and
+places nothing there until it is back."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, replace
+
+from leasehold.api.resources import (
+    GROUP,
+    POOL_LABEL,
+    VERSION,
+    LeaseInputError,
+    node_selector,
+    node_size,
+    pool_from_nodes,
+    pool_spec,
+    usable,
+)
+from leasehold.core.model import Capacity, PoolSpec
+
+from .client import KubeClient, Obj
+
+log = logging.getLogger("leasehold.operator")
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterPool:
+    """A pool now: its spec (``nodes``: its index space), the cluster's node name at
+    each index, and the indices that are down."""
+
+    spec: PoolSpec
+    names: tuple[str, ...]
+    down: frozenset[int]
+
+    @property
+    def capacity(self) -> Capacity:
+        return Capacity(self.spec, self.down)
+
+    @property
+    def up(self) -> int:
+        return self.spec.nodes - len(self.down)
+
+
+async def read_pools(client: KubeClient, before: dict[str, ClusterPool]) -> list[ClusterPool]:
+    """Every NodePool the operator can read, in name order; ``before``: the pools as
+    last read (their indices and shapes are kept). A NodePool it cannot read is left
+    out, with a warning that names the field."""
+    listing = await client.get(f"/apis/{GROUP}/{VERSION}/nodepools")
+    out = []
+    for item in sorted(listing.get("items", []), key=lambda x: x["metadata"]["name"]):
+        name = item["metadata"]["name"]
+        try:
+            nodes = (await client.get("/api/v1/nodes", labelSelector=node_selector(item))
+                     ).get("items", [])
+            out.append(_pool(item, nodes, before.get(name)))
+        except LeaseInputError as exc:
+            log.warning("NodePool %s left out: %s", name, exc)
+    return out
+
+
+def _pool(item: Obj, nodes: list[Obj], before: ClusterPool | None) -> ClusterPool:
+    live = {n["metadata"]["name"]: n for n in nodes if usable(n)}
+    if (item.get("spec") or {}).get("emulated"):
+        spec = pool_spec(item)
+        names = tuple(spec.node_names())
+        if before is not None and before.spec.nodes > spec.nodes:  # indices never go
+            names = before.names
+            spec = replace(spec, nodes=len(names))
+        # an emulated node carries the pool's label; one that is not there is down
+        down = frozenset(i for i, n in enumerate(names)
+                         if n not in live or (live[n]["metadata"].get("labels") or {})
+                         .get(POOL_LABEL) != item["metadata"]["name"])
+        return ClusterPool(spec, names, down)
+    if before is None or before.spec.nodes == 0:
+        spec, real = pool_from_nodes(item, list(live.values()))
+        return ClusterPool(spec, tuple(real), frozenset())
+    names = before.names + tuple(sorted(n for n in live if n not in before.names))
+    shape = before.spec
+    spec = pool_spec(item, nodes=len(names), cpu=shape.cpu, memory=shape.memory)
+    down = set()
+    for i, n in enumerate(names):
+        node = live.get(n)
+        if node is None:
+            down.add(i)
+            continue
+        cpu, memory = node_size(node)
+        if cpu < shape.cpu or memory < shape.memory:
+            log.warning("node %s is smaller than NodePool %s's nodes (%dm, %d MiB): unused",
+                        n, spec.name, shape.cpu, shape.memory)
+            down.add(i)
+    return ClusterPool(spec, names, frozenset(down))
+
+
+def changes(core_pools: dict[str, PoolSpec], core_down: dict[str, frozenset[int]],
+            now: list[ClusterPool]) -> list[Capacity]:
+    """What differs between the core's pools and the cluster's: a pool added or
+    changed (its spec or its down nodes), a pool gone (all its nodes down)."""
+    out = []
+    for pool in now:
+        if core_pools.get(pool.spec.name) != pool.spec \
+                or core_down.get(pool.spec.name, frozenset()) != pool.down:
+            out.append(pool.capacity)
+    names = {pool.spec.name for pool in now}
+    for name, spec in core_pools.items():
+        if name not in names and len(core_down.get(name, frozenset())) < spec.nodes:
+            out.append(Capacity(spec, frozenset(range(spec.nodes)), removed=True))
+    return out
