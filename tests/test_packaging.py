@@ -16,11 +16,14 @@ from pathlib import Path
 
 import pytest
 
+from leasehold.commands import extra_of, missing
+
 ROOT = Path(__file__).resolve().parents[1]
 TESTBED = ROOT / "examples" / "testbed"
 PACKAGED = ROOT / "emulator" / "leasehold_emulator" / "data" / "testbed"
-#: the packages of the extras (sim: scipy, matplotlib; emulator: cryptography)
-EXTRAS = ("scipy", "matplotlib", "cryptography")
+#: the modules of the extras (sim: scipy, matplotlib; emulator: cryptography, and
+#: common-expression-language, whose module is ``cel``)
+EXTRAS = ("scipy", "matplotlib", "cryptography", "cel")
 COMMANDS = ["simulate", "trace", "swf", "operator", "up", "demo", "crds", "dashboards",
             "emulator", "workload", "experiment"]
 
@@ -146,7 +149,7 @@ def test_the_demo_reads_its_testbed_where_the_wheel_is_installed(wheel, tmp_path
 
 def test_the_operator_imports_neither_the_emulator_nor_the_extras():
     loaded = "print(sorted(m.split('.')[0] for m in sys.modules if m.startswith(("\
-             "'leasehold_emulator', 'scipy', 'matplotlib', 'cryptography'))))\n"
+             "'leasehold_emulator', 'scipy', 'matplotlib', 'cryptography', 'cel'))))\n"
     r = without(EXTRAS, "import leasehold.kube.handlers, leasehold.cli\n" + loaded
                 + "leasehold.cli.build_parser()\n" + loaded)
     assert r.returncode == 0, r.stderr
@@ -169,10 +172,10 @@ def test_without_the_extras_every_command_is_listed_and_the_simulator_runs():
 
 @pytest.mark.parametrize(("args", "extra", "missing"), [
     (["experiment", "run", "none.yaml"], "sim", "scipy, matplotlib"),
-    (["emulator", "up", "--data", "{tmp}"], "emulator", "cryptography"),
-    (["emulator", "status", "--data", "{tmp}"], "emulator", "cryptography"),
-    (["up", "--data", "{tmp}"], "emulator", "cryptography"),
-    (["demo"], "emulator", "cryptography"),
+    (["emulator", "up", "--data", "{tmp}"], "emulator", "cryptography, cel"),
+    (["emulator", "status", "--data", "{tmp}"], "emulator", "cryptography, cel"),
+    (["up", "--data", "{tmp}"], "emulator", "cryptography, cel"),
+    (["demo"], "emulator", "cryptography, cel"),
 ])
 def test_a_command_whose_extra_is_missing_says_which_in_one_line(args, extra, missing,
                                                                  tmp_path):
@@ -184,6 +187,15 @@ def test_a_command_whose_extra_is_missing_says_which_in_one_line(args, extra, mi
         f"error: leasehold {args[0]} needs the extra {extra!r} ({missing} cannot be"
         f" imported): pip install 'leasehold[{extra}]'"]
     assert not (tmp_path / "data").exists()
+
+
+@pytest.mark.parametrize("extra", ["sim", "emulator"])
+def test_where_an_extra_is_installed_nothing_of_it_is_missing(extra):
+    """A distribution whose module has another name (common-expression-language is
+    ``cel``) is found by its installed files, not guessed from its name."""
+    assert importlib.metadata.requires("leasehold"), "the checkout is not installed"
+    assert missing(extra) == []
+    assert extra_of("cel.cel") == "emulator" and extra_of("scipy.stats") == "sim"
 
 
 def test_the_emulated_nodes_need_no_extra(tmp_path):

@@ -78,20 +78,34 @@ def count(text: str) -> int:
 
 
 def _extras() -> list[tuple[str, str]]:
-    """(module, extra) for each package an extra of :data:`DISTRIBUTION` adds; its
-    module is the package's name, lower case, ``-`` and ``.`` as ``_`` (true of the
-    extras' packages: scipy, matplotlib, cryptography)."""
+    """(module, extra) for each top-level module a package of an extra of
+    :data:`DISTRIBUTION` installs: the one named as the distribution (lower case, ``-``
+    and ``.`` as ``_``: scipy, matplotlib, cryptography) where there is one or the
+    distribution is not installed; otherwise those its installed files hold
+    (common-expression-language installs ``cel``)."""
     try:
         requires = importlib.metadata.requires(DISTRIBUTION) or []
     except importlib.metadata.PackageNotFoundError:
         return []
+    modules: dict[str, list[str]] = {}
+    for module, distributions in importlib.metadata.packages_distributions().items():
+        for distribution in distributions:
+            modules.setdefault(_normal(distribution), []).append(module)
     out = []
     for requirement in requires:
         found = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*).*;.*\bextra\s*==\s*['\"]([^'\"]+)",
                          requirement)
         if found:
-            out.append((re.sub(r"[-.]", "_", found[1].lower()), found[2]))
+            name = re.sub(r"[-.]", "_", found[1].lower())
+            installed = modules.get(_normal(found[1]), [])
+            for module in [name] if name in installed or not installed else sorted(installed):
+                out.append((module, found[2]))
     return out
+
+
+def _normal(distribution: str) -> str:
+    """A distribution's name as PEP 503 compares them."""
+    return re.sub(r"[-_.]+", "-", distribution).lower()
 
 
 def missing(extra: str) -> list[str]:
