@@ -63,6 +63,8 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/compare_policies.py
 	$(BIN)/python benchmarks/bench_apiserver.py
 	$(BIN)/python benchmarks/bench_operator.py
+	$(BIN)/python benchmarks/bench_soak.py
+	$(BIN)/python benchmarks/bench_kueue_baseline.py
 
 ## make reproduce: replay the SDSC Blue trace under every backfilling mode and print
 ## the mean waits (tests/sim/test_sdsc_reference.py compares them with the references);
