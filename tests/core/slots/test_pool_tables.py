@@ -208,3 +208,30 @@ def test_shared_future_booking_prefers_nodes_freed_just_before_it():
     x = book(pool, "x", 50, 60)
     assert x.nodes == (1,)
     assert pool.fit(1, ONE, 100, 0) == 0  # node 0 is still free from now on
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    ops=st.lists(st.tuples(st.sampled_from(["book", "unbook", "fit"]), st.integers(0, 40),
+                           st.integers(1, 30), st.integers(1, 3),
+                           st.sampled_from([Shape(1000, 1024), Shape(2000, 512)])),
+                 min_size=1, max_size=25),
+)
+def test_shared_fit_after_any_history_agrees_with_a_fresh_table(ops):
+    """A shared pool remembers, per candidate start, which nodes have room there: after
+    any mix of fits, bookings and bookings given back, its answers are those of a
+    table that holds the same bookings and was never asked before."""
+    spec = shared(3, cpu=4000, memory=4096)
+    pool = SharedPool(spec)
+    held: list[Booking] = []
+    for i, (op, s, d, n, sh) in enumerate(ops):
+        if op == "unbook" and held:
+            pool.unbook(held.pop(s % len(held)))
+        elif op == "book" and pool.fit(n, sh, d, s, latest_start=s) is not None:
+            held.append(book(pool, f"b{i}", s, s + d, n, sh))
+        fresh = SharedPool(spec)
+        for b in held:
+            fresh.book(Booking(b.lease, b.pool, b.start, b.end, b.vms, b.shape, b.nodes,
+                               b.segments))
+        for t in range(0, 60, 7):
+            assert pool.fit(n, sh, d, t) == fresh.fit(n, sh, d, t), (i, t)

@@ -17,6 +17,10 @@ from ..profile import Profile
 from .booking import Booking
 from .pool import PoolTable, fit_count
 
+#: the candidate starts remembered per shape (beyond, they are forgotten and found
+#: again): a bound on memory, far above what one plan tries
+_MAYBE_MAX = 50_000
+
 
 class SharedPool(PoolTable):
     """Bookings on concrete nodes. Each node has a free-cpu and a free-memory
@@ -33,6 +37,13 @@ class SharedPool(PoolTable):
         # exact per-node packing, which costs a pass over the nodes
         self.cpu_free = Profile(spec.nodes * spec.cpu)
         self.mem_free = Profile(spec.nodes * spec.memory)
+        #: per shape, the candidate starts tried so far (sorted) and, for each, the
+        #: nodes with room there for one VM, kept up to date by every booking made
+        #: or given back over it. A
+        #: compression tries the same few thousand starts for thousands of
+        #: reservations; without this, every try scanned every node (145 s for one
+        #: compression of 3,659 reservations on 500 nodes)
+        self._maybe: dict[Shape, tuple[list[float], dict[float, set[int]]]] = {}
 
     def max_vms(self, shape: Shape) -> int:
         return self.spec.nodes * fit_count(self.spec.cpu, self.spec.memory, shape)
@@ -78,8 +89,21 @@ class SharedPool(PoolTable):
                 return None
 
     def _room_total(self, vms: int, shape: Shape, start: float, end: float) -> int:
+        """The VMs of ``shape`` the nodes hold throughout ``[start, end)``, counted
+        until there are ``vms``."""
+        starts, maybe = self._maybe.setdefault(shape, ([], {}))
+        nodes = maybe.get(start)
+        if nodes is None:
+            cpu, mem, c, m = self.node_cpu, self.node_mem, shape.cpu, shape.memory
+            nodes = {n for n in range(self.spec.nodes)
+                     if cpu[n].at(start) >= c and mem[n].at(start) >= m}
+            if len(starts) > _MAYBE_MAX:
+                starts.clear()
+                maybe.clear()
+            maybe[start] = nodes
+            insort(starts, start)
         total = 0
-        for node in range(self.spec.nodes):
+        for node in nodes:  # the order does not matter: only whether there are vms
             total += self.room(node, shape, start, end)
             if total >= vms:
                 break
@@ -125,9 +149,20 @@ class SharedPool(PoolTable):
         cpu, mem = b.shape.cpu, b.shape.memory
         self.cpu_free.add(b.start, b.end, sign * b.vms * cpu)
         self.mem_free.add(b.start, b.end, sign * b.vms * mem)
-        for node, count in Counter(b.nodes or ()).items():
+        nodes = Counter(b.nodes or ())
+        for node, count in nodes.items():
             self.node_cpu[node].add(b.start, b.end, sign * count * cpu)
             self.node_mem[node].add(b.start, b.end, sign * count * mem)
+        # the remembered starts it spans: whether its nodes have room there now
+        for shape, (starts, maybe) in self._maybe.items():
+            for t in starts[bisect_left(starts, b.start):bisect_left(starts, b.end)]:
+                there = maybe[t]
+                for node in nodes:
+                    if self.node_cpu[node].at(t) >= shape.cpu \
+                            and self.node_mem[node].at(t) >= shape.memory:
+                        there.add(node)
+                    else:
+                        there.discard(node)
 
     def book(self, booking: Booking) -> None:
         if booking.nodes is None:
@@ -157,6 +192,11 @@ class SharedPool(PoolTable):
             del self._ends[:i]
         self.cpu_free.prune(now)
         self.mem_free.prune(now)
+        for starts, maybe in self._maybe.values():
+            i = bisect_left(starts, now)
+            for t in starts[:i]:
+                del maybe[t]
+            del starts[:i]
 
     def usage_violations(self) -> list[str]:
         spec, bookings = self.spec, list(self.bookings)
