@@ -68,7 +68,7 @@ def test_a_guaranteed_lease_that_cannot_start_over_in_time_fails(kind):
                            [(50, down(POOL, 0, 1))])
     a = lease(sched, "A")
     assert a.phase.value == "Failed" and a.end == 50
-    assert a.reason.startswith("capacity it held was lost (nodes down), and no")
+    assert a.reason.startswith("the slot it held was lost (nodes down, or the operator away")
     assert [k for k, _ in kinds(actions, "A")][-2:] == ["Lost", "Fail"]
 
 

@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from builders import config, exclusive, req
-from leasehold.core.replay import Input, feed, replay, run
+from leasehold.core.replay import Input, feed, replay, run, run_to_start
 from leasehold.core.scheduler import Scheduler
 from strategies import workloads
 
@@ -71,6 +71,50 @@ def test_replay_stops_at_until_with_the_core_there():
     # and goes on from there when asked
     assert [s.time for s in replay(sched, [])] == [200]
     assert sched.lease("b").phase.value == "Completed"
+
+
+def _is_start(a) -> bool:
+    return a.kind in ("Start", "Resume") or (a.kind == "Migrate" and bool(a.nodes))
+
+
+def _starts(actions) -> list[str]:
+    return [a.lease for a in actions if _is_start(a)]
+
+
+def test_a_shell_far_behind_stops_the_core_at_each_start():
+    # a runs 0-10, b 10-20; the shell wakes only at 100: without a stop, b would
+    # start and end in one call, its pods never made
+    sched = Scheduler([exclusive(1)], config())
+    told = [Input.submit(req("a", 1, 10)), Input.submit(req("b", 1, 10)),
+            Input.submit(req("c", 1, 10, at=50), time=50)]
+    actions, rest = run_to_start(sched, told, 100)
+    assert (_starts(actions), sched.now, rest) == (["a"], 0, told[2:])
+    actions, rest = run_to_start(sched, rest, 100)
+    assert ([a.kind for a in actions], _starts(actions), sched.now) == (
+        ["Complete", "Start"], ["b"], 10)
+    actions, rest = run_to_start(sched, rest, 100)
+    assert (_starts(actions), sched.now, rest) == (["c"], 50, [])  # after b ended, at 20
+    actions, rest = run_to_start(sched, [], 100)  # c ends at 60; nothing starts after
+    assert ([a.kind for a in actions], rest, sched.now) == (["Complete"], [], 100)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(workloads(), st.integers(1, 900))
+def test_stopping_at_each_start_arrives_where_one_run_does(workload, until):
+    pools, requests, cfg, reports = workload
+    inputs = inputs_of(requests, reports)
+    once = Scheduler(pools, cfg)
+    expected = run(once, [x for x in inputs if x.time <= until], until)
+    stepped, actions, rest = Scheduler(pools, cfg), [], [x for x in inputs if x.time <= until]
+    for _ in range(10_000):
+        got, rest = run_to_start(stepped, rest, until)
+        # what starts in a call starts at its last instant: nothing comes after
+        assert {a.time for a in got if _is_start(a)} <= {got[-1].time if got else None}
+        actions += got
+        if stepped.now == until and not rest:
+            break
+    assert actions == expected
+    assert state(stepped) == state(once)
 
 
 def test_inputs_of_one_instant_are_given_together_in_their_order():

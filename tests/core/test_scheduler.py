@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from builders import AR, BEC, DM, DNP, config, drive, exclusive, req, run, spans
+from builders import AR, BEC, DM, DNP, config, drive, exclusive, lease, req, run, spans
 from leasehold.core import overhead
 from leasehold.core.model import (
+    Absence,
     Cancel,
     Complete,
     Migrate,
@@ -17,7 +18,9 @@ from leasehold.core.model import (
     Start,
     Suspend,
 )
+from leasehold.core.replay import Input, replay
 from leasehold.core.scheduler import Scheduler
+from leasehold.core.snapshot import snapshot
 
 
 def kinds(actions, lease):
@@ -355,3 +358,82 @@ def test_migration_source_is_vacated_even_when_the_landing_slot_moves_first():
         assert sched.slots.usage_violations() == []
     assert sched.lease("M").phase.value == "Completed"
     assert list(sched.slots.bookings()) == []
+
+
+# ---- the shell's absence (an operator restarted) -------------------------------------
+
+def _absent_at(at: float, until: float, idle: tuple[str, ...], *requests):
+    """The requests on one exclusive node, the shell away from ``at`` to ``until``."""
+    sched = Scheduler([exclusive(1)], config())
+    inputs = [*map(Input.submit, requests), Input.absent(Absence(until, idle), at)]
+    list(replay(sched, inputs))
+    return sched
+
+
+@pytest.mark.parametrize(
+    ("at", "until", "idle", "requests", "expected"),
+    [
+        # started just before the shell went, its pods never made: it starts when the
+        # shell is back, and never counts as having run meanwhile
+        (0, 30, ("A",), [req("A", 1, 10)], {"A": (30, 40, "Completed")}),
+        # running with its pods: it ends at its time; the lease due after it waits for
+        # the shell (no start while it is away)
+        (5, 30, (), [req("A", 1, 10), req("B", 1, 10)],
+         {"A": (0, 10, "Completed"), "B": (30, 40, "Completed")}),
+        # a lease submitted while nothing could start
+        (0, 30, (), [req("A", 1, 10, at=12)], {"A": (30, 40, "Completed")}),
+        # a reservation due meanwhile cannot end by its end any more: it fails
+        (5, 25, (), [req("R", 1, 10, type=AR, start=20)], {"R": (None, 25, "Failed")}),
+        # idle, but the hold is over at once: placed again at the same instant
+        (0, 0, ("A",), [req("A", 1, 10)], {"A": (0, 10, "Completed")}),
+        # started the instant the shell went, with its pods made: it runs on (the
+        # absence closes its instant, after what the instant decided)
+        (0, 30, (), [req("A", 1, 10)], {"A": (0, 10, "Completed")}),
+    ],
+    ids=["idle-starts-on-return", "running-ends-next-waits", "submitted-meanwhile",
+         "reservation-missed", "no-time-away", "started-as-it-went"],
+)
+def test_nothing_starts_while_the_shell_is_away(at, until, idle, requests, expected):
+    sched = _absent_at(at, until, idle, *requests)
+    assert spans(sched) == expected
+    assert sched.usage_violations() == []
+    # as a restarted shell gives it: its core replayed to the instant, then told
+    split = Scheduler([exclusive(1)], config())
+    submits = list(map(Input.submit, requests))
+    list(replay(split, [x for x in submits if x.time <= at], until=at))
+    list(replay(split, [Input.absent(Absence(until, idle), at),
+                        *(x for x in submits if x.time > at)]))
+    assert spans(split) == expected
+
+
+def test_an_idle_lease_is_credited_no_work_and_keeps_its_checkpoint():
+    # B runs in the hole before R, is written out, and resumes at R's end (1100): the
+    # shell goes just then, before its pods are made. It waits written out, with the
+    # work it had done, and resumes (paying the resume again) when the shell is back
+    r = [req("R", 2, 100, type=AR, start=1000), req("B", 2, 1500, memory=256)]
+    sched = Scheduler([exclusive(2)], config(sbb=True))
+    list(replay(sched, map(Input.submit, r), until=1100))
+    b = lease(sched, "B")
+    assert (b.phase.value, b.suspensions) == ("Resuming", 1)
+    ran = b.ran
+    sched.absent(Absence(2000, ("B",)), 1100)
+    assert [a.kind for a in sched.advance(1100)] == ["Unstart"]
+    b = lease(sched, "B")
+    assert (b.phase.value, b.ran, b.placed, b.first_start) == ("Suspended", ran, (), 0)
+    sched.advance(2000)
+    b = lease(sched, "B")
+    assert b.phase.value == "Resuming" and b.reservation.start == 2000
+    list(replay(sched, []))
+    b = lease(sched, "B")
+    assert (b.phase.value, b.ran) == ("Completed", pytest.approx(1500))
+
+
+def test_a_snapshot_waits_for_the_hold_to_end():
+    sched = _absent_at(0, 30, (), req("A", 1, 10, at=12))
+    snapshot(sched)  # over: the hold ended at 30
+    held = Scheduler([exclusive(1)], config())
+    held.absent(Absence(30), 0)
+    held.advance(10)
+    assert held.holding()
+    with pytest.raises(ValueError, match="once a hold is over"):
+        snapshot(held)

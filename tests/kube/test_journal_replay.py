@@ -18,7 +18,7 @@ from leasehold.core.model import SchedulerConfig
 from leasehold.core.replay import run
 from leasehold.core.snapshot import restore
 from leasehold.kube.client import KubeClient
-from leasehold.kube.journal import Journal, State, read_entry
+from leasehold.kube.journal import Journal, State, read_log
 from leasehold.kube.status import Tracked, status_of
 from operated import TESTBED, Operated, apply_testbed, final_phases, operated
 
@@ -69,14 +69,11 @@ def test_replaying_the_operators_journal_gives_the_core_it_ran(cluster):
     saved = State.read(loaded.snapshot)
     known, ended = saved.known, saved.ended
     core = restore(saved.core, config)
-    inputs = []
-    for i, line in enumerate(loaded.log):
-        item, k = read_entry(line, f"log[{i}]")
-        inputs.append(item)
-        if k is not None:
-            known[item.lease] = k
-    assert inputs, "nothing was logged since the snapshot"
-    run(core, inputs)
+    logged = read_log(loaded.log, "log")
+    known.update(logged.known)
+    ended |= logged.rejected
+    assert logged.inputs, "nothing was logged since the snapshot"
+    run(core, logged.inputs)
     # every lease the core still holds shows, replayed, what the live operator wrote;
     # those it forgot had ended: their uids are kept, and their statuses are final
     checked = 0

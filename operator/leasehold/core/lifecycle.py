@@ -34,6 +34,7 @@ from .model import (
     SchedulerConfig,
     Start,
     Suspend,
+    Unstart,
 )
 from .slots import Booking, Segments, SlotTable, clip
 from .timers import Timer, Timers
@@ -376,6 +377,32 @@ class Lifecycle:
             st.phase = Phase.QUEUED
         if not st.resuming:
             st.pool = None  # it never ran: any pool will do
+
+    def unstart(self, st: LeaseState, now: float) -> None:
+        """The lease's latest start never happened (its pods were never made: the
+        shell was away): it waits again as it did before, with nothing credited for
+        the run and nothing lost (a resume's or a migration's VMs are still written
+        out). What it holds is given back at once."""
+        booking = st.booking
+        assert booking is not None
+        st.running_since = None  # it did not run: nothing to credit
+        self._give_back(booking, now)
+        st.booking = None
+        st.landing = None
+        self.reserved.pop(st.name, None)
+        self.timers.bump(st)
+        self.actions.append(Unstart(now, st.name, "its pods were never made (the operator"
+                                                  " was away): it waits to start again"))
+        if st.checkpoint is not None:
+            st.resuming = True
+            st.phase = Phase.SUSPENDED
+            return
+        st.resuming = False
+        st.phase = Phase.QUEUED
+        st.pool = None
+        if st.ran == 0:  # it has never run
+            st.first_start = None
+            st.nodes = ()
 
     def start_over(self, st: LeaseState) -> None:
         """A waiting lease's checkpoint is gone (its pool has no node left): it starts

@@ -160,6 +160,20 @@ class Capacity:
         return cls(replace(pool, nodes=size), frozenset(range(nodes, size)))
 
 
+@dataclass(frozen=True, slots=True)
+class Absence:
+    """The shell was away (an operator restarted) from the instant this is given
+    until ``until``: nothing it did not make happen happened. The ``idle`` leases,
+    started by the core before it went, never got their pods: their runs did not
+    begin (:meth:`Lifecycle.unstart`). Until ``until`` no lease starts, resumes or
+    lands and nothing is planned; the work of the leases that kept running counts,
+    and they end, are suspended or cancelled at their times. Then every lease due
+    meanwhile is placed again, from ``until``."""
+
+    until: float
+    idle: tuple[str, ...] = ()
+
+
 # ---- preemption policies, declared once ---------------------------------------------
 #: how a set policy ranks candidate sets, from ``(leases, VMs freed, overhead in
 #: microseconds, ...)``: the least key wins; sets with equal keys are ranked by their
@@ -304,6 +318,14 @@ class Lost(Action):
     run (it is re-queued, re-planned or cancelled by its type; ``reason`` says which)."""
 
     nodes: tuple[str, ...]
+    reason: str
+
+
+@dataclass(slots=True)
+class Unstart(Action):
+    """The lease's latest start did not happen (:class:`Absence`: its pods were never
+    made): it waits again, nothing credited for that run."""
+
     reason: str
 
 

@@ -243,7 +243,8 @@ class Planner:
         if decision is not None:
             msg += "; " + _no_preemption(decision)
         if st.phase != Phase.PENDING:  # admitted before: the capacity it had is lost
-            self.lifecycle.fail(st, now, f"capacity it held was lost (nodes down), and {msg}")
+            self.lifecycle.fail(st, now, "the slot it held was lost (nodes down, or the"
+                                         f" operator away when it was due), and {msg}")
             return
         self.lifecycle.reject(st, now, msg, "deadline")
 

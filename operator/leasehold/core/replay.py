@@ -14,7 +14,7 @@ from math import inf
 from operator import itemgetter
 from typing import NamedTuple
 
-from .model import Action, Capacity, Request
+from .model import Absence, Action, Capacity, Migrate, Request, Resume, Start
 from .scheduler import CANCELLED, Scheduler
 
 # Named tuples, made with tuple.__new__: a simulation makes one per request and per
@@ -25,37 +25,44 @@ _new = tuple.__new__
 
 class Input(NamedTuple):
     """Something the core is told, at ``time``: a lease submitted, its work finished
-    (seen by the shell), its cancellation or its failure (with the reason)."""
+    (seen by the shell), its cancellation or its failure (with the reason), a pool's
+    capacity, or the shell's absence."""
 
     time: float
-    kind: str  # "submit" | "finished" | "cancel" | "fail" | "capacity"
+    kind: str  # "submit" | "finished" | "cancel" | "fail" | "capacity" | "absent"
     lease: str  # or the pool, for a capacity change
     request: Request | None = None
     reason: str = CANCELLED
     capacity: Capacity | None = None
+    absence: Absence | None = None
 
     @classmethod
     def submit(cls, request: Request, time: float | None = None) -> Input:
         """``request`` submitted at ``time`` (default: its own submission time)."""
         at = request.submitted if time is None else time
-        return _new(cls, (at, "submit", request.name, request, CANCELLED, None))
+        return _new(cls, (at, "submit", request.name, request, CANCELLED, None, None))
 
     @classmethod
     def finished(cls, lease: str, time: float) -> Input:
-        return _new(cls, (time, "finished", lease, None, CANCELLED, None))
+        return _new(cls, (time, "finished", lease, None, CANCELLED, None, None))
 
     @classmethod
     def cancel(cls, lease: str, time: float, reason: str = CANCELLED) -> Input:
-        return _new(cls, (time, "cancel", lease, None, reason, None))
+        return _new(cls, (time, "cancel", lease, None, reason, None, None))
 
     @classmethod
     def fail(cls, lease: str, time: float, reason: str) -> Input:
-        return _new(cls, (time, "fail", lease, None, reason, None))
+        return _new(cls, (time, "fail", lease, None, reason, None, None))
 
     @classmethod
     def capacity_change(cls, change: Capacity, time: float) -> Input:
         """The pool's nodes from ``time`` on."""
-        return _new(cls, (time, "capacity", change.pool.name, None, CANCELLED, change))
+        return _new(cls, (time, "capacity", change.pool.name, None, CANCELLED, change, None))
+
+    @classmethod
+    def absent(cls, absence: Absence, time: float) -> Input:
+        """The shell away from ``time`` until ``absence.until``."""
+        return _new(cls, (time, "absent", "", None, CANCELLED, None, absence))
 
 
 class Step(NamedTuple):
@@ -69,7 +76,8 @@ class Step(NamedTuple):
 
 def submissions(requests: Iterable[Request]) -> list[Input]:
     """Each request submitted at its own submission time."""
-    return [_new(Input, (r.submitted, "submit", r.name, r, CANCELLED, None)) for r in requests]
+    return [_new(Input, (r.submitted, "submit", r.name, r, CANCELLED, None, None))
+            for r in requests]
 
 
 def feed(scheduler: Scheduler, item: Input) -> None:
@@ -86,6 +94,9 @@ def feed(scheduler: Scheduler, item: Input) -> None:
     elif item.kind == "capacity":
         assert item.capacity is not None
         scheduler.capacity(item.capacity, item.time)
+    elif item.kind == "absent":
+        assert item.absence is not None
+        scheduler.absent(item.absence, item.time)
     else:
         raise ValueError(f"unknown input kind {item.kind!r}")
 
@@ -101,10 +112,9 @@ def replay(scheduler: Scheduler, inputs: Iterable[Input], until: float = inf
     pending = sorted(inputs, key=itemgetter(0))  # by time: C-level, for thousands
     times = [x.time for x in pending]
     i, n = 0, len(pending)
-    next_event_time, advance, submit = (scheduler.next_event_time, scheduler.advance,
-                                        scheduler.submit)
+    advance, submit = scheduler.advance, scheduler.submit
     while True:
-        t_core = next_event_time()
+        t_core = scheduler.next_event_time()  # read each time: a hold changes it
         if i < n:
             t = times[i]
             if t_core is not None and t_core < t:
@@ -131,3 +141,24 @@ def replay(scheduler: Scheduler, inputs: Iterable[Input], until: float = inf
 def run(scheduler: Scheduler, inputs: Iterable[Input], until: float = inf) -> list[Action]:
     """:func:`replay` to the end (or ``until``); every action taken, in order."""
     return [a for step in replay(scheduler, inputs, until) for a in step.actions]
+
+
+def run_to_start(scheduler: Scheduler, inputs: Iterable[Input], until: float
+                 ) -> tuple[list[Action], list[Input]]:
+    """:func:`run` to ``until``, but stopping just after the first instant at which a
+    lease starts, resumes or lands: a live shell makes those pods before the core goes
+    on, so that no lease runs (let alone ends) in the core before its pods exist, however
+    far behind the shell is. Returns the actions taken and the inputs not given yet (in
+    time order), for the next call; calls that carry them on arrive where one
+    :func:`run` does."""
+    pending = sorted(inputs, key=itemgetter(0))
+    actions: list[Action] = []
+    fed = 0
+    for step in replay(scheduler, pending, until):
+        actions += step.actions
+        fed = step.fed
+        if step.time < until and any(
+                isinstance(a, Start | Resume) or (isinstance(a, Migrate) and a.nodes)
+                for a in step.actions):
+            break
+    return actions, pending[fed:]

@@ -31,7 +31,7 @@ from math import inf
 from .enactment import Preemptor
 from .lease import LeaseState
 from .lifecycle import Lifecycle
-from .model import Action, Capacity, Phase, PoolSpec, Request, SchedulerConfig
+from .model import Absence, Action, Capacity, Phase, PoolSpec, Request, SchedulerConfig
 from .placement import Placement
 from .planning import Planner
 from .preemption import Decision
@@ -42,7 +42,7 @@ from .view import LeaseView
 
 #: an input waiting for its instant: (kind, lease or pool, the request, the reason
 #: or the capacity)
-_Input = tuple[str, str, Request | str | Capacity | None]
+_Input = tuple[str, str, Request | str | Capacity | Absence | None]
 
 
 #: a cancellation's reason when none is given
@@ -66,8 +66,8 @@ class Scheduler:
         self.planner = Planner(self.config, self.slots, self.lifecycle, self.placement,
                                self.preemptor)
         #: ``next_event_time()``: when :meth:`advance` next has something to do on its
-        #: own (the earliest timer), or ``None``. The timers' own method: drivers ask
-        #: it once per step
+        #: own (the earliest timer, or the end of a hold), or ``None``. The timers' own
+        #: method but during a hold: drivers ask it once per step
         self.next_event_time: Callable[[], float | None] = self.lifecycle.timers.next_time
         #: the time of the last :meth:`advance`
         self.now = -inf
@@ -75,6 +75,10 @@ class Scheduler:
         self._input_time = -inf
         #: the pools removed: what is written out there is lost
         self.dead: set[str] = set()
+        #: an :class:`~.model.Absence` holds every start until this instant
+        self.hold_until = -inf
+        #: the hold's end has yet to come (the leases due meanwhile placed again)
+        self._holding = False
 
     # ---- inputs -----------------------------------------------------------------
     def submit(self, req: Request, now: float) -> None:
@@ -95,8 +99,12 @@ class Scheduler:
         """A pool's nodes from ``now`` on (:class:`~.model.Capacity`)."""
         self._queue_input(now, "capacity", change.pool.name, change)
 
+    def absent(self, absence: Absence, now: float) -> None:
+        """The shell was away from ``now`` until ``absence.until`` (:class:`~.model.Absence`)."""
+        self._queue_input(now, "absent", "", absence)
+
     def _queue_input(self, now: float, kind: str, lease: str,
-                     arg: Request | str | Capacity | None) -> None:
+                     arg: Request | str | Capacity | Absence | None) -> None:
         if now < self.now or (self._inputs and now != self._input_time):
             raise ValueError(
                 f"input at t={now} out of order: the scheduler is at t={self.now}; "
@@ -121,12 +129,32 @@ class Scheduler:
             elif t_in is not None and t_in <= now:
                 step = t_in
             else:
+                step = None
+            if self._holding and self.hold_until <= now \
+                    and (step is None or self.hold_until < step):
+                step = self.hold_until  # the end of a hold is an instant of its own
+            if step is None:
                 break
             self.now = step
             if t == step:
                 self._run_timers(step)
-            if t_in == step:
-                self._apply_inputs(step)
+            absences, moved = self._apply_inputs(step) if t_in == step else ((), False)
+            if self._holding:
+                if step < self.hold_until:
+                    for absence in absences:
+                        self._absent(absence, step)
+                    continue  # nobody to make anything start: nothing is planned
+                self._end_hold(step)
+            if absences:
+                # an absence closes its instant: what else happened then is planned
+                # first, as the shell that was there did before it stopped (its
+                # successor gives the absence at that instant, once it was planned)
+                if t == step or moved:
+                    self.planner.plan(step)
+                for absence in absences:
+                    self._absent(absence, step)
+                if self._holding:
+                    continue
             self.planner.plan(step)
         self.now = now
         return out
@@ -155,13 +183,18 @@ class Scheduler:
                 self._cancel(st, now, lifecycle.planned_reason(st, "cancelled"))
             elif kind == Timer.RUNNING:
                 lifecycle.running(st)
+            elif now < self.hold_until:
+                continue  # nobody to start it: placed again when the hold ends
             else:
                 lifecycle.start(st, now)
                 planner.started(st)
 
-    def _apply_inputs(self, now: float) -> None:
+    def _apply_inputs(self, now: float) -> tuple[list[Absence], bool]:
+        """The instant's inputs, but its absences: those are returned (with whether
+        any other input was applied), for :meth:`advance` to give after the plan."""
         inputs, self._inputs = self._inputs, []
         leases = self.lifecycle.leases
+        absences: list[Absence] = []
         for kind, name, arg in inputs:
             if kind == "submit":
                 assert isinstance(arg, Request)
@@ -172,6 +205,10 @@ class Scheduler:
             if kind == "capacity":
                 assert isinstance(arg, Capacity)
                 self._capacity(arg, now)
+                continue
+            if kind == "absent":
+                assert isinstance(arg, Absence)
+                absences.append(arg)
                 continue
             st = leases.get(name)
             if st is None or st.phase.terminal:
@@ -184,6 +221,7 @@ class Scheduler:
                 self.lifecycle.fail(st, now, str(arg))
             else:
                 self._cancel(st, now, str(arg))
+        return absences, len(absences) < len(inputs)
 
     def _capacity(self, change: Capacity, now: float) -> None:
         """A pool's nodes changed. The leases running on nodes that went down are lost
@@ -269,6 +307,48 @@ class Scheduler:
             elif outcome == "cancelled":
                 planner.drop(st)
 
+    def _absent(self, absence: Absence, now: float) -> None:
+        """The idle leases go back to waiting; starts are held until ``until``."""
+        lifecycle, leases = self.lifecycle, self.lifecycle.leases
+        idle = sorted((leases[n] for n in dict.fromkeys(absence.idle) if n in leases),
+                      key=lambda st: st.seq)
+        idle = [st for st in idle if st.booking is not None and (
+            st.phase in (Phase.RUNNING, Phase.RESUMING)
+            or (st.phase == Phase.MIGRATING and not st.resuming))]
+        for st in idle:
+            lifecycle.unstart(st, now)
+        self._replan(idle)
+        if absence.until > now:
+            self.hold_until = max(self.hold_until, absence.until)
+            self._holding = True
+            self.next_event_time = self._next_or_hold_end
+
+    def _next_or_hold_end(self) -> float | None:
+        t = self.lifecycle.timers.next_time()
+        return self.hold_until if t is None or self.hold_until < t else t
+
+    def _end_hold(self, now: float) -> None:
+        """The shell is back: the reservations due while it was away are placed again."""
+        self._holding = False
+        self.next_event_time = self.lifecycle.timers.next_time
+        lifecycle = self.lifecycle
+        due = [lifecycle.leases[n] for n in lifecycle.reserved]
+        due = sorted((st for st in due if st.booking is not None and st.booking.start < now),
+                     key=lambda st: st.seq)
+        for st in due:
+            lifecycle.release(st, now)
+        self._replan(due)
+
+    def _replan(self, leases: list[LeaseState]) -> None:
+        """Leases (in submission order) placed again at the next plan: the guaranteed
+        ones first, the earliest submitted in front."""
+        for st in reversed(leases):
+            if st.req.type.guaranteed:
+                self.planner.replan(st, first=True)
+        for st in leases:
+            if not st.req.type.guaranteed:
+                self.planner.replan(st)
+
     def _cancel(self, st: LeaseState, now: float, reason: str) -> None:
         self.planner.drop(st)
         self.lifecycle.cancel(st, now, reason)
@@ -279,6 +359,10 @@ class Scheduler:
         if table is None:
             return frozenset()
         return frozenset(i for b in table.bookings if b.lease == DOWN for i in (b.nodes or ()))
+
+    def holding(self) -> bool:
+        """Whether an :class:`~.model.Absence` holds starts (its end not reached yet)."""
+        return self._holding
 
     def pending_inputs(self) -> bool:
         """Whether inputs wait for the next :meth:`advance`."""

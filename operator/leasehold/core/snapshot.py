@@ -135,6 +135,8 @@ def snapshot(s: Scheduler) -> Data:
     """The core's state between two steps (no input waiting)."""
     if s.pending_inputs():
         raise ValueError("a snapshot is taken between steps: inputs are waiting")
+    if s.holding():
+        raise ValueError(f"a snapshot is taken once a hold is over (at t={s.hold_until})")
     lc, planner = s.lifecycle, s.planner
     leases = lc.leases
     heap = [e for e in lc.timers.heap if leases[e[4]].version == e[3]]

@@ -30,10 +30,11 @@ import base64
 import gzip
 import json
 import logging
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from leasehold.core.model import Capacity, Origin
+from leasehold.core.model import Absence, Capacity, Origin
 from leasehold.core.replay import Input
 from leasehold.core.snapshot import (
     SnapshotError,
@@ -75,24 +76,36 @@ class Known:
     origin: Origin
     deadline_given: bool = False
     generation: int = 1
+    #: when its latest start's pods were all made (:attr:`.status.Tracked.made`)
+    made: float | None = None
 
     def data(self) -> dict[str, Any]:
         return {"uid": self.uid, "namespace": self.namespace, "name": self.name,
                 "runtime": self.runtime, "origin": self.origin.value,
-                "deadlineGiven": self.deadline_given, "generation": self.generation}
+                "deadlineGiven": self.deadline_given, "generation": self.generation,
+                "made": self.made}
 
     @classmethod
     def read(cls, d: Any, where: str) -> Known:
         try:
-            runtime = d["runtime"]
-            if runtime is not None and (isinstance(runtime, bool)
-                                        or not isinstance(runtime, int | float)):
-                raise ValueError(f"runtime {runtime!r} is not a number")
+            runtime, made = d["runtime"], d.get("made")
             return cls(str(d["uid"]), str(d["namespace"]), str(d["name"]),
-                       None if runtime is None else float(runtime), Origin(d["origin"]),
-                       bool(d["deadlineGiven"]), int(d["generation"]))
+                       _number(runtime, "runtime"), Origin(d["origin"]),
+                       bool(d["deadlineGiven"]), int(d["generation"]), _number(made, "made"))
         except (KeyError, TypeError, ValueError) as exc:
             raise JournalError(f"{where}: {type(exc).__name__}: {exc}") from None
+
+
+def _number(x: Any, what: str) -> float | None:
+    if x is not None and (isinstance(x, bool) or not isinstance(x, int | float)):
+        raise ValueError(f"{what} {x!r} is not a number")
+    return None if x is None else float(x)
+
+
+def made(names: list[str], t: float) -> dict[str, Any]:
+    """A fact, as a log line: the pods of these leases' latest starts were all made
+    at ``t`` (not an input: the core is not told; recovery reads it)."""
+    return {"t": t, "kind": "made", "lease": "", "leases": names}
 
 
 def entry(item: Input, known: Known | None = None) -> dict[str, Any]:
@@ -106,6 +119,9 @@ def entry(item: Input, known: Known | None = None) -> dict[str, Any]:
         out["pool"] = pool_data(item.capacity.pool)
         out["down"] = sorted(item.capacity.down)
         out["removed"] = item.capacity.removed
+    if item.absence is not None:
+        out["until"] = item.absence.until
+        out["idle"] = list(item.absence.idle)
     if known is not None:
         out["known"] = known.data()
     return out
@@ -131,11 +147,60 @@ def read_entry(d: Any, where: str) -> tuple[Input, Known | None]:
             change = Capacity(pool_from(d["pool"], f"{where}.pool"),
                               frozenset(int(i) for i in d["down"]), bool(d.get("removed")))
             return Input.capacity_change(change, float(t)), known
+        if kind == "absent":
+            until = _number(d["until"], "until")
+            if until is None or not math.isfinite(until) or not isinstance(d["idle"], list):
+                raise ValueError("an absence needs until (a finite time) and idle (a list)")
+            return Input.absent(Absence(until, tuple(str(n) for n in d["idle"])),
+                                float(t)), known
         raise ValueError(f"unknown kind {kind!r}")
     except JournalError:
         raise
     except (KeyError, TypeError, ValueError, SnapshotError) as exc:
         raise JournalError(f"{where}: {type(exc).__name__}: {exc}") from None
+
+
+@dataclass(slots=True)
+class Log:
+    """The log, read back: the inputs in order; what the shell knew of each lease
+    submitted; the uids of the Leases rejected; the nodes' names of each pool whose
+    capacity changed; when each lease's latest start had all its pods made; and the
+    last instant logged (an input or a fact)."""
+
+    inputs: list[Input] = field(default_factory=list)
+    known: dict[str, Known] = field(default_factory=dict)
+    rejected: set[str] = field(default_factory=set)
+    names: dict[str, list[str]] = field(default_factory=dict)
+    made: dict[str, float] = field(default_factory=dict)
+    last: float = -math.inf
+
+
+def read_log(lines: list[Any], where: str) -> Log:
+    """The log's lines, each checked (:class:`JournalError` says which and why)."""
+    out = Log()
+    for i, line in enumerate(lines):
+        at = f"{where}[{i}]"
+        kind = line.get("kind") if isinstance(line, dict) else None
+        if kind == "rejected":
+            out.rejected.add(str(line.get("uid", "")))
+            continue
+        if kind == "made":
+            t, leases = line.get("t"), line.get("leases")
+            if isinstance(t, bool) or not isinstance(t, int | float) \
+                    or not math.isfinite(t) or not isinstance(leases, list):
+                raise JournalError(f"{at}: a fact needs t (a finite time) and leases"
+                                   " (a list)")
+            out.made.update(dict.fromkeys(map(str, leases), float(t)))
+            out.last = max(out.last, float(t))
+            continue
+        item, k = read_entry(line, at)
+        out.inputs.append(item)
+        out.last = max(out.last, item.time)
+        if k is not None:
+            out.known[item.lease] = k
+        if item.capacity is not None and isinstance(line.get("names"), list):
+            out.names[item.lease] = [str(n) for n in line["names"]]
+    return out
 
 
 @dataclass(slots=True)

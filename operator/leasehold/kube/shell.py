@@ -36,6 +36,7 @@ import aiohttp
 from leasehold.api.clock import Clock, epoch
 from leasehold.api.resources import LeaseInputError, lease_spec
 from leasehold.core.model import (
+    Absence,
     Action,
     Cancel,
     Complete,
@@ -50,7 +51,7 @@ from leasehold.core.model import (
     Start,
     Suspend,
 )
-from leasehold.core.replay import Input, run
+from leasehold.core.replay import Input, run, run_to_start
 from leasehold.core.scheduler import Scheduler
 from leasehold.core.snapshot import restore, snapshot
 from leasehold.core.view import LeaseView
@@ -59,7 +60,7 @@ from . import pods as vm
 from .capacity import ClusterPool, read_pools
 from .capacity import changes as capacity_changes
 from .client import KubeClient, KubeError, Obj
-from .journal import Journal, Known, State, core_name, entry, read_entry
+from .journal import Journal, Known, Log, State, core_name, entry, made, read_log
 from .metrics import Metrics
 from .pods import API_VERSION, Pods, gone
 from .status import Tracked, condition, status_of
@@ -108,6 +109,9 @@ class Shell:
         #: the pods of the Leases, as last seen
         self.pods = Pods()
         self._inputs: list[tuple[str, str, Any]] = []
+        #: inputs journaled, not given to the core yet: it stopped at a start before
+        #: their time (:func:`run_to_start`), and goes on from there next step
+        self._unfed: list[Input] = []
         self._wake = asyncio.Event()
         #: API writes made, by kind (the benchmark reads them)
         self.writes: dict[str, int] = {}
@@ -118,8 +122,6 @@ class Shell:
         self._shown: dict[str, tuple[Any, ...]] = {}
         #: Leases rejected for their spec this step
         self._rejected: list[Rejected] = []
-        #: the last instant the operator that stopped had acted at (recovery)
-        self._away_since = -math.inf
         #: a pod waits for others to leave its node (their deletion wakes the loop)
         self._waiting_room = False
         #: the leases whose pods wait so: their status waits too (no Lease shows
@@ -238,6 +240,8 @@ class Shell:
             wake = None if due is None else self.clock.wall_of(due)
             if self._retry_at is not None:
                 wake = self._retry_at if wake is None else min(wake, self._retry_at)
+            if self._unfed:
+                wake = time.time()  # the core stopped short of its inputs: on at once
             timeout = None if wake is None else max(wake - time.time(), 0.0)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), timeout)
@@ -285,8 +289,10 @@ class Shell:
                  if self.core.lease(name) is not None}
         data = snapshot(self.core)
         kept = {x["request"]["name"] for x in data["leases"]}
+        # the Leases forgotten now are ended too: a restart must not submit them again
+        ended = self.ended | {t.uid for n, t in self.tracked.items() if n not in kept}
         await self.journal.checkpoint(State(
-            data, {n: k for n, k in known.items() if n in kept}, set(self.ended),
+            data, {n: k for n, k in known.items() if n in kept}, ended,
             {k: v for k, v in self._current.items() if v in kept},
             {name: list(pool.names) for name, pool in self.cluster.items()}).data())
         gone = self.core.forget()
@@ -304,15 +310,14 @@ class Shell:
     def _known(self, name: str) -> Known:
         t = self.tracked[name]
         return Known(t.uid, t.namespace, t.name, t.runtime, t.origin, t.deadline_given,
-                     t.generation)
+                     t.generation, t.made)
 
-    async def _settle(self, actions: list[Action], now: float, started: set[str] | None
+    async def _settle(self, actions: list[Action], now: float, started: set[str]
                       ) -> dict[str, None]:
         """Carry the actions out and mend the pods; the leases whose pods the cluster
         refuses fail, a moment later, so that their capacity goes to the others at
         once (and the journal has them at their own time): until nothing more is
-        refused. Returns the leases acted on. ``started`` None: recovering (no
-        lost pods reported)."""
+        refused. Returns the leases acted on."""
         touched: dict[str, None] = {}
         while True:
             by_lease: dict[str, list[Action]] = {}
@@ -324,8 +329,7 @@ class Shell:
             for a in actions:
                 if isinstance(a, Start | Resume | Migrate):
                     self._owed[a.lease] = a  # its event, once its pods are made
-            failures = await self._mend(now, None if started is None
-                                        else started | set(self._owed))
+            failures = await self._mend(now, started | set(self._owed))
             for name in [n for n in self._owed if not self._placed(n)]:
                 del self._owed[name]  # it left its nodes before its pods were made
             told = [a for name, a in self._owed.items()
@@ -334,6 +338,11 @@ class Shell:
                 del self._owed[a.lease]
             for name in failures:
                 self._owed.pop(name, None)
+            if told:  # a fact, before anyone is told: recovery trusts only these starts
+                await self._journal([made([a.lease for a in told], now)])
+                for a in told:
+                    if a.lease in self.tracked:
+                        self.tracked[a.lease].made = now
             await _together(self._guarded(self._told_started(a), a.lease) for a in told)
             if not failures:
                 return touched
@@ -422,7 +431,8 @@ class Shell:
         decision (a compression over thousands of leases) never stops the event
         loop, which goes on serving the watches and the metrics meanwhile."""
         decided = len(self.core.decisions)
-        actions, cpu = await asyncio.to_thread(_run_timed, self.core, told, now)
+        actions, cpu, self._unfed = await asyncio.to_thread(
+            _run_timed, self.core, [*self._unfed, *told], now)
         if self.metrics is not None:
             self.metrics.observe(self.core, actions, self.core.decisions[decided:], cpu,
                                  self.deadline_given)
@@ -439,9 +449,16 @@ class Shell:
         Lease's status is read back). What happened while nobody watched then becomes
         inputs at the current time: a Lease deleted is cancelled, a pool that changed
         is a capacity change. The core catches up to now, and the pods are created or
-        deleted to match. Leases never seen are submitted as new ones."""
+        deleted to match. Leases never seen are submitted as new ones.
+
+        The core is replayed only up to the last instant the stopped operator is
+        known to have acted at (its last input or fact); from then until now it was
+        away, and the core is told so (:class:`~leasehold.core.model.Absence`): no
+        lease started meanwhile, and a lease whose start was decided but whose pods
+        were never all made (no ``made`` fact) did not start at all. So no lease is
+        taken to have run, or completed, without its pods."""
         known: dict[str, Known] = {}
-        inputs: list[Input] = []
+        logged = Log()
         ended: set[str] = set()
         current: dict[str, str] = {}
         names: dict[str, list[str]] = {}
@@ -454,22 +471,19 @@ class Shell:
                                                 saved.nodes)
             else:  # a new journal: it starts with the pools as they are
                 await self.checkpoint()
-            for i, line in enumerate(loaded.log):
-                if isinstance(line, dict) and line.get("kind") == "rejected":
-                    ended.add(str(line.get("uid", "")))
-                    continue
-                item, k = read_entry(line, f"the journal's log[{i}]")
-                inputs.append(item)
-                if k is not None:
-                    known[item.lease] = k
-                    current[core_name(k.namespace, k.name)] = item.lease
-                if item.capacity is not None and isinstance(line.get("names"), list):
-                    names[item.lease] = [str(n) for n in line["names"]]
+            logged = read_log(loaded.log, "the journal's log")
+            ended |= logged.rejected
+            known.update(logged.known)
+            names.update(logged.names)
+            current.update({core_name(k.namespace, k.name): name
+                            for name, k in logged.known.items()})
         objects = {obj["metadata"].get("uid", ""): obj for obj in leases}
-        # fed as the live loop fed them, then on to now
-        self._away_since = max(self.core.now, max((x.time for x in inputs), default=-math.inf))
-        now = max(self.clock.now(), self._away_since)
-        run(self.core, inputs, until=now)
+        made_at = {name: k.made for name, k in known.items() if k.made is not None}
+        made_at.update(logged.made)
+        # fed as the live loop fed them, up to the last instant it acted at
+        away_since = max(self.core.now, logged.last)
+        now = max(self.clock.now(), away_since)
+        run(self.core, logged.inputs, until=away_since)
         self.ended = {uid for uid in ended if uid in objects}
         # the pools as the journal knew them (indices and names), then as they are
         before = {name: ClusterPool(spec, tuple(names.get(name, spec.node_names())),
@@ -486,20 +500,25 @@ class Shell:
             spec = (objects.get(k.uid) or {}).get("spec") or {}
             self.tracked[name] = Tracked(k.namespace, k.name, k.uid, k.runtime,
                                          spec.get("template"), k.origin, k.deadline_given,
-                                         k.generation)
+                                         k.generation, made_at.get(name))
             self._uids[k.uid] = name
         self._current.update({key: n for key, n in current.items() if n in self.tracked})
+        # the starts whose pods were never all made did not happen; nothing started
+        # while nobody watched
+        idle = tuple(st.name for st in self.core.leases() if st.placed and self._idle(st))
+        away = [Input.absent(Absence(now, idle), away_since)] \
+            if away_since > -math.inf and (idle or now > away_since) else []
         # what happened while nobody watched: now
-        away = [Input.cancel(name, now, "deleted while the operator was away")
-                for name, t in self.tracked.items()
-                if t.uid not in objects and not self._view(name).phase.terminal]
+        away += [Input.cancel(name, now, "deleted while the operator was away")
+                 for name, t in self.tracked.items()
+                 if t.uid not in objects and not self._view(name).phase.terminal]
         down = {name: self.core.down(name) for name in self.core.pools}
         away += [Input.capacity_change(c, now) for c in capacity_changes(
             dict(self.core.pools), down, list(self.cluster.values()))]
         await self._journal([entry(x) for x in away])
         actions = await self._decide(away, now) if away else []
         self.pods.fill(pods)
-        await self._settle(actions, now, started=None)
+        await self._settle(actions, now, started=set())
         for st in self.core.leases():
             if st.placed and self._succeeded(st.name, st):
                 t = self.tracked[st.name]
@@ -510,7 +529,14 @@ class Shell:
         for obj in unseen:
             self.submit(obj, origins.get(obj["metadata"]["namespace"], Origin.EXTERNAL))
         log.info("recovered %d leases (%d inputs replayed), %d new", len(self.tracked),
-                 len(inputs), len(unseen))
+                 len(logged.inputs), len(unseen))
+
+    def _idle(self, st: LeaseView) -> bool:
+        """The lease's latest start was decided, and its pods were never all made."""
+        t = self.tracked.get(st.name)
+        made_at = None if t is None else t.made
+        booked = st.reservation
+        return made_at is None or booked is None or made_at < booked.start
 
     def _placed(self, name: str) -> bool:
         view = self.core.lease(name)
@@ -522,12 +548,12 @@ class Shell:
         return view
 
     # ---- pods: what the core wants, against what there is ----------------------------
-    async def _mend(self, now: float, started: set[str] | None) -> dict[str, str]:
+    async def _mend(self, now: float, started: set[str]) -> dict[str, str]:
         """Create the pods the core wants and the cluster lacks, and delete the pods of
         tracked Leases the core does not want (on another node, or not at all).
         Returns the leases whose pods the API server refused, with its message.
         ``started``: the leases whose pods are due anyway this step (any other
-        lease's missing pod is reported as lost); None: no reports (recovery)."""
+        lease's missing pod is reported as lost, and made again)."""
         creates: list[tuple[str, Tracked, LeaseView, int, str]] = []
         deletes: list[Obj] = []
         wanted_uids: set[str] = set()
@@ -567,42 +593,21 @@ class Shell:
                     log.warning("pod %s of %s/%s: %s; trying again in %g s",
                                 vm.pod_name(t.name, i), t.namespace, t.name, exc, self._retry)
                     self._retry_at = time.time() + self._retry
+                    self._deferred.add(name)  # not started until all its pods are
                     return
                 message = exc.message if isinstance(exc, KubeError) else str(exc)
                 failures[name] = (f"the API server refused pod {vm.pod_name(t.name, i)}:"
                                   f" {message}")
                 return
-            if started is None or name not in started:
+            if name not in started:
                 lost.setdefault(name, []).append(vm.pod_name(t.name, i))
         await _together(create(*c) for c in creates)
         self._retry = min(self._retry * 2, RETRY_MAX) if self._retry_at else RETRY_FIRST
-        if started is not None:
-            await _together(self._event(
-                self.tracked[name], "PodsRecreated",
-                f"created again, as they were gone: {', '.join(names)}", warning=True)
-                for name, names in lost.items())
-        else:  # recovering: a lease that started or resumed while nobody watched
-            await _together(self._caught_up(name, len(names)) for name, names in lost.items())
+        await _together(self._event(
+            self.tracked[name], "PodsRecreated",
+            f"created again, as they were gone: {', '.join(names)}", warning=True)
+            for name, names in lost.items())
         return failures
-
-    async def _caught_up(self, name: str, made: int) -> None:
-        """Recovery made all of a lease's pods: it started (or resumed) while the
-        operator was away; its event says so, when."""
-        view = self.core.lease(name)
-        t = self.tracked.get(name)
-        if view is None or t is None:
-            return
-        since = view.running_since if view.running_since is not None else self.core.now
-        if since <= self._away_since or made < len(view.placed):
-            # it ran before the operator stopped: its pods went meanwhile
-            await self._event(t, "PodsRecreated", f"created again, as {made} were gone",
-                              warning=True)
-            return
-        first = view.first_start is not None and view.ran == 0 and view.preemptions == 0
-        reason = "Started" if first else "Resumed"
-        await self._event(t, reason, f"running on {self._names(view.placed)} (from"
-                                     f" {self.clock.stamp(since)}, while the operator was"
-                                     " away)")
 
     def _room_for(self, creates: list[tuple[str, Tracked, LeaseView, int, str]]
                   ) -> list[tuple[str, Tracked, LeaseView, int, str]]:
@@ -862,11 +867,12 @@ def _kind(obj: Obj) -> str | None:
     return kind if isinstance(kind, str) else None
 
 
-def _run_timed(core: Scheduler, told: list[Input], now: float) -> tuple[list[Action], float]:
-    """:func:`run`, and the CPU seconds of the thread that ran it."""
+def _run_timed(core: Scheduler, told: list[Input], now: float
+               ) -> tuple[list[Action], float, list[Input]]:
+    """:func:`run_to_start`, and the CPU seconds of the thread that ran it."""
     cpu = time.thread_time()
-    actions = run(core, told, until=now)
-    return actions, time.thread_time() - cpu
+    actions, unfed = run_to_start(core, told, now)
+    return actions, time.thread_time() - cpu, unfed
 
 
 def _shown(st: LeaseView) -> tuple[Any, ...]:

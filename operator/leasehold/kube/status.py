@@ -24,6 +24,9 @@ class Tracked:
     deadline_given: bool = False
     #: the ``metadata.generation`` of the spec the core was given
     generation: int = 1
+    #: when (the core's time) the pods of its latest start were all made: a start
+    #: after it never happened in the cluster (recovery holds it back)
+    made: float | None = None
 
 
 def condition(kind: str, status: str, reason: str, message: str, stamp: str

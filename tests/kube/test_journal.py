@@ -1,0 +1,58 @@
+"""The journal's log read back (leasehold.kube.journal): what a restart trusts.
+
+Only the operator writes the journal, but it is read after crashes and by hand-made
+repairs: every line is checked, and a line that cannot be trusted is named with its
+position rather than half-read."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pytest
+
+from leasehold.core.model import Absence
+from leasehold.core.replay import Input
+from leasehold.kube.journal import JournalError, entry, made, read_log
+
+
+def _lines(*items: dict[str, Any]) -> list[dict[str, Any]]:
+    return list(items)
+
+
+def test_inputs_facts_and_rejections_read_back_as_written():
+    absence = Input.absent(Absence(90.0, ("lab/a",)), 40.0)
+    log = read_log(_lines(
+        entry(Input.finished("lab/b", 10.0)),
+        made(["lab/a", "lab/c"], 30.0),
+        {"kind": "rejected", "uid": "u-1"},
+        entry(absence),
+        made(["lab/a"], 95.0),
+    ), "log")
+    assert log.inputs == [Input.finished("lab/b", 10.0), absence]
+    # the latest fact per lease wins; the last instant counts facts as well as inputs
+    assert log.made == {"lab/a": 95.0, "lab/c": 30.0}
+    assert log.rejected == {"u-1"}
+    assert log.last == 95.0
+
+
+def test_an_empty_log_has_no_last_instant():
+    assert read_log([], "log").last == -math.inf
+
+
+@pytest.mark.parametrize(("line", "message"), [
+    ({"t": 5, "kind": "made", "lease": ""}, r"log\[1\]: a fact needs t"),
+    ({"t": "5", "kind": "made", "lease": "", "leases": ["a"]}, r"log\[1\]: a fact needs t"),
+    ({"t": math.inf, "kind": "made", "lease": "", "leases": ["a"]}, "a finite time"),
+    ({"t": 5, "kind": "absent", "lease": "", "until": "later", "idle": []},
+     r"log\[1\]: .*until 'later' is not a number"),
+    ({"t": 5, "kind": "absent", "lease": "", "until": math.inf, "idle": []},
+     "until \\(a finite time\\)"),
+    ({"t": 5, "kind": "absent", "lease": "", "until": 9, "idle": "lab/a"}, "idle \\(a list\\)"),
+    ({"t": 5, "kind": "absent", "lease": "", "idle": []}, r"log\[1\]: KeyError"),
+    ({"t": 5, "kind": "teleport", "lease": "x"}, "unknown kind 'teleport'"),
+], ids=["fact-without-leases", "fact-time-text", "fact-time-infinite", "absence-until-text",
+        "absence-forever", "absence-idle-not-list", "absence-without-until", "unknown-kind"])
+def test_a_line_that_cannot_be_trusted_is_named(line, message):
+    with pytest.raises(JournalError, match=message):
+        read_log(_lines(entry(Input.finished("lab/b", 1.0)), line), "log")
