@@ -235,3 +235,64 @@ def test_shared_fit_after_any_history_agrees_with_a_fresh_table(ops):
                                b.segments))
         for t in range(0, 60, 7):
             assert pool.fit(n, sh, d, t) == fresh.fit(n, sh, d, t), (i, t)
+
+
+def _copy(spec: PoolSpec, bookings) -> SharedPool:
+    fresh = SharedPool(spec)
+    for b in bookings:
+        fresh.book(Booking(b.lease, b.pool, b.start, b.end, b.vms, b.shape, b.nodes,
+                           b.segments))
+    return fresh
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    raw=st.lists(st.tuples(st.integers(0, 60), st.integers(1, 30), st.integers(1, 4),
+                           st.sampled_from([Shape(1000, 1024), Shape(2000, 512)])),
+                 min_size=1, max_size=14),
+    gone=st.integers(0, 13),
+    earliest=st.integers(0, 20),
+)
+def test_shared_compression_agrees_with_a_fresh_table_at_every_trial(raw, gone, earliest):
+    """A compression pass (a booking given back, then each other one moved earlier
+    if it can, in order): a shared pool skips the starts its failed trials ruled
+    out, and answers every trial as a table that holds the same bookings and was
+    never asked before does."""
+    spec = shared(3, cpu=4000, memory=4096)
+    pool = SharedPool(spec)
+    held: list[Booking] = []
+    for i, (s, d, n, sh) in enumerate(raw):
+        if pool.fit(n, sh, d, s, latest_start=s) is not None:
+            held.append(book(pool, f"b{i}", s, s + d, n, sh))
+    if len(held) < 2:
+        return
+    pool.unbook(held.pop(gone % len(held)))
+    for k, b in enumerate(list(held)):
+        fresh = _copy(spec, held)
+        twin = next(x for x in fresh.bookings if x.lease == b.lease)
+        length = b.end - b.start
+        want = PoolTable.move_earlier(fresh, twin, earliest, length)
+        got = pool.move_earlier(b, earliest, length)
+        assert got == want, (k, b.lease)
+        if got is not None:  # booked again there, as the planner does
+            moved = Booking(b.lease, b.pool, got, got + length, b.vms, b.shape, None,
+                            (("run", got, got + length),))
+            pool.book(moved)
+            held[k] = moved
+
+
+@pytest.mark.parametrize(("blockers", "tried", "expected"), [
+    # x (5 s) cannot move before 22; y (10 s, behind it in order) can, to 10, into
+    # the room its own booking gives back: x's failure rules out only the starts
+    # whose window ends before y's own start
+    ([(0, 10, 2)], [("x", 22, 27, 2), ("y", 12, 22, 2)], [None, 10]),
+    # x needs both cpus and finds them nowhere before 50; y needs one, free from 0
+    ([(0, 50, 1)], [("x", 50, 55, 2), ("y", 60, 65, 1)], [None, 0]),
+], ids=["own-room-counts", "fewer-vms-fit"])
+def test_shared_compression_rules_out_only_what_a_failed_trial_proves(blockers, tried,
+                                                                       expected):
+    pool = SharedPool(shared(1, cpu=2000, memory=4096))
+    for i, (s, e, n) in enumerate(blockers):
+        book(pool, f"blocker{i}", s, e, n)
+    moves = [book(pool, name, s, e, n) for name, s, e, n in tried]
+    assert [pool.move_earlier(b, 0, b.end - b.start) for b in moves] == expected

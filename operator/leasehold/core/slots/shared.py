@@ -16,6 +16,7 @@ from ..model import PoolSpec, Shape
 from ..profile import Profile
 from .booking import Booking
 from .pool import PoolTable, fit_count
+from .statement import Statement
 
 #: the candidate starts remembered per shape (beyond, they are forgotten and found
 #: again): a bound on memory, far above what one plan tries
@@ -44,6 +45,12 @@ class SharedPool(PoolTable):
         #: reservations; without this, every try scanned every node (145 s for one
         #: compression of 3,659 reservations on 500 nodes)
         self._maybe: dict[Shape, tuple[list[float], dict[float, set[int]]]] = {}
+        #: bumped by every booking made or given back
+        self._version = 0
+        #: per shape, the compression trials that found no earlier start since the
+        #: table last changed: (VMs, length, earliest) -> the latest booking start
+        self._no_earlier: dict[Shape, dict[tuple[int, float, float], float]] = {}
+        self._no_earlier_version = -1
 
     def max_vms(self, shape: Shape) -> int:
         return self.spec.nodes * fit_count(self.spec.cpu, self.spec.memory, shape)
@@ -93,8 +100,8 @@ class SharedPool(PoolTable):
         until there are ``vms``."""
         starts, maybe = self._maybe.setdefault(shape, ([], {}))
         nodes = maybe.get(start)
+        cpu, mem, c, m = self.node_cpu, self.node_mem, shape.cpu, shape.memory
         if nodes is None:
-            cpu, mem, c, m = self.node_cpu, self.node_mem, shape.cpu, shape.memory
             nodes = {n for n in range(self.spec.nodes)
                      if cpu[n].at(start) >= c and mem[n].at(start) >= m}
             if len(starts) > _MAYBE_MAX:
@@ -104,10 +111,41 @@ class SharedPool(PoolTable):
             insort(starts, start)
         total = 0
         for node in nodes:  # the order does not matter: only whether there are vms
-            total += self.room(node, shape, start, end)
+            # each has room at ``start``: only the rest of the window is in doubt
+            low_cpu = cpu[node].min_over(start, end)
+            if low_cpu < c:
+                continue
+            total += fit_count(low_cpu, mem[node].min_over(start, end), shape)
             if total >= vms:
                 break
         return total
+
+    def move_earlier(self, booking: Booking, earliest: float, length: float) -> float | None:
+        # A compression tries thousands of bookings, most of which cannot move, on a
+        # table that does not change meanwhile. A trial that found no start in
+        # [earliest, its start) proves there is none either, for a booking of the
+        # same shape with as many VMs or more and at least as long, at the starts
+        # whose window ends before that booking's own start: there its trial frees
+        # nothing, and the earlier trial had more room everywhere (its own booking
+        # given back). Those starts are skipped: the same answer, found sooner.
+        if self._no_earlier_version != self._version:
+            self._no_earlier.clear()
+        shape, vms, start = booking.shape, booking.vms, booking.start
+        tried = self._no_earlier.setdefault(shape, {})
+        since = earliest
+        for (v, n, e), upto in tried.items():
+            if v <= vms and n <= length and e <= earliest:
+                since = max(since, min(upto, start - length))
+        with Statement(self) as trial:
+            trial.unbook(booking)
+            t = self.fit(vms, shape, length, since, start)
+            if t is not None and t < start:
+                trial.commit()
+                return t
+        key = (vms, length, earliest)
+        tried[key] = max(tried.get(key, start), start)
+        self._no_earlier_version = self._version  # the table is as it was
+        return None
 
     def free_window(self, vms: int, shape: Shape, t: float) -> float:
         if self.fit(vms, shape, 0.0, t, t) is None:
@@ -168,12 +206,14 @@ class SharedPool(PoolTable):
         if booking.nodes is None:
             booking.nodes = self.place(booking.vms, booking.shape, booking.start, booking.end)
         self.bookings[booking] = None
+        self._version += 1
         self._charge(booking, -1)
         if booking.end != inf:
             insort(self._ends, booking.end)
 
     def unbook(self, booking: Booking) -> None:
         del self.bookings[booking]
+        self._version += 1
         self._charge(booking, +1)
         if booking.end != inf:
             i = bisect_left(self._ends, booking.end)
