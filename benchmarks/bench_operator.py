@@ -169,6 +169,9 @@ async def report(cluster: Cluster, timeline: Timeline, manifests: list[dict[str,
     print(f"  core start -> pods Running ({len(lags)} leases): p50 {quantile(lags, 0.5):.2f} s,"
           f" p99 {quantile(lags, 0.99):.2f} s, max {max(lags, default=float('nan')):.2f} s"
           " (targets <= 2 s, <= 5 s)")
+    ended_first = sorted(timeline.interrupted)
+    print(f"  started, then ended or preempted before all their pods were seen Running:"
+          f" {len(ended_first)} leases")
     print(f"  API server writes: {every / wall:.0f}/s over {wall:.0f} s ({every} in all);"
           f" the operator's {total / wall:.0f}/s")
     print(f"  operator API writes: {total} ({total / len(vms):.2f} per lease,"
@@ -182,6 +185,7 @@ async def report(cluster: Cluster, timeline: Timeline, manifests: list[dict[str,
     return {"total_cpu": use["operator_cpu"] - use0["operator_cpu"],
             "peak_rss_mb": use["operator_peak_rss"], "cluster_peak_rss_mb": use["cluster_peak_rss"],
             "lag_p50": quantile(lags, 0.5), "lag_p99": quantile(lags, 0.99), "lagged": len(lags),
+            "ended_before_running": len(timeline.interrupted),
             "writes": total, "writes_per_second": every / wall, "vm_steps": vm_steps,
             "steps": steps, "phases": phases}
 

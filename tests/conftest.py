@@ -32,3 +32,14 @@ def emulated(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Emulated]:
         yield cluster
     finally:
         cluster.stop()
+
+
+@pytest.fixture
+def api_server(tmp_path: Path) -> Iterator[Emulated]:
+    """A fresh emulated API server of the test's own (no kubectl needed)."""
+    server = Emulated(tmp_path / "cluster")
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()

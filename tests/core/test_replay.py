@@ -4,10 +4,12 @@ steps, or a recovery replaying its journal."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from builders import config, exclusive, req
+from builders import DNP, config, exclusive, req
+from leasehold.core.model import Origin
 from leasehold.core.replay import Input, feed, replay, run, run_to_start
 from leasehold.core.scheduler import Scheduler
 from strategies import workloads
@@ -81,9 +83,9 @@ def _starts(actions) -> list[str]:
     return [a.lease for a in actions if _is_start(a)]
 
 
-def test_a_shell_far_behind_stops_the_core_at_each_start():
-    # a runs 0-10, b 10-20; the shell wakes only at 100: without a stop, b would
-    # start and end in one call, its pods never made
+def test_a_shell_far_behind_stops_the_core_before_a_run_it_began_ends():
+    # a runs 0-10, b 10-20; the shell wakes only at 100: in one call b would start
+    # and end, its pods never made
     sched = Scheduler([exclusive(1)], config())
     told = [Input.submit(req("a", 1, 10)), Input.submit(req("b", 1, 10)),
             Input.submit(req("c", 1, 10, at=50), time=50)]
@@ -92,15 +94,41 @@ def test_a_shell_far_behind_stops_the_core_at_each_start():
     actions, rest = run_to_start(sched, rest, 100)
     assert ([a.kind for a in actions], _starts(actions), sched.now) == (
         ["Complete", "Start"], ["b"], 10)
-    actions, rest = run_to_start(sched, rest, 100)
-    assert (_starts(actions), sched.now, rest) == (["c"], 50, [])  # after b ended, at 20
+    actions, rest = run_to_start(sched, rest, 100)  # b ends at 20, c starts at 50
+    assert (_starts(actions), sched.now, rest) == (["c"], 50, [])
     actions, rest = run_to_start(sched, [], 100)  # c ends at 60; nothing starts after
     assert ([a.kind for a in actions], rest, sched.now) == (["Complete"], [], 100)
 
 
+def test_runs_that_go_on_past_the_shells_time_do_not_stop_the_core():
+    # a (0-50) and b (0-500) have their pods; c starts when a ends, and runs past
+    # 100: the core goes through 50 to 100 in one call
+    sched = Scheduler([exclusive(2)], config())
+    told = [Input.submit(req("a", 1, 50)), Input.submit(req("b", 1, 500)),
+            Input.submit(req("c", 1, 500))]
+    assert _starts(run_to_start(sched, told, 0)[0]) == ["a", "b"]
+    actions, rest = run_to_start(sched, [], 100)
+    assert ([(a.kind, a.lease) for a in actions], sched.now, rest) == (
+        [("Complete", "a"), ("Start", "c")], 100, [])
+
+
+@pytest.mark.parametrize(("arrives", "stops"), [
+    (req("d", 1, 500, at=10), False),  # an external lease preempts nothing
+    (req("d", 1, 500, at=10, origin=Origin.LOCAL, type=DNP, deadline=600), True),
+], ids=["external-goes-on", "local-may-preempt-waits"])
+def test_an_input_that_may_preempt_waits_for_the_pods_of_a_run_begun_before_it(arrives,
+                                                                                stops):
+    # a started at 0; d arrives at 10: if d may preempt a, the call stops before it,
+    # and d is given at the next, once a's pods are made
+    sched = Scheduler([exclusive(2)], config())
+    told = [Input.submit(req("a", 1, 500)), Input.submit(arrives, time=10)]
+    _, rest = run_to_start(sched, told, 100)
+    assert (sched.now, rest) == ((0, told[1:]) if stops else (100, []))
+
+
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(workloads(), st.integers(1, 900))
-def test_stopping_at_each_start_arrives_where_one_run_does(workload, until):
+def test_stopping_before_runs_end_arrives_where_one_run_does(workload, until):
     pools, requests, cfg, reports = workload
     inputs = inputs_of(requests, reports)
     once = Scheduler(pools, cfg)
@@ -108,8 +136,10 @@ def test_stopping_at_each_start_arrives_where_one_run_does(workload, until):
     stepped, actions, rest = Scheduler(pools, cfg), [], [x for x in inputs if x.time <= until]
     for _ in range(10_000):
         got, rest = run_to_start(stepped, rest, until)
-        # what starts in a call starts at its last instant: nothing comes after
-        assert {a.time for a in got if _is_start(a)} <= {got[-1].time if got else None}
+        # a run begun in a call does not change later in that call (nothing reaches
+        # it there: no timer of its own and no input)
+        begun = {(a.lease, a.time) for a in got if _is_start(a)}
+        assert not [b for b in got for lease, t in begun if b.lease == lease and b.time > t]
         actions += got
         if stepped.now == until and not rest:
             break

@@ -6,6 +6,7 @@ position rather than half-read."""
 
 from __future__ import annotations
 
+import asyncio
 import math
 from typing import Any
 
@@ -13,7 +14,8 @@ import pytest
 
 from leasehold.core.model import Absence
 from leasehold.core.replay import Input
-from leasehold.kube.journal import JournalError, entry, made, read_log
+from leasehold.kube.client import KubeClient
+from leasehold.kube.journal import Journal, JournalError, entry, made, read_log
 
 
 def _lines(*items: dict[str, Any]) -> list[dict[str, Any]]:
@@ -56,3 +58,31 @@ def test_an_empty_log_has_no_last_instant():
 def test_a_line_that_cannot_be_trusted_is_named(line, message):
     with pytest.raises(JournalError, match=message):
         read_log(_lines(entry(Input.finished("lab/b", 1.0)), line), "log")
+
+
+def test_a_burst_larger_than_a_request_is_logged_in_parts_and_read_back(api_server):
+    """A step that takes in thousands of Leases logs more than one request (or one
+    ConfigMap) may hold: the log is sealed in parts, and read back whole, in order; a
+    snapshot deletes the old parts."""
+    lines = [entry(Input.finished(f"lab/l{i:05d}", float(i))) for i in range(3000)]
+
+    async def scenario() -> None:
+        async with KubeClient.from_kubeconfig(api_server.kubeconfig) as client:
+            journal = Journal(client, "leasehold-system")
+            journal.log_part = 20_000  # a few hundred lines a part
+            await journal.load()
+            await journal.checkpoint({"version": 0})
+            await journal.append(lines[:10])
+            await journal.append(lines[10:])  # the burst
+            await journal.append([made(["lab/l00001"], 3000.0)])
+            assert journal.sealed > 3
+            again = Journal(client, "leasehold-system")
+            loaded = await again.load()
+            assert loaded.log == [*lines, made(["lab/l00001"], 3000.0)]
+            await again.append(lines[:1])  # and goes on from where it was
+            assert (await Journal(client, "leasehold-system").load()).log[-1] == lines[0]
+            await again.checkpoint({"version": 0})
+            left = await client.get("/api/v1/namespaces/leasehold-system/configmaps")
+            names = sorted(x["metadata"]["name"] for x in left["items"])
+            assert names == ["leasehold-journal", "leasehold-journal-2-0"], names
+    asyncio.run(scenario())

@@ -104,6 +104,12 @@ class Request:
     def actual_runtime(self) -> float:
         return self.duration if self.runtime is None else min(self.runtime, self.duration)
 
+    @property
+    def may_preempt(self) -> bool:
+        """Local users come first, and a reservation's start is a promise: these
+        preempt external leases when they do not fit."""
+        return self.origin == Origin.LOCAL or self.type == LeaseType.ADVANCE_RESERVATION
+
 
 @dataclass(frozen=True, slots=True)
 class OverheadParams:

@@ -29,7 +29,7 @@ from . import overhead
 from .enactment import Preemptor
 from .lease import LeaseState
 from .lifecycle import Lifecycle
-from .model import Backfilling, LeaseType, Origin, Phase, SchedulerConfig
+from .model import Backfilling, LeaseType, Phase, SchedulerConfig
 from .placement import Fit, Placement, describe
 from .preemption import Decision
 from .slots import Segments, SlotTable
@@ -221,9 +221,8 @@ class Planner:
         if reason is not None:
             self.lifecycle.reject(st, now, reason)
             return
-        may_preempt = req.origin == Origin.LOCAL or req.type == LeaseType.ADVANCE_RESERVATION
         decision = None
-        if may_preempt:
+        if req.may_preempt:
             outcome = self.preemptor.preempt(st, now, earliest)
             for victim in outcome.replanned:
                 if self.head == victim.name:

@@ -16,6 +16,7 @@ from typing import NamedTuple
 
 from .model import Absence, Action, Capacity, Migrate, Request, Resume, Start
 from .scheduler import CANCELLED, Scheduler
+from .timers import ENDS
 
 # Named tuples, made with tuple.__new__: a simulation makes one per request and per
 # step, and a named tuple's own __new__ (or a frozen dataclass's __init__) is a Python
@@ -145,20 +146,42 @@ def run(scheduler: Scheduler, inputs: Iterable[Input], until: float = inf) -> li
 
 def run_to_start(scheduler: Scheduler, inputs: Iterable[Input], until: float
                  ) -> tuple[list[Action], list[Input]]:
-    """:func:`run` to ``until``, but stopping just after the first instant at which a
-    lease starts, resumes or lands: a live shell makes those pods before the core goes
-    on, so that no lease runs (let alone ends) in the core before its pods exist, however
-    far behind the shell is. Returns the actions taken and the inputs not given yet (in
-    time order), for the next call; calls that carry them on arrive where one
-    :func:`run` does."""
+    """:func:`run` to ``until``, but never into an instant that may end a run begun
+    in the same call: a live shell makes a start's pods once the call returns, and a
+    lease whose run began and ended (or was suspended, or lost its nodes) inside one
+    call would have run in the core without ever having pods. So once a run has
+    begun, the call stops just before the first instant with a timer that ends such
+    a run, or with an input that may (a submission that may preempt, a capacity
+    change, a report about it). Runs that go on past ``until`` do not stop it: a
+    shell behind by less than a run catches up in one call. Returns the actions
+    taken and the inputs not given yet (in time order), for the next call; calls
+    that carry them on arrive where one :func:`run` does."""
     pending = sorted(inputs, key=itemgetter(0))
+    due_at = scheduler.lifecycle.timers.due_at
     actions: list[Action] = []
     fed = 0
+    begun: set[str] = set()  # the leases whose run began in this call
     for step in replay(scheduler, pending, until):
         actions += step.actions
         fed = step.fed
-        if step.time < until and any(
-                isinstance(a, Start | Resume) or (isinstance(a, Migrate) and a.nodes)
-                for a in step.actions):
+        begun.update(a.lease for a in step.actions
+                     if isinstance(a, Start | Resume) or (isinstance(a, Migrate) and a.nodes))
+        if not begun:
+            continue
+        timer = scheduler.next_event_time()
+        told = pending[fed].time if fed < len(pending) else None
+        t = min(x for x in (timer, told, inf) if x is not None)
+        if t > until:
+            continue
+        if timer == t and not begun.isdisjoint(due_at(t, ENDS)):
+            break
+        if told == t and any(_may_end(x, begun) for x in pending[fed:] if x.time == t):
             break
     return actions, pending[fed:]
+
+
+def _may_end(item: Input, runs: set[str]) -> bool:
+    """Whether the input may end one of the ``runs``."""
+    if item.request is not None:
+        return item.request.may_preempt
+    return item.kind in ("capacity", "absent") or item.lease in runs

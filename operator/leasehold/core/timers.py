@@ -26,6 +26,9 @@ class Timer(IntEnum):
     START = 5  # a reservation begins
 
 
+#: the timers that end a run (its work done, or a stop or a suspension beginning)
+ENDS = frozenset({Timer.DONE, Timer.STOP, Timer.SUSPEND})
+
 #: a timer: (time, kind, lease sequence, lease version, lease name)
 Entry = tuple[float, int, int, int, str]
 
@@ -58,3 +61,20 @@ class Timers:
                 return t
             heapq.heappop(heap)
         return None
+
+    def due_at(self, t: float, kinds: frozenset[int]) -> set[str]:
+        """The leases with a live timer of one of ``kinds`` at ``t``, no later than the
+        earliest live one (:meth:`next_time`): a walk down the heap, which stops below
+        anything later."""
+        heap, leases = self.heap, self._leases
+        out: set[str] = set()
+        stack = [0] if heap else []
+        while stack:
+            i = stack.pop()
+            if i >= len(heap) or heap[i][0] > t:
+                continue
+            _, kind, _, version, name = heap[i]
+            if kind in kinds and leases[name].version == version:
+                out.add(name)
+            stack += (2 * i + 1, 2 * i + 2)
+        return out

@@ -6,8 +6,13 @@ write: nothing in it is ever read back. The journal is ConfigMaps in the operato
 own namespace (``--journal-namespace``), which the chart lets no tenant touch:
 
 - ``leasehold-journal`` — the index: the generation of the latest snapshot, how many
-  parts it has, and the log (``data.log``, JSON lines) of every input given to the
-  core since that snapshot;
+  parts it has, how many sealed parts of the log there are, and the log's tail
+  (``data.log``, JSON lines): with the sealed parts, every input given to the core
+  since that snapshot;
+- ``leasehold-journal-<generation>-log-<k>`` — a sealed part of the log (at most
+  :data:`LOG_PART` bytes of JSON lines, under a request's and a ConfigMap's limits):
+  when the tail would outgrow it, it is written out whole and the index starts a new
+  tail (a burst of thousands of Leases in one step is written as several parts);
 - ``leasehold-journal-<generation>-<part>`` — the snapshot (gzipped JSON, in parts of
   at most 700 KiB, under a ConfigMap's 1 MiB): the core's state
   (:mod:`leasehold.core.snapshot`) and what the shell knows of each lease (its
@@ -15,7 +20,8 @@ own namespace (``--journal-namespace``), which the chart lets no tenant touch:
 
 An input is appended before the core is told of it. A snapshot is taken every
 :data:`SNAPSHOT_EVERY` inputs: its parts are written first, then the index points
-to them (one write: the switch is atomic), then the old parts are deleted. Every
+to them (one write: the switch is atomic), then the old parts (of the snapshot and
+of the log) are deleted. Every
 write of the index carries the resourceVersion read last: a second writer (a replica
 that wrongly thinks itself active) gets 409 and stops.
 
@@ -53,6 +59,8 @@ INDEX = "leasehold-journal"
 SNAPSHOT_EVERY = 500
 #: the largest snapshot part (a ConfigMap holds 1 MiB in all)
 PART = 700 * 1024
+#: the largest part of the log, and of the index's tail, in bytes
+LOG_PART = 512 * 1024
 #: the journal format; another is refused
 VERSION = 1
 
@@ -220,9 +228,16 @@ class Journal:
         self._version: str | None = None
         self.generation = 0
         self.parts = 0
+        #: every line logged since the snapshot: the sealed parts', then the tail's
         self.log: list[dict[str, Any]] = []
+        #: the sealed parts of the log, and the tail (in the index) as written
+        self.sealed = 0
+        self._tail: list[str] = []
+        self._tail_bytes = 0
         #: inputs logged between two snapshots
         self.snapshot_every = SNAPSHOT_EVERY
+        #: the largest part of the log
+        self.log_part = LOG_PART
 
     @property
     def due(self) -> bool:
@@ -247,10 +262,24 @@ class Journal:
                 raise JournalError(f"{where}: version {data.get('version')}, expected {VERSION}")
             self.generation = int(data.get("generation", 0))
             self.parts = int(data.get("parts", 0))
-            lines = [line for line in str(data.get("log", "")).splitlines() if line]
-            self.log = [json.loads(line) for line in lines]
+            self.sealed = int(data.get("sealed", 0))
+            self._tail = [line for line in str(data.get("log", "")).splitlines() if line]
+            self._tail_bytes = sum(len(line) + 1 for line in self._tail)
+            tail = [json.loads(line) for line in self._tail]
         except (ValueError, TypeError) as exc:
             raise JournalError(f"{where}: {exc}") from None
+        self.log = []
+        for k in range(self.sealed):
+            name = self._log_part(self.generation, k)
+            try:
+                part = await self.client.get(f"{self._path}/{name}")
+                self.log += [json.loads(line) for line in
+                             str((part.get("data") or {})["log"]).splitlines() if line]
+            except KubeError as exc:
+                raise JournalError(f"ConfigMap {self.namespace}/{name}: {exc}") from None
+            except (KeyError, ValueError, TypeError) as exc:
+                raise JournalError(f"ConfigMap {self.namespace}/{name}: {exc}") from None
+        self.log += tail
         snapshot = None
         if self.parts:
             blob = b""
@@ -291,8 +320,48 @@ class Journal:
         nothing may be done that the journal does not hold."""
         if not entries:
             return
-        await self._write_index(self.generation, self.parts, [*self.log, *entries])
+        lines = [json.dumps(x, separators=(",", ":")) for x in entries]
+        tail, size, sealed = list(self._tail), self._tail_bytes, self.sealed
+        for line in lines:
+            if tail and size + len(line) + 1 > self.log_part:
+                # the tail is full: written out whole (the index does not point to
+                # it until its write below), a new one begun
+                await self._put(self._log_part(self.generation, sealed),
+                                {"data": {"log": "".join(x + "\n" for x in tail)}},
+                                str(self.generation))
+                tail, size, sealed = [], 0, sealed + 1
+            tail.append(line)
+            size += len(line) + 1
+        await self._write_index(self.generation, self.parts, tail, sealed)
         self.log.extend(entries)
+        self._tail, self._tail_bytes, self.sealed = tail, size, sealed
+
+    @staticmethod
+    def _log_part(generation: int, k: int) -> str:
+        return f"{INDEX}-{generation}-log-{k}"
+
+    async def _put(self, name: str, content: dict[str, Any], generation: str) -> None:
+        """A part (of a snapshot or of the log), written anew: one left by a write
+        that never became current is ours to replace."""
+        body = {"apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": name, "namespace": self.namespace,
+                             "labels": {"app.kubernetes.io/name": "leasehold",
+                                        "leasehold.io/journal": generation}},
+                **content}
+        try:
+            await self.client.create(self._path, body)
+        except KubeError as exc:
+            if exc.code != 409:
+                raise
+            # ours only if the index is still as we last wrote it: else another
+            # replica has written since (and may point to this very part)
+            if self._version is not None:
+                index = await self.client.get(f"{self._path}/{INDEX}")
+                if index["metadata"].get("resourceVersion") != self._version:
+                    raise KubeError(409, "the journal was written by another replica",
+                                    "Conflict") from None
+            await self.client.delete(f"{self._path}/{name}")
+            await self.client.create(self._path, body)
 
     async def checkpoint(self, state: dict[str, Any]) -> None:
         """A new snapshot; the log starts empty."""
@@ -300,33 +369,24 @@ class Journal:
         parts = [blob[i:i + PART] for i in range(0, len(blob), PART)] or [b""]
         generation = self.generation + 1
         for i, part in enumerate(parts):
-            body = {"apiVersion": "v1", "kind": "ConfigMap",
-                    "metadata": {"name": f"{INDEX}-{generation}-{i}",
-                                 "namespace": self.namespace,
-                                 "labels": {"app.kubernetes.io/name": "leasehold",
-                                            "leasehold.io/journal": str(generation)}},
-                    "binaryData": {"part": base64.b64encode(part).decode()}}
-            try:
-                await self.client.create(self._path, body)
-            except KubeError as exc:
-                if exc.code != 409:
-                    raise
-                # left by a snapshot that never became current: ours now
-                await self.client.delete(f"{self._path}/{body['metadata']['name']}")
-                await self.client.create(self._path, body)
-        old = (self.generation, self.parts)
-        await self._write_index(generation, len(parts), [])
+            await self._put(f"{INDEX}-{generation}-{i}",
+                            {"binaryData": {"part": base64.b64encode(part).decode()}},
+                            str(generation))
+        old = [f"{INDEX}-{self.generation}-{i}" for i in range(self.parts)]
+        old += [self._log_part(self.generation, k) for k in range(self.sealed)]
+        await self._write_index(generation, len(parts), [], 0)
         self.generation, self.parts, self.log = generation, len(parts), []
-        for i in range(old[1]):
+        self.sealed, self._tail, self._tail_bytes = 0, [], 0
+        for name in old:
             try:
-                await self.client.delete(f"{self._path}/{INDEX}-{old[0]}-{i}")
+                await self.client.delete(f"{self._path}/{name}")
             except KubeError as exc:
-                log.warning("journal: could not delete an old snapshot part: %s", exc)
+                log.warning("journal: could not delete an old part: %s", exc)
 
-    async def _write_index(self, generation: int, parts: int, lines: list[dict[str, Any]]
+    async def _write_index(self, generation: int, parts: int, tail: list[str], sealed: int
                            ) -> None:
         data = {"version": str(VERSION), "generation": str(generation), "parts": str(parts),
-                "log": "".join(json.dumps(x, separators=(",", ":")) + "\n" for x in lines)}
+                "sealed": str(sealed), "log": "".join(line + "\n" for line in tail)}
         if self._version is None:
             try:
                 made = await self.client.create(self._path, {

@@ -277,7 +277,10 @@ class Shell:
             if self._shown.get(st.name) != _shown(st):
                 touched[st.name] = None
         await _together(self._write_status(name) for name in touched)
-        if self.journal is not None and self.journal.due:
+        # a snapshot holds the core only: not while inputs journaled since wait for
+        # it, or a hold is on (the snapshot would lose them, or refuse)
+        if self.journal is not None and self.journal.due and not self._unfed \
+                and not self.core.holding():
             await self.checkpoint()
 
     async def checkpoint(self) -> None:
@@ -394,7 +397,8 @@ class Shell:
                 continue
             name = self._current.get(name, name)
             view = self.core.lease(name)
-            if view is not None and not view.phase.terminal:
+            if (view is not None and not view.phase.terminal) or any(
+                    x.lease == name for x in self._unfed if x.kind == "submit"):
                 item = Input.finished(name, now) if kind == "finished" \
                     else Input.cancel(name, now, "deleted by its owner")
                 told.append(item)

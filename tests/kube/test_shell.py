@@ -1,0 +1,70 @@
+"""The shell driven one step at a time against the emulated API server, without Kopf,
+on a clock so fast that a moment of wall time is a long stretch of the core's: what
+happens when the operator falls behind, made to happen on purpose."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from typing import Any
+
+from leasehold.api.clock import Clock
+from leasehold.core.model import Origin, PoolSpec, SchedulerConfig
+from leasehold.kube.capacity import ClusterPool
+from leasehold.kube.client import KubeClient, KubeError
+from leasehold.kube.journal import Journal, State, read_log
+from leasehold.kube.pods import API_VERSION
+from leasehold.kube.shell import Shell
+
+#: emulated seconds per wall second
+SCALE = 2000.0
+
+
+async def _lease(client: KubeClient, namespace: str, name: str, **spec: Any) -> dict[str, Any]:
+    body = {"apiVersion": API_VERSION, "kind": "Lease",
+            "metadata": {"name": name, "namespace": namespace},
+            "spec": {"vms": 1, "resources": {"cpu": "4", "memory": "1Gi"}, **spec}}
+    with contextlib.suppress(KubeError):  # there already
+        await client.create("/api/v1/namespaces", {
+            "apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
+    return await client.create(f"/apis/{API_VERSION}/namespaces/{namespace}/leases", body)
+
+
+def test_a_snapshot_waits_for_the_inputs_the_core_has_not_been_given(api_server):
+    """b starts (on the only node) when a ends, in the same call as the shell reaches
+    a local Lease's arrival much later: the core stops before the arrival, which may
+    preempt b, until b's pods are made. The journal is due for a snapshot just then;
+    the snapshot waits, or the arrival, journaled but not in the core, would be lost
+    with the log it replaces."""
+    async def scenario() -> None:
+        async with KubeClient.from_kubeconfig(api_server.kubeconfig) as client:
+            journal = Journal(client, "leasehold-system")
+            journal.snapshot_every = 1
+            pool = ClusterPool(PoolSpec("p", 1, 4000, 16384), ("p-0",), frozenset())
+            shell = Shell(client, [pool], SchedulerConfig(policy="moml"),
+                          Clock(SCALE, time.time()), journal=journal)
+            await journal.load()  # a new journal, begun with a snapshot, as on a start
+            await shell.checkpoint()
+            for name, minutes in (("a", 1), ("b", 600)):
+                shell.submit(await _lease(client, "lab", name, type="BestEffortSuspendable",
+                                          duration=f"{minutes}m"), Origin.EXTERNAL)
+            await shell.step()  # a runs, b waits for its node
+            assert shell.core.lease("lab/a").placed and not shell.core.lease("lab/b").placed
+            # an hour of the core's time later, past a's end and b's start
+            await asyncio.sleep(3600 / SCALE)
+            shell.submit(await _lease(client, "owners", "c", type="DeadlineNonPreemptable",
+                                      duration="10m", deadline="3h"), Origin.LOCAL)
+            await shell.step()
+            assert shell.core.lease("owners/c") is None, "the core stops before c"
+            await shell.step()
+            c = shell.core.lease("owners/c")
+            assert c is not None and c.phase.value != "Rejected", c
+            # and a restart finds c: in the snapshot, or in the log after it
+            loaded = await Journal(client, "leasehold-system").load()
+            assert loaded.snapshot is not None
+            saved = State.read(loaded.snapshot)
+            names = {x["request"]["name"] for x in saved.core["leases"]}
+            names |= {x.lease for x in read_log(loaded.log, "log").inputs}
+            assert "owners/c" in names
+    asyncio.run(scenario())
