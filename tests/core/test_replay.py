@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from builders import DNP, config, exclusive, req
 from leasehold.core.model import Origin
-from leasehold.core.replay import Input, feed, replay, run, run_to_start
+from leasehold.core.replay import Input, feed, replay, run, run_live
 from leasehold.core.scheduler import Scheduler
 from strategies import workloads
 
@@ -89,14 +89,14 @@ def test_a_shell_far_behind_stops_the_core_before_a_run_it_began_ends():
     sched = Scheduler([exclusive(1)], config())
     told = [Input.submit(req("a", 1, 10)), Input.submit(req("b", 1, 10)),
             Input.submit(req("c", 1, 10, at=50), time=50)]
-    actions, rest = run_to_start(sched, told, 100)
+    actions, rest = run_live(sched, told, 100)
     assert (_starts(actions), sched.now, rest) == (["a"], 0, told[2:])
-    actions, rest = run_to_start(sched, rest, 100)
+    actions, rest = run_live(sched, rest, 100)
     assert ([a.kind for a in actions], _starts(actions), sched.now) == (
         ["Complete", "Start"], ["b"], 10)
-    actions, rest = run_to_start(sched, rest, 100)  # b ends at 20, c starts at 50
+    actions, rest = run_live(sched, rest, 100)  # b ends at 20, c starts at 50
     assert (_starts(actions), sched.now, rest) == (["c"], 50, [])
-    actions, rest = run_to_start(sched, [], 100)  # c ends at 60; nothing starts after
+    actions, rest = run_live(sched, [], 100)  # c ends at 60; nothing starts after
     assert ([a.kind for a in actions], rest, sched.now) == (["Complete"], [], 100)
 
 
@@ -106,8 +106,8 @@ def test_runs_that_go_on_past_the_shells_time_do_not_stop_the_core():
     sched = Scheduler([exclusive(2)], config())
     told = [Input.submit(req("a", 1, 50)), Input.submit(req("b", 1, 500)),
             Input.submit(req("c", 1, 500))]
-    assert _starts(run_to_start(sched, told, 0)[0]) == ["a", "b"]
-    actions, rest = run_to_start(sched, [], 100)
+    assert _starts(run_live(sched, told, 0)[0]) == ["a", "b"]
+    actions, rest = run_live(sched, [], 100)
     assert ([(a.kind, a.lease) for a in actions], sched.now, rest) == (
         [("Complete", "a"), ("Start", "c")], 100, [])
 
@@ -122,7 +122,7 @@ def test_an_input_that_may_preempt_waits_for_the_pods_of_a_run_begun_before_it(a
     # and d is given at the next, once a's pods are made
     sched = Scheduler([exclusive(2)], config())
     told = [Input.submit(req("a", 1, 500)), Input.submit(arrives, time=10)]
-    _, rest = run_to_start(sched, told, 100)
+    _, rest = run_live(sched, told, 100)
     assert (sched.now, rest) == ((0, told[1:]) if stops else (100, []))
 
 
@@ -135,7 +135,7 @@ def test_stopping_before_runs_end_arrives_where_one_run_does(workload, until):
     expected = run(once, [x for x in inputs if x.time <= until], until)
     stepped, actions, rest = Scheduler(pools, cfg), [], [x for x in inputs if x.time <= until]
     for _ in range(10_000):
-        got, rest = run_to_start(stepped, rest, until)
+        got, rest = run_live(stepped, rest, until)
         # a run begun in a call does not change later in that call (nothing reaches
         # it there: no timer of its own and no input)
         begun = {(a.lease, a.time) for a in got if _is_start(a)}

@@ -144,18 +144,18 @@ def run(scheduler: Scheduler, inputs: Iterable[Input], until: float = inf) -> li
     return [a for step in replay(scheduler, inputs, until) for a in step.actions]
 
 
-def run_to_start(scheduler: Scheduler, inputs: Iterable[Input], until: float
-                 ) -> tuple[list[Action], list[Input]]:
-    """:func:`run` to ``until``, but never into an instant that may end a run begun
-    in the same call: a live shell makes a start's pods once the call returns, and a
-    lease whose run began and ended (or was suspended, or lost its nodes) inside one
-    call would have run in the core without ever having pods. So once a run has
-    begun, the call stops just before the first instant with a timer that ends such
-    a run, or with an input that may (a submission that may preempt, a capacity
-    change, a report about it). Runs that go on past ``until`` do not stop it: a
-    shell behind by less than a run catches up in one call. Returns the actions
-    taken and the inputs not given yet (in time order), for the next call; calls
-    that carry them on arrive where one :func:`run` does."""
+def run_live(scheduler: Scheduler, inputs: Iterable[Input], until: float
+             ) -> tuple[list[Action], list[Input]]:
+    """:func:`run` to ``until`` as a live shell may: never into an instant that may
+    end a run begun in the same call. A live shell makes a start's pods once the call
+    returns, and a lease whose run began and ended (or was suspended, or lost its
+    nodes) inside one call would have run in the core without ever having pods. So
+    once a run has begun, the call stops just before the first instant with a timer
+    that ends such a run, or with an input that may (a submission that may preempt,
+    a capacity change, a report about it). Runs that go on past ``until`` do not
+    stop it: a shell behind by less than a run catches up in one call. Returns the
+    actions taken and the inputs not given yet (in time order), for the next call;
+    calls that carry them on arrive where one :func:`run` does."""
     pending = sorted(inputs, key=itemgetter(0))
     due_at = scheduler.lifecycle.timers.due_at
     actions: list[Action] = []

@@ -51,7 +51,7 @@ from leasehold.core.model import (
     Start,
     Suspend,
 )
-from leasehold.core.replay import Input, run, run_to_start
+from leasehold.core.replay import Input, run, run_live
 from leasehold.core.scheduler import Scheduler
 from leasehold.core.snapshot import restore, snapshot
 from leasehold.core.view import LeaseView
@@ -110,7 +110,7 @@ class Shell:
         self.pods = Pods()
         self._inputs: list[tuple[str, str, Any]] = []
         #: inputs journaled, not given to the core yet: it stopped at a start before
-        #: their time (:func:`run_to_start`), and goes on from there next step
+        #: their time (:func:`run_live`), and goes on from there next step
         self._unfed: list[Input] = []
         self._wake = asyncio.Event()
         #: API writes made, by kind (the benchmark reads them)
@@ -873,9 +873,9 @@ def _kind(obj: Obj) -> str | None:
 
 def _run_timed(core: Scheduler, told: list[Input], now: float
                ) -> tuple[list[Action], float, list[Input]]:
-    """:func:`run_to_start`, and the CPU seconds of the thread that ran it."""
+    """:func:`run_live`, and the CPU seconds of the thread that ran it."""
     cpu = time.thread_time()
-    actions, unfed = run_to_start(core, told, now)
+    actions, unfed = run_live(core, told, now)
     return actions, time.thread_time() - cpu, unfed
 
 
