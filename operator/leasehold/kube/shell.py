@@ -109,8 +109,9 @@ class Shell:
         #: the pods of the Leases, as last seen
         self.pods = Pods()
         self._inputs: list[tuple[str, str, Any]] = []
-        #: inputs journaled, not given to the core yet: it stopped at a start before
-        #: their time (:func:`run_live`), and goes on from there next step
+        #: inputs journaled, not given to the core yet: it stopped before their time,
+        #: where they may end a run whose pods are not made yet (:func:`run_live`),
+        #: and goes on from there next step
         self._unfed: list[Input] = []
         self._wake = asyncio.Event()
         #: API writes made, by kind (the benchmark reads them)
