@@ -138,29 +138,28 @@ def entry(item: Input, known: Known | None = None) -> dict[str, Any]:
 def read_entry(d: Any, where: str) -> tuple[Input, Known | None]:
     """A log line as the input it was, and what the shell knew of the lease."""
     try:
-        t = d["t"]
-        if isinstance(t, bool) or not isinstance(t, int | float):
-            raise ValueError(f"t {t!r} is not a number")
+        t = _number(d["t"], "t")
+        if t is None:
+            raise ValueError("t is missing")
         kind, lease = str(d["kind"]), str(d["lease"])
         known = Known.read(d["known"], f"{where}.known") if "known" in d else None
         if kind == "submit":
-            return Input.submit(request_from(d["request"], f"{where}.request"), float(t)), known
+            return Input.submit(request_from(d["request"], f"{where}.request"), t), known
         if kind == "finished":
-            return Input.finished(lease, float(t)), known
+            return Input.finished(lease, t), known
         if kind == "cancel":
-            return Input.cancel(lease, float(t), str(d["reason"])), known
+            return Input.cancel(lease, t, str(d["reason"])), known
         if kind == "fail":
-            return Input.fail(lease, float(t), str(d["reason"])), known
+            return Input.fail(lease, t, str(d["reason"])), known
         if kind == "capacity":
             change = Capacity(pool_from(d["pool"], f"{where}.pool"),
                               frozenset(int(i) for i in d["down"]), bool(d.get("removed")))
-            return Input.capacity_change(change, float(t)), known
+            return Input.capacity_change(change, t), known
         if kind == "absent":
             until = _number(d["until"], "until")
             if until is None or not math.isfinite(until) or not isinstance(d["idle"], list):
                 raise ValueError("an absence needs until (a finite time) and idle (a list)")
-            return Input.absent(Absence(until, tuple(str(n) for n in d["idle"])),
-                                float(t)), known
+            return Input.absent(Absence(until, tuple(str(n) for n in d["idle"])), t), known
         raise ValueError(f"unknown kind {kind!r}")
     except JournalError:
         raise
@@ -193,13 +192,16 @@ def read_log(lines: list[Any], where: str) -> Log:
             out.rejected.add(str(line.get("uid", "")))
             continue
         if kind == "made":
-            t, leases = line.get("t"), line.get("leases")
-            if isinstance(t, bool) or not isinstance(t, int | float) \
-                    or not math.isfinite(t) or not isinstance(leases, list):
+            leases = line.get("leases")
+            try:
+                t = _number(line.get("t"), "t")
+            except ValueError:
+                t = None
+            if t is None or not math.isfinite(t) or not isinstance(leases, list):
                 raise JournalError(f"{at}: a fact needs t (a finite time) and leases"
                                    " (a list)")
-            out.made.update(dict.fromkeys(map(str, leases), float(t)))
-            out.last = max(out.last, float(t))
+            out.made.update(dict.fromkeys(map(str, leases), t))
+            out.last = max(out.last, t)
             continue
         item, k = read_entry(line, at)
         out.inputs.append(item)
