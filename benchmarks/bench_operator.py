@@ -166,6 +166,13 @@ async def report(cluster: Cluster, timeline: Timeline, manifests: list[dict[str,
     lags = timeline.lags()
     print(f"  phases: {dict(sorted(phases.items()))}")
     print(f"  lifecycle steps: {dict(sorted(steps.items()))}; {vm_steps} VM-steps")
+    # a lease the core ran without pods: Completed with no Started event (the shell
+    # posts Started once its pods are made)
+    said: dict[str, set[str]] = {}
+    for e in events:
+        said.setdefault(e["involvedObject"]["name"], set()).add(e["reason"])
+    unmade = sum("Completed" in r and "Started" not in r for r in said.values())
+    print(f"  Completed with no Started event (never had pods): {unmade} (target 0)")
     print(f"  core start -> pods Running ({len(lags)} leases): p50 {quantile(lags, 0.5):.2f} s,"
           f" p99 {quantile(lags, 0.99):.2f} s, max {max(lags, default=float('nan')):.2f} s"
           " (targets <= 2 s, <= 5 s)")
@@ -184,7 +191,8 @@ async def report(cluster: Cluster, timeline: Timeline, manifests: list[dict[str,
           f" peak {use['cluster_peak_rss']:.0f} MB, at the end {use['cluster_rss']:.0f} MB")
     return {"total_cpu": use["operator_cpu"] - use0["operator_cpu"],
             "peak_rss_mb": use["operator_peak_rss"], "cluster_peak_rss_mb": use["cluster_peak_rss"],
-            "lag_p50": quantile(lags, 0.5), "lag_p99": quantile(lags, 0.99), "lagged": len(lags),
+            "completed_unmade": unmade, "lag_p50": quantile(lags, 0.5),
+            "lag_p99": quantile(lags, 0.99), "lagged": len(lags),
             "ended_before_running": len(timeline.interrupted),
             "writes": total, "writes_per_second": every / wall, "vm_steps": vm_steps,
             "steps": steps, "phases": phases}

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from builders import DNP, config, exclusive, req
 from leasehold.core.model import Origin
-from leasehold.core.replay import Input, feed, replay, run, run_live
+from leasehold.core.replay import Input, feed, replay, run, run_live, stops
 from leasehold.core.scheduler import Scheduler
 from strategies import workloads
 
@@ -110,6 +110,35 @@ def test_runs_that_go_on_past_the_shells_time_do_not_stop_the_core():
     actions, rest = run_live(sched, [], 100)
     assert ([(a.kind, a.lease) for a in actions], sched.now, rest) == (
         [("Complete", "a"), ("Start", "c")], 100, [])
+
+
+def test_a_run_whose_pods_are_not_made_holds_the_core_before_its_end():
+    # a starts at 0 and ends at 10; its pods wait (unmade): later calls do not move
+    # the core to 10, not even a step, and b (arriving at 5) is given
+    sched = Scheduler([exclusive(2)], config())
+    told = [Input.submit(req("a", 1, 10)), Input.submit(req("b", 1, 100, at=5), time=5)]
+    assert _starts(run_live(sched, told[:1], 0)[0]) == ["a"]
+    actions, rest = run_live(sched, told[1:], 100, unmade={"a"})
+    assert (_starts(actions), sched.now, rest) == (["b"], 5, [])
+    actions, rest = run_live(sched, [], 100, unmade={"a"})
+    assert (actions, sched.now, rest) == ([], 5, [])
+    assert stops(sched, [], {"a"}, 100) and not stops(sched, [], {"a"}, 9)
+    # its pods made: on through its end
+    actions, rest = run_live(sched, [], 100)
+    assert ([(a.kind, a.lease) for a in actions], sched.now) == ([("Complete", "a")], 100)
+
+
+@pytest.mark.parametrize(("arrives", "held"), [
+    (Input.submit(req("d", 1, 500, at=10), time=10), False),
+    (Input.cancel("a", 10), True),
+    (Input.submit(req("d", 1, 500, at=10, origin=Origin.LOCAL, type=DNP, deadline=600),
+                  time=10), True),
+], ids=["external-submit-goes-on", "its-cancel-waits", "local-may-preempt-waits"])
+def test_an_input_that_may_end_an_unmade_run_waits(arrives, held):
+    sched = Scheduler([exclusive(2)], config())
+    run_live(sched, [Input.submit(req("a", 1, 500))], 0)
+    _, rest = run_live(sched, [arrives], 100, unmade={"a"})
+    assert (sched.now, rest) == ((0, [arrives]) if held else (100, []))
 
 
 @pytest.mark.parametrize(("arrives", "stops"), [

@@ -31,6 +31,16 @@ async def _lease(client: KubeClient, namespace: str, name: str, **spec: Any) -> 
     return await client.create(f"/apis/{API_VERSION}/namespaces/{namespace}/leases", body)
 
 
+async def _seen_gone(client: KubeClient, shell: Shell) -> None:
+    """Tell the shell of the pods it knows that are no longer there (the watch's
+    DELETED events, which this test has no watch for)."""
+    there = {p["metadata"]["uid"] for p in (await client.get("/api/v1/pods"))["items"]}
+    for uid in list(shell.pods.owners()):
+        for pod in list(shell.pods.of(uid).values()):
+            if pod["metadata"]["uid"] not in there:
+                shell.pod_seen("DELETED", pod)
+
+
 def test_a_snapshot_waits_for_the_inputs_the_core_has_not_been_given(api_server):
     """b starts (on the only node) when a ends, in the same call as the shell reaches
     a local Lease's arrival much later: the core stops before the arrival, which may
@@ -58,6 +68,11 @@ def test_a_snapshot_waits_for_the_inputs_the_core_has_not_been_given(api_server)
             await shell.step()
             assert shell.core.lease("owners/c") is None, "the core stops before c"
             await shell.step()
+            assert shell.core.lease("owners/c") is None, "b's pods wait for a's to go"
+            await _seen_gone(client, shell)  # as the pod watch tells it
+            await shell.step()  # b's pods made; the core was held for them
+            assert shell.core.lease("owners/c") is None
+            await shell.step()
             c = shell.core.lease("owners/c")
             assert c is not None and c.phase.value != "Rejected", c
             # and a restart finds c: in the snapshot, or in the log after it
@@ -67,4 +82,52 @@ def test_a_snapshot_waits_for_the_inputs_the_core_has_not_been_given(api_server)
             names = {x["request"]["name"] for x in saved.core["leases"]}
             names |= {x.lease for x in read_log(loaded.log, "log").inputs}
             assert "owners/c" in names
+    asyncio.run(scenario())
+
+
+async def _reasons(client: KubeClient, namespace: str, lease: str) -> list[str]:
+    """The reasons of the events about a Lease, oldest first (but its reservations)."""
+    items = (await client.get(f"/api/v1/namespaces/{namespace}/events"))["items"]
+    about = [e for e in items if e["involvedObject"]["name"] == lease]
+    about.sort(key=lambda e: int(e["metadata"]["resourceVersion"]))
+    return [e["reason"] for e in about if e["reason"] != "Scheduled"]
+
+
+def test_a_start_whose_pods_wait_holds_the_core_then_is_undone(api_server):
+    """b starts when a ends, on a's node; a's pod is still seen there, so b's pods
+    wait. The core's clock is held before b's end, however late the shell is: b is
+    never Completed without pods. After the hold's limit the start is undone (an
+    event says so) and b waits to be placed again; once a's pod is seen gone, b's
+    pods are made, then it runs to its end."""
+    async def scenario() -> None:
+        async with KubeClient.from_kubeconfig(api_server.kubeconfig) as client:
+            pool = ClusterPool(PoolSpec("p", 1, 4000, 16384), ("p-0",), frozenset())
+            shell = Shell(client, [pool], SchedulerConfig(policy="moml"),
+                          Clock(SCALE, time.time()))
+            for name, minutes in (("a", 1), ("b", 10)):
+                shell.submit(await _lease(client, "lab", name, type="BestEffortSuspendable",
+                                          duration=f"{minutes}m"), Origin.EXTERNAL)
+            await shell.step()
+            await asyncio.sleep(1800 / SCALE)  # past a's end and b's, had it started
+            await shell.step()
+            await shell.step()
+            b = shell.core.lease("lab/b")
+            assert b is not None and b.phase.value == "Running"
+            assert b.end is None and shell.core.now < 660, (b, shell.core.now)
+            assert "Started" not in await _reasons(client, "lab", "b")
+            shell.hold_max = 0.05
+            await asyncio.sleep(0.1)
+            await shell.step()
+            await shell.step()
+            assert await _reasons(client, "lab", "b") == ["StartUndone"]
+            b = shell.core.lease("lab/b")
+            assert b is not None and b.ran == 0 and not b.phase.terminal, b
+            shell.hold_max = 60.0
+            await _seen_gone(client, shell)
+            for _ in range(20):  # the pods made, then the core on to b's end
+                await shell.step()
+                await asyncio.sleep(600 / SCALE)
+                if "Completed" in await _reasons(client, "lab", "b"):
+                    break
+            assert await _reasons(client, "lab", "b") == ["StartUndone", "Started", "Completed"]
     asyncio.run(scenario())

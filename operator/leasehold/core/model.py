@@ -174,7 +174,8 @@ class Absence:
     begin (:meth:`Lifecycle.unstart`). Until ``until`` no lease starts, resumes or
     lands and nothing is planned; the work of the leases that kept running counts,
     and they end, are suspended or cancelled at their times. Then every lease due
-    meanwhile is placed again, from ``until``."""
+    meanwhile is placed again, from ``until``. An absence that ends where it begins
+    only undoes the idle starts: a live shell that could not make their pods."""
 
     until: float
     idle: tuple[str, ...] = ()

@@ -84,9 +84,16 @@ class Profile:
                 if cand > latest_start:
                     return None
                 continue
-            i += 1
-            if i == n or times[i] >= cand + duration:
+            # the steps after i that begin inside the window: whether all have room
+            # is decided in C (a window of a long lease spans hundreds of steps of a
+            # busy pool's profile); only a window that fails is walked, to its first
+            # step without room
+            j = bisect_left(times, cand + duration, i + 1)
+            if j <= i + 1 or min(free[i + 1:j]) >= amount:
                 return cand
+            i += 1
+            while free[i] >= amount:
+                i += 1
 
     def earlier_start(
         self, amount: int, earliest: float, start: float, length: float

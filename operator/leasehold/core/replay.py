@@ -9,7 +9,7 @@ replays its journal arrives where the one that was killed had been.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from math import inf
 from operator import itemgetter
 from typing import NamedTuple
@@ -144,43 +144,61 @@ def run(scheduler: Scheduler, inputs: Iterable[Input], until: float = inf) -> li
     return [a for step in replay(scheduler, inputs, until) for a in step.actions]
 
 
-def run_live(scheduler: Scheduler, inputs: Iterable[Input], until: float
-             ) -> tuple[list[Action], list[Input]]:
+def run_live(scheduler: Scheduler, inputs: Iterable[Input], until: float,
+             unmade: Collection[str] = ()) -> tuple[list[Action], list[Input]]:
     """:func:`run` to ``until`` as a live shell may: never into an instant that may
-    end a run begun in the same call. A live shell makes a start's pods once the call
+    end a run whose pods are not made. A live shell makes a start's pods once the call
     returns, and a lease whose run began and ended (or was suspended, or lost its
     nodes) inside one call would have run in the core without ever having pods. So
-    once a run has begun, the call stops just before the first instant with a timer
-    that ends such a run, or with an input that may (a submission that may preempt,
-    a capacity change, a report about it). Runs that go on past ``until`` do not
-    stop it: a shell behind by less than a run catches up in one call. Returns the
-    actions taken and the inputs not given yet (in time order), for the next call;
-    calls that carry them on arrive where one :func:`run` does."""
+    the call stops just before the first instant with a timer that ends a run begun
+    in it, or one of the ``unmade`` runs (begun in an earlier call, their pods not
+    made yet: the shell holds the core's clock for them), or with an input that may
+    (a submission that may preempt, a capacity change, a report about it). Runs that
+    go on past ``until`` do not stop it: a shell behind by less than a run catches up
+    in one call. Returns the actions taken and the inputs not given yet (in time
+    order), for the next call; calls that carry them on arrive where one :func:`run`
+    does."""
     pending = sorted(inputs, key=itemgetter(0))
-    due_at = scheduler.lifecycle.timers.due_at
     actions: list[Action] = []
+    begun = set(unmade)  # and the leases whose run began in this call
+    if stops(scheduler, pending, begun, until):
+        return actions, pending
     fed = 0
-    begun: set[str] = set()  # the leases whose run began in this call
     for step in replay(scheduler, pending, until):
         actions += step.actions
         fed = step.fed
         begun.update(a.lease for a in step.actions
                      if isinstance(a, Start | Resume) or (isinstance(a, Migrate) and a.nodes))
-        if not begun:
-            continue
-        timer = scheduler.next_event_time()
-        told = pending[fed].time if fed < len(pending) else None
-        t = min(x for x in (timer, told, inf) if x is not None)
-        if t > until:
-            continue
-        if timer == t and not begun.isdisjoint(due_at(t, ENDS)):
-            break
-        if told == t and any(_may_end(x, begun) for x in pending[fed:] if x.time == t):
+        if stops(scheduler, pending, begun, until, fed):
             break
     return actions, pending[fed:]
 
 
-def _may_end(item: Input, runs: set[str]) -> bool:
+def stops(scheduler: Scheduler, pending: Sequence[Input], runs: Collection[str],
+          until: float, fed: int = 0) -> bool:
+    """Whether the scheduler's next instant (up to ``until``) may end one of the
+    ``runs``: by a timer of theirs, or an input (``pending[fed:]``, in time order,
+    the inputs not given yet)."""
+    if not runs:
+        return False
+    timer = scheduler.next_event_time()
+    told = pending[fed].time if fed < len(pending) else None
+    t = min(x for x in (timer, told, inf) if x is not None)
+    if t > until:
+        return False
+    if timer == t and not scheduler.lifecycle.timers.due_at(t, ENDS).isdisjoint(runs):
+        return True
+    if told != t:
+        return False
+    for i in range(fed, len(pending)):
+        if pending[i].time != t:
+            break
+        if _may_end(pending[i], runs):
+            return True
+    return False
+
+
+def _may_end(item: Input, runs: Collection[str]) -> bool:
     """Whether the input may end one of the ``runs``."""
     if item.request is not None:
         return item.request.may_preempt

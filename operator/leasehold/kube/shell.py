@@ -51,7 +51,7 @@ from leasehold.core.model import (
     Start,
     Suspend,
 )
-from leasehold.core.replay import Input, run, run_live
+from leasehold.core.replay import Input, run, run_live, stops
 from leasehold.core.scheduler import Scheduler
 from leasehold.core.snapshot import restore, snapshot
 from leasehold.core.view import LeaseView
@@ -71,6 +71,10 @@ log = logging.getLogger("leasehold.operator")
 #: retried after this many seconds, doubling up to :data:`RETRY_MAX`
 RETRY_FIRST = 1.0
 RETRY_MAX = 30.0
+#: the longest (wall-clock seconds) the core's clock is held for a start whose pods
+#: are not made (their node still busy, the API server refusing for a while); then
+#: the start is undone and the lease waits to be placed again
+HOLD_MAX = 30.0
 
 
 def transient(exc: BaseException) -> bool:
@@ -130,6 +134,14 @@ class Shell:
         self._deferred: set[str] = set()
         #: the starts, resumes and migrations whose events wait for the pods
         self._owed: dict[str, Action] = {}
+        #: since when (wall clock) each of those has waited: the core's clock is held
+        #: before their runs' ends (:func:`run_live`) for at most :data:`HOLD_MAX`
+        self._owed_since: dict[str, float] = {}
+        #: how long (wall clock) at most
+        self.hold_max = HOLD_MAX
+        #: the core stopped for runs whose pods wait: the loop waits for the pods
+        #: (their room, a retry) or the hold's end, not for the core's timers
+        self._stalled = False
         #: Leases whose pods went or succeeded since the last step, by uid
         self._pods_changed: set[str] = set()
         #: Leases waiting for the NodePool they name, by uid
@@ -241,7 +253,11 @@ class Shell:
             wake = None if due is None else self.clock.wall_of(due)
             if self._retry_at is not None:
                 wake = self._retry_at if wake is None else min(wake, self._retry_at)
-            if self._unfed:
+            if self._stalled:  # its timers are due, and wait for pods
+                wake = min(self._owed_since.values(), default=time.time()) + self.hold_max
+                if self._retry_at is not None:
+                    wake = min(wake, self._retry_at)
+            elif self._unfed:
                 wake = time.time()  # the core stopped short of its inputs: on at once
             timeout = None if wake is None else max(wake - time.time(), 0.0)
             with contextlib.suppress(TimeoutError):
@@ -258,6 +274,8 @@ class Shell:
         inputs, self._inputs = in_creation_order(self._inputs), []
         inputs += self._finished_pods()
         told, entries = self._read(inputs, now)
+        more, lines = self._unhold()
+        told, entries = [*told, *more], [*entries, *lines]
         if self._recount:  # after the step's submissions, as a scenario's changes
             more, lines = await self._capacity_inputs(now)
             told, entries = [*told, *more], [*entries, *lines]
@@ -280,6 +298,7 @@ class Shell:
         await _together(self._write_status(name) for name in touched)
         # a snapshot holds the core only: not while inputs journaled since wait for
         # it, or a hold is on (the snapshot would lose them, or refuse)
+        self._stalled = stops(self.core, self._unfed, self._unmade(), now)
         if self.journal is not None and self.journal.due and not self._unfed \
                 and not self.core.holding():
             await self.checkpoint()
@@ -342,6 +361,8 @@ class Shell:
                 del self._owed[a.lease]
             for name in failures:
                 self._owed.pop(name, None)
+            wall = time.time()
+            self._owed_since = {n: self._owed_since.get(n, wall) for n in self._owed}
             if told:  # a fact, before anyone is told: recovery trusts only these starts
                 await self._journal([made([a.lease for a in told], now)])
                 for a in told:
@@ -397,6 +418,9 @@ class Shell:
                 entries.append(entry(item, self._known(name)))
                 continue
             name = self._current.get(name, name)
+            if kind == "cancel":  # its pods no longer wanted: the core need not wait
+                self._owed.pop(name, None)
+                self._owed_since.pop(name, None)
             view = self.core.lease(name)
             if (view is not None and not view.phase.terminal) or any(
                     x.lease == name for x in self._unfed if x.kind == "submit"):
@@ -405,6 +429,35 @@ class Shell:
                 told.append(item)
                 entries.append(entry(item))
         return told, entries
+
+    def _unmade(self) -> frozenset[str]:
+        """The runs whose pods wait, for which the core's clock is held (those that
+        waited too long are undone first, by :meth:`_unhold`)."""
+        return frozenset(self._owed_since)
+
+    def _unhold(self) -> tuple[list[Input], list[dict[str, Any]]]:
+        """The starts whose pods waited :attr:`hold_max` and more are undone: their
+        runs did not begin (as after an absence), and the leases wait to be placed
+        again. The input, and its journal entry."""
+        wall = time.time()
+        late = sorted(n for n, since in self._owed_since.items()
+                      if wall - since >= self.hold_max)
+        if not late:
+            return [], []
+        for name in late:
+            del self._owed[name], self._owed_since[name]
+            log.warning("the pods of %s were not all made in %g s: its start is undone",
+                        name, self.hold_max)
+            t = self.tracked.get(name)
+            if t is not None:
+                self._writes.append(self._event(
+                    t, "StartUndone", f"its pods could not all be made within {self.hold_max:g} s"
+                    " (their nodes still busy, or the API server refusing): it waits to be"
+                    " placed again", warning=True))
+        # at the core's time, held before their runs' ends: they ran nothing
+        at = self.core.now
+        item = Input.absent(Absence(at, tuple(late)), at)
+        return [item], [entry(item)]
 
     def _hold(self, obj: Obj, origin: Origin) -> bool:
         """A Lease naming a NodePool that does not exist (yet) waits for it, Pending:
@@ -437,7 +490,7 @@ class Shell:
         loop, which goes on serving the watches and the metrics meanwhile."""
         decided = len(self.core.decisions)
         actions, cpu, self._unfed = await asyncio.to_thread(
-            _run_timed, self.core, [*self._unfed, *told], now)
+            _run_timed, self.core, [*self._unfed, *told], now, self._unmade())
         if self.metrics is not None:
             self.metrics.observe(self.core, actions, self.core.decisions[decided:], cpu,
                                  self.deadline_given)
@@ -872,11 +925,11 @@ def _kind(obj: Obj) -> str | None:
     return kind if isinstance(kind, str) else None
 
 
-def _run_timed(core: Scheduler, told: list[Input], now: float
+def _run_timed(core: Scheduler, told: list[Input], now: float, unmade: frozenset[str]
                ) -> tuple[list[Action], float, list[Input]]:
     """:func:`run_live`, and the CPU seconds of the thread that ran it."""
     cpu = time.thread_time()
-    actions, unfed = run_live(core, told, now)
+    actions, unfed = run_live(core, told, now, unmade)
     return actions, time.thread_time() - cpu, unfed
 
 
