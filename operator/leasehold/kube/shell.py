@@ -296,9 +296,9 @@ class Shell:
             if self._shown.get(st.name) != _shown(st):
                 touched[st.name] = None
         await _together(self._write_status(name) for name in touched)
+        self._stalled = stops(self.core, self._unfed, self._unmade(), now)
         # a snapshot holds the core only: not while inputs journaled since wait for
         # it, or a hold is on (the snapshot would lose them, or refuse)
-        self._stalled = stops(self.core, self._unfed, self._unmade(), now)
         if self.journal is not None and self.journal.due and not self._unfed \
                 and not self.core.holding():
             await self.checkpoint()
