@@ -104,3 +104,24 @@ def test_prune_forgets_the_past_but_not_the_present():
     assert prof.times[0] == -inf and prof.at(12) == 2 and prof.at(25) == 4
     assert prof.mismatches(4, [(5, 20, 2)]) == []
     assert prof.mismatches(4, [(5, 20, 1)]) != []
+
+
+@settings(max_examples=300, deadline=None)
+@given(changes=changes_st, amount=st.integers(1, 6), start=st.integers(0, H - 1),
+       length=st.integers(0, 30))
+def test_runs_are_the_longest_spans_with_room(changes, amount, start, length):
+    prof = Profile(6)
+    for s, e, d in changes:
+        prof.add(s, e, d)
+    arr = brute(6, changes)
+    end = start + length
+    want, since = [], None
+    for t in range(start, end):
+        if arr[t] >= amount and since is None:
+            since = t
+        elif arr[t] < amount and since is not None:
+            want.append((since, t))
+            since = None
+    if since is not None:
+        want.append((since, end))
+    assert prof.runs(amount, start, end) == want

@@ -55,6 +55,27 @@ class Profile:
         i = bisect_right(times, start) - 1
         return min(self.free[i:max(i + 1, bisect_left(times, end))])
 
+    def runs(self, amount: int, start: float, end: float) -> list[tuple[float, float]]:
+        """The longest spans within ``[start, end)`` with ``amount`` free throughout,
+        in order."""
+        out: list[tuple[float, float]] = []
+        if start >= end:
+            return out
+        times, free = self.times, self.free
+        i, n = bisect_right(times, start) - 1, len(times)
+        since: float | None = None
+        while i < n and times[i] < end:
+            if free[i] >= amount:
+                if since is None:
+                    since = max(times[i], start)
+            elif since is not None:
+                out.append((since, times[i]))
+                since = None
+            i += 1
+        if since is not None:
+            out.append((since, end))
+        return out
+
     def free_since(self, amount: int, t: float) -> float:
         """Since when ``amount`` has been free without a break up to ``t``
         (``-inf``: always; ``t``: not just before ``t``)."""

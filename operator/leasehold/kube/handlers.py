@@ -43,6 +43,7 @@ from leasehold.core.model import Origin, SchedulerConfig
 
 from .capacity import read_pools
 from .client import KubeClient, Kubeconfig, KubeError, Obj, kubeconfig_path, read_kubeconfig
+from .heap import trimmed
 from .informer import follow, listing
 from .journal import Journal
 from .metrics import Metrics
@@ -284,6 +285,7 @@ async def _schedule(memo: OperatorMemo, shell: Shell) -> None:
     try:
         async with asyncio.TaskGroup() as tasks:
             tasks.create_task(shell.run())
+            tasks.create_task(trimmed())
             tasks.create_task(follow(client, NAMESPACES, versions[NAMESPACES],
                                      lambda kind, ns: _namespace_seen(memo, kind, ns)))
             tasks.create_task(follow(client, LEASES, versions[LEASES],

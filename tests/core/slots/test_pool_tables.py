@@ -10,7 +10,14 @@ from hypothesis import strategies as st
 
 from builders import exclusive, shared
 from leasehold.core.model import PoolSpec, Shape
-from leasehold.core.slots import Booking, ExclusivePool, PoolTable, SharedPool, make_pool
+from leasehold.core.slots import (
+    Booking,
+    ExclusivePool,
+    PoolTable,
+    SharedPool,
+    Statement,
+    make_pool,
+)
 
 ONE = Shape(1000, 512)
 
@@ -296,3 +303,56 @@ def test_shared_compression_rules_out_only_what_a_failed_trial_proves(blockers, 
         book(pool, f"blocker{i}", s, e, n)
     moves = [book(pool, name, s, e, n) for name, s, e, n in tried]
     assert [pool.move_earlier(b, 0, b.end - b.start) for b in moves] == expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    raw=st.lists(st.tuples(st.integers(0, 40), st.integers(1, 30), st.integers(1, 4),
+                           st.sampled_from([Shape(1000, 1024), Shape(2000, 512)])),
+                 min_size=2, max_size=12),
+    rounds=st.lists(st.tuples(st.sampled_from(["give", "book", "probe"]), st.integers(0, 40),
+                              st.integers(0, 6)),
+                    min_size=1, max_size=4),
+)
+def test_shared_compressions_on_proven_bookings_agree_with_a_fresh_table(raw, rounds):
+    """Bookings placed at the earliest start a search found carry that proof, and a
+    trial that fails renews it: later compressions search only the windows that
+    overlap capacity given back since. Over rounds of bookings given back, new ones
+    made, trials undone and the present moving on, every trial answers as a table
+    that holds the same bookings and was never asked before does."""
+    spec = shared(3, cpu=4000, memory=4096)
+    pool = SharedPool(spec)
+    held: list[Booking] = []
+
+    def place(name: str, s: int, d: int, n: int, sh: Shape) -> None:
+        t = pool.fit(n, sh, d, s)
+        if t is not None:
+            held.append(book(pool, name, t, t + d, n, sh))
+
+    for i, (s, d, n, sh) in enumerate(raw):
+        place(f"b{i}", s, d, n, sh)
+    now = 0
+    for r, (op, x, step) in enumerate(rounds):
+        now += step
+        pool.prune(now)
+        if op == "give" and held:
+            pool.unbook(held.pop(x % len(held)))
+        elif op == "book":
+            place(f"r{r}", max(x, now), 1 + x % 20, 1 + x % 3, Shape(1000, 1024))
+        elif op == "probe" and held:  # a preemption's trial: given back, then undone
+            with Statement(pool) as trial:
+                trial.unbook(held[x % len(held)])
+        for k, b in enumerate(list(held)):
+            if b.start <= now:
+                continue
+            fresh = _copy(spec, held)
+            twin = next(y for y in fresh.bookings if y.lease == b.lease)
+            length = b.end - b.start
+            want = PoolTable.move_earlier(fresh, twin, now, length)
+            got = pool.move_earlier(b, now, length)
+            assert got == want, (r, k, b.lease)
+            if got is not None:
+                pool.book(moved := Booking(b.lease, b.pool, got, got + length, b.vms,
+                                           b.shape, None, (("run", got, got + length),)))
+                held[k] = moved
+        assert pool.usage_violations() == []

@@ -49,10 +49,27 @@ class SharedPool(PoolTable):
         #: capacity was given back where they looked: (VMs, length, earliest) -> the
         #: latest booking start
         self._no_earlier: dict[Shape, dict[tuple[int, float, float], float]] = {}
-        #: the spans given back since those were last checked: a booking made takes
-        #: room and proves none wrong; one given back may give room where they found
-        #: none
-        self._given: list[tuple[float, float]] = []
+        #: the spans given back, numbered: a booking made takes room and proves no
+        #: failed search wrong; one given back may give room where one found none.
+        #: (number, start, end, booking); spans that end before the pool's present
+        #: can matter to no search and are dropped
+        self._given: list[tuple[int, float, float, Booking]] = []
+        self._given_count = 0
+        self._given_kept = 64  # spans kept at the last sweep of those that ended
+        self._now = -inf
+        #: the first span number ``_no_earlier`` has not been checked against
+        self._no_earlier_seen = 0
+        #: per booking, what a search proved when it was placed or last failed to move
+        #: it: (spans given before, earliest, length): no start in ``[earliest, its
+        #: start)`` for as many VMs of its shape that long. Only a window that
+        #: overlaps a span given back since can be one now
+        self._proofs: dict[Booking, tuple[int, float, float]] = {}
+        #: the last successful search: (VMs, shape, length, start, earliest, spans
+        #: given before); the booking made from it inherits its proof
+        self._found: tuple[int, Shape, float, float, float, int] | None = None
+        #: per shape and node, the spans of time (from the present on, starts and
+        #: ends) in which the node holds a VM of the shape, kept until it changes
+        self._rooms: dict[Shape, dict[int, tuple[list[float], list[float]]]] = {}
 
     def max_vms(self, shape: Shape) -> int:
         return self.spec.nodes * fit_count(self.spec.cpu, self.spec.memory, shape)
@@ -89,6 +106,7 @@ class SharedPool(PoolTable):
                     break
                 t = b
             if self._room_total(vms, shape, a, a + duration) >= vms:
+                self._found = (vms, shape, duration, a, earliest, self._given_count)
                 return a
             i = bisect_right(ends, a)
             if i == len(ends):  # past the last end the pool is empty: cannot happen
@@ -124,44 +142,138 @@ class SharedPool(PoolTable):
 
     def move_earlier(self, booking: Booking, earliest: float, length: float) -> float | None:
         # A compression tries thousands of bookings, most of which cannot move, on a
-        # table that does not change meanwhile. A trial that found no start in
-        # [earliest, its start) proves there is none either, for a booking of the
-        # same shape with as many VMs or more and at least as long, at the starts
-        # whose window ends before that booking's own start: there its trial frees
-        # nothing, and the earlier trial had more room everywhere (its own booking
-        # given back). Those starts are skipped: the same answer, found sooner.
-        # Only the trials that looked where capacity was given back since are
-        # forgotten: after a booking moved, the thousands that looked elsewhere still
-        # hold (forgetting them all made one compression of 2,672 reservations in
-        # the scale benchmark take 93 s of CPU)
-        if self._given:
-            self._forget_where_given()
+        # table that changes little meanwhile. Two kinds of proof spare the search:
+        #
+        # - the booking's own: when it was placed at the earliest start a search
+        #   found, or last failed to move, no earlier start existed. Bookings made
+        #   since took room and proved nothing wrong; a start found now must use a
+        #   node given capacity back since, within the window, and that node must
+        #   hold a VM throughout it. Only those starts are searched, found on those
+        #   nodes alone (the first compression after the scale benchmark's local
+        #   wave, 2,119 trials on 500 nodes, took 17 s of CPU when each trial
+        #   searched its booking's whole past, 2.5 s so; the next ones, after one
+        #   lease ended early, 2-10 s, now 0.02-2 s);
+        # - another booking's failed trial: one that found no start in [earliest, its
+        #   start) proves there is none either for a booking of the same shape with
+        #   as many VMs or more and at least as long, at the starts whose window ends
+        #   before that booking's own start (there its trial freed nothing, and the
+        #   earlier trial had more room everywhere). Forgotten where capacity was
+        #   given back since.
+        self._forget_where_given()
         shape, vms, start = booking.shape, booking.vms, booking.start
+        gained = self._gained(booking, earliest, length)
+        # the gained nodes' room is looked at before the trial, unless the booking's
+        # own nodes are among them (its own room then counts)
+        own = gained is not None and not gained.keys().isdisjoint(booking.nodes or ())
+        windows = [(earliest, start)] if gained is None else [] if own \
+            else self._room_windows(gained, shape, length, earliest, start)
         tried = self._no_earlier.setdefault(shape, {})
-        since = earliest
-        for (v, n, e), upto in tried.items():
-            if v <= vms and n <= length and e <= earliest:
-                since = max(since, min(upto, start - length))
-        given = len(self._given)
-        with Statement(self) as trial:
-            trial.unbook(booking)
-            t = self.fit(vms, shape, length, since, start)
-            if t is not None and t < start:
-                trial.commit()
-                return t
-        del self._given[given:]  # the trial's booking is back: nothing was given
+        if windows or own:
+            since = earliest
+            for (v, n, e), upto in tried.items():
+                if v <= vms and n <= length and e <= earliest:
+                    since = max(since, min(upto, start - length))
+            with Statement(self) as trial:
+                trial.unbook(booking)
+                if gained is not None and own:
+                    windows = self._room_windows(gained, shape, length, earliest, start)
+                for low, high in windows:
+                    t = self.fit(vms, shape, length, max(low, since), high)
+                    if t is not None and t < start:
+                        trial.commit()
+                        # the windows before ``t`` had no start: so had the others
+                        self._found = (vms, shape, length, t, earliest, self._given_count)
+                        return t
+        self._proofs[booking] = (self._given_count, earliest, length)
         key = (vms, length, earliest)
         tried[key] = max(tried.get(key, start), start)
         return None
+
+    def _gained(self, booking: Booking, earliest: float,
+                length: float) -> dict[int, tuple[float, float]] | None:
+        """The nodes given capacity back since the booking's proof, where a window
+        of ``length`` starting in ``[earliest, its start)`` may overlap it: each
+        with the span that covers what it was given. None: no proof that holds."""
+        proof = self._proofs.get(booking)
+        if proof is None or proof[1] > earliest or proof[2] > length:
+            return None
+        start = booking.start
+        gained: dict[int, tuple[float, float]] = {}
+        for _, a, b, given in self._given[bisect_left(self._given, (proof[0],)):]:
+            if b <= earliest or a - length >= start:
+                continue
+            for node in given.nodes or ():
+                was = gained.get(node)
+                gained[node] = (a, b) if was is None else (min(was[0], a), max(was[1], b))
+        return gained
+
+    def _room_windows(
+        self, gained: dict[int, tuple[float, float]], shape: Shape, length: float,
+        earliest: float, start: float,
+    ) -> list[tuple[float, float]]:
+        """The starts ``t`` in ``[earliest, start]`` at which one of the ``gained``
+        nodes holds a VM throughout ``[t, t + length)``, a window that overlaps what
+        it was given: ``[low, high]`` ranges, in order, not overlapping."""
+        out: list[tuple[float, float]] = []
+        rooms = self._rooms.setdefault(shape, {})
+        for node, (a, b) in gained.items():
+            low, high = max(earliest, a - length), min(b, start)
+            if low >= high:
+                continue
+            runs = rooms.get(node)
+            if runs is None:
+                found = self._room_runs(node, shape, self._now, inf)
+                runs = rooms[node] = ([x for x, _ in found], [y for _, y in found])
+            until = high + length
+            for i in range(bisect_right(runs[1], low), len(runs[0])):
+                x, y = max(runs[0][i], low), min(runs[1][i], until)
+                if x >= until:
+                    break
+                if y - x >= length:
+                    out.append((x, y - length))
+        out.sort()
+        merged: list[tuple[float, float]] = []
+        for low, high in out:
+            if merged and low <= merged[-1][1]:
+                if high > merged[-1][1]:
+                    merged[-1] = (merged[-1][0], high)
+            else:
+                merged.append((low, high))
+        return merged
+
+    def _room_runs(self, node: int, shape: Shape, start: float, end: float,
+                   at_least: float = 0.0) -> list[tuple[float, float]]:
+        """The longest spans within ``[start, end)``, in order, in which ``node``
+        holds a VM of ``shape`` throughout, of those ``at_least`` that long (at
+        least some time)."""
+        cpu = [r for r in self.node_cpu[node].runs(shape.cpu, start, end)
+               if r[1] - r[0] >= at_least]
+        if not cpu:  # cpu first: it is most often what is short
+            return cpu
+        mem = self.node_mem[node].runs(shape.memory, start, end)
+        out: list[tuple[float, float]] = []
+        i = j = 0
+        while i < len(cpu) and j < len(mem):  # both at once: the intersections
+            x, y = max(cpu[i][0], mem[j][0]), min(cpu[i][1], mem[j][1])
+            if y > x and y - x >= at_least:
+                out.append((x, y))
+            if cpu[i][1] < mem[j][1]:
+                i += 1
+            else:
+                j += 1
+        return out
 
     def _forget_where_given(self) -> None:
         """A failed trial (VMs, length ``n``, earliest ``e``) up to ``upto`` looked at
         windows within ``[e, upto + n)``: those that overlap a span given back are
         forgotten."""
-        given, self._given = self._given, []
+        given = self._given[bisect_left(self._given, (self._no_earlier_seen,)):]
+        self._no_earlier_seen = self._given_count
+        if not given:
+            return
         for tried in self._no_earlier.values():
             for key in [k for k, upto in tried.items()
-                        if any(a < upto + k[1] and b > k[2] for a, b in given)]:
+                        if any(a < upto + k[1] and b > k[2] for _, a, b, _ in given)]:
                 del tried[key]
 
     def free_window(self, vms: int, shape: Shape, t: float) -> float:
@@ -208,18 +320,35 @@ class SharedPool(PoolTable):
         for node, count in nodes.items():
             self.node_cpu[node].add(b.start, b.end, sign * count * cpu)
             self.node_mem[node].add(b.start, b.end, sign * count * mem)
-        # the remembered starts it spans: whether its nodes have room there now
+            for rooms in self._rooms.values():
+                rooms.pop(node, None)
+        # the remembered starts it spans: whether its nodes have room there now,
+        # read off each node's spans of room rather than at every start
         for shape, (starts, maybe) in self._maybe.items():
-            for t in starts[bisect_left(starts, b.start):bisect_left(starts, b.end)]:
-                there = maybe[t]
-                for node in nodes:
-                    if self.node_cpu[node].at(t) >= shape.cpu \
-                            and self.node_mem[node].at(t) >= shape.memory:
-                        there.add(node)
-                    else:
-                        there.discard(node)
+            first, last = bisect_left(starts, b.start), bisect_left(starts, b.end)
+            if first == last:
+                continue
+            for node in nodes:
+                k = first
+                for x, y in self._room_runs(node, shape, b.start, b.end):
+                    j = bisect_left(starts, x, k, last)
+                    for t in starts[k:j]:
+                        maybe[t].discard(node)
+                    k = bisect_left(starts, y, j, last)
+                    for t in starts[j:k]:
+                        maybe[t].add(node)
+                for t in starts[k:last]:
+                    maybe[t].discard(node)
 
     def book(self, booking: Booking) -> None:
+        given = self._given
+        if given and given[-1][3] is booking \
+                and (given[-1][1], given[-1][2]) == (booking.start, booking.end):
+            given.pop()  # a trial's booking put back: nothing was given after all
+        found = self._found
+        if found is not None and found[:2] == (booking.vms, booking.shape) \
+                and found[3] == booking.start and found[3] + found[2] == booking.end:
+            self._proofs[booking] = (found[5], found[4], found[2])
         if booking.nodes is None:
             booking.nodes = self.place(booking.vms, booking.shape, booking.start, booking.end)
         self.bookings[booking] = None
@@ -229,7 +358,10 @@ class SharedPool(PoolTable):
 
     def unbook(self, booking: Booking) -> None:
         del self.bookings[booking]
-        self._given.append((booking.start, booking.end))
+        self._proofs.pop(booking, None)
+        if booking.end > self._now:
+            self._given.append((self._given_count, booking.start, booking.end, booking))
+            self._given_count += 1
         self._charge(booking, +1)
         if booking.end != inf:
             i = bisect_left(self._ends, booking.end)
@@ -243,9 +375,13 @@ class SharedPool(PoolTable):
     def prune(self, now: float) -> None:
         # Per-node profiles are not pruned: unbooking a finished lease merges its
         # steps away, so they stay as short as the live bookings on the node.
+        self._now = now
         i = bisect_right(self._ends, now)
         if i:
             del self._ends[:i]
+        if len(self._given) > 2 * self._given_kept:
+            self._given = [g for g in self._given if g[2] > now]
+            self._given_kept = max(len(self._given), 64)
         self.cpu_free.prune(now)
         self.mem_free.prune(now)
         for starts, maybe in self._maybe.values():
