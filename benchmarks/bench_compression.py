@@ -3,11 +3,13 @@ its longest steps take, the compressions, which hold the operator's clock.
 
 5,000 external Leases (the scale benchmark's mix, seed 1) submitted 50 at a time
 over the first 600 s, as the operator reads them at 120x; the core advanced every
-30 s to t=4,900; 40 local Leases then, which preempt; and, after the compression
-that follows, ``--cancels`` running leases cancelled one at a time, each followed by
-the compression of every reservation. It prints the CPU seconds (``process_time``)
-of the local wave's step, of the compression after it, of each compression after a
-cancel, and of the worst step and all steps to the last lease's end.
+``--every`` seconds (30) to ``--wave-at`` (2,700 s: when the scale benchmark's
+local wave comes, now that its Leases are decided in ~20 s of wall time); 40 local
+Leases then, which preempt; and, after the compression that follows, ``--cancels``
+running leases cancelled one at a time, each followed by the compression of every
+reservation. It prints the CPU seconds (``process_time``) of the local wave's step,
+of the compression after it, of each compression after a cancel, and of the worst
+step and all steps to the last lease's end.
 """
 
 from __future__ import annotations
@@ -48,9 +50,9 @@ def main(args: argparse.Namespace) -> None:
             step(t)
             t = at
         core.submit(lease_spec(m, Origin.EXTERNAL, t, clock).to_request(), t)
-    while t < 4900:
+    while t < args.wave_at:
         step(t)
-        t += 30
+        t += args.every
     print(f"{args.leases} leases on {args.nodes} nodes x 4 cpu, policy {args.policy}:"
           f" submitted and run to t={t:g} in {total[0]:.2f} s")
     for m in manifests[args.leases:]:
@@ -64,7 +66,7 @@ def main(args: argparse.Namespace) -> None:
         core.cancel(name, t)
         print(f"  {name} cancelled, the compression after it: {step(t):.3f} s")
     while core.pending_inputs() or any(not v.phase.terminal for v in core.leases()):
-        t += 30
+        t += args.every
         step(t)
     print(f"  every step, to t={t:g}: {total[0]:.2f} s;"
           f" the worst step {worst[0]:.2f} s at t={worst[1]:g}")
@@ -78,6 +80,11 @@ if __name__ == "__main__":
     parser.add_argument("--local", type=int, default=40)
     parser.add_argument("--nodes", type=int, default=500)
     parser.add_argument("--cancels", type=int, default=5)
+    parser.add_argument("--every", type=float, default=30.0,
+                        help="core seconds between two steps (default: 30; the operator"
+                             " at 120x steps every 0.25 s of wall time or more)")
+    parser.add_argument("--wave-at", type=float, default=2700.0,
+                        help="core seconds at which the local Leases come (default: 2700)")
     parser.add_argument("--policy", default="moml")
     parser.add_argument("--seed", type=int, default=1)
     main(parser.parse_args())

@@ -176,6 +176,12 @@ async def report(cluster: Cluster, timeline: Timeline, manifests: list[dict[str,
     print(f"  core start -> pods Running ({len(lags)} leases): p50 {quantile(lags, 0.5):.2f} s,"
           f" p99 {quantile(lags, 0.99):.2f} s, max {max(lags, default=float('nan')):.2f} s"
           " (targets <= 2 s, <= 5 s)")
+    # where the tail is: the leases over the p99 target, by when the core started them
+    late = [(t, lag) for t, lag in timeline.lagged() if lag > 5.0]
+    first = min(timeline.created.values(), default=0.0)
+    if late:
+        print(f"  lag over 5 s: {len(late)} leases, started {late[0][0] - first:.0f}"
+              f"-{late[-1][0] - first:.0f} s after the first create")
     ended_first = sorted(timeline.interrupted)
     print(f"  started, then ended or preempted before all their pods were seen Running:"
           f" {len(ended_first)} leases")
@@ -193,6 +199,7 @@ async def report(cluster: Cluster, timeline: Timeline, manifests: list[dict[str,
             "peak_rss_mb": use["operator_peak_rss"], "cluster_peak_rss_mb": use["cluster_peak_rss"],
             "completed_unmade": unmade, "lag_p50": quantile(lags, 0.5),
             "lag_p99": quantile(lags, 0.99), "lagged": len(lags),
+            "lags": [[t - first, lag] for t, lag in timeline.lagged()],
             "ended_before_running": len(timeline.interrupted),
             "writes": total, "writes_per_second": every / wall, "vm_steps": vm_steps,
             "steps": steps, "phases": phases}

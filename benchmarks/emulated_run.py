@@ -213,7 +213,12 @@ class Timeline:
     def lags(self) -> list[float]:
         """Seconds from the core's start of each lease to its first pods all Running
         (those interrupted before are left out)."""
-        return [self.running[k] - self.started[k] for k in self.running if k in self.started]
+        return [lag for _, lag in self.lagged()]
+
+    def lagged(self) -> list[tuple[float, float]]:
+        """(wall-clock start, lag) of each lease :meth:`lags` measures, by start."""
+        return sorted((self.started[k], self.running[k] - self.started[k])
+                      for k in self.running if k in self.started)
 
     async def watch(self, client: KubeClient) -> None:
         """Follow Leases and pods until cancelled."""

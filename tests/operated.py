@@ -180,12 +180,13 @@ def apply_testbed(c: Operated, scale: float) -> tuple[threading.Thread, float]:
     return thread, start
 
 
-def final_phases(c: Operated) -> dict[str, str] | bool:
-    """Every Lease's phase once all are final, else False."""
+def final_phases(c: Operated, failed: bool = False) -> dict[str, str] | bool:
+    """Every Lease's phase once all are final (``Failed`` counting as final if
+    ``failed``), else False."""
     phases = {x["metadata"]["name"]: x.get("status", {}).get("phase")
               for x in c.get("lhl", "-A")["items"]}
-    return all(p in ("Completed", "Rejected", "Cancelled") for p in phases.values()) \
-        and phases
+    final = ("Completed", "Rejected", "Cancelled", *(("Failed",) if failed else ()))
+    return all(p in final for p in phases.values()) and phases
 
 
 def preemptions(c: Operated) -> dict[str, int]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import HealthCheck, given, settings
 
 from builders import AR, BEC, DM, DNP, config, drive, exclusive, lease, req, run, spans
 from leasehold.core import overhead
@@ -21,6 +22,7 @@ from leasehold.core.model import (
 from leasehold.core.replay import Input, replay
 from leasehold.core.scheduler import Scheduler
 from leasehold.core.snapshot import snapshot
+from strategies import workloads
 
 
 def kinds(actions, lease):
@@ -437,3 +439,30 @@ def test_a_snapshot_waits_for_the_hold_to_end():
     assert held.holding()
     with pytest.raises(ValueError, match="once a hold is over"):
         snapshot(held)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(workloads())
+def test_placed_is_every_lease_on_nodes_at_every_step(workload):
+    """``placed()``, read at every step of random workloads, against the filter of
+    every lease's view."""
+    pools, requests, cfg, inputs = workload
+
+    def check(sched, now, actions):
+        assert [v.name for v in sched.placed()] == [v.name for v in sched.leases() if v.placed]
+    drive(pools, requests, cfg, inputs, check=check)
+
+
+def test_placed_holds_a_resuming_lease_and_a_migrating_one_where_it_is():
+    r = [req("R", 2, 100, type=AR, start=1000), req("B", 2, 1500, memory=256)]
+    sched = Scheduler([exclusive(2)], config(sbb=True))
+    list(replay(sched, map(Input.submit, r), until=1100))
+    assert lease(sched, "B").phase.value == "Resuming"
+    assert [v.name for v in sched.placed()] == ["B"]
+    sched = Scheduler([exclusive(2, "a"), exclusive(2, "b")], config())
+    sched.submit(req("M", 2, 1000, memory=512, type=DM, deadline=5000), 0)
+    sched.advance(100)
+    migrate_now(sched, "M", 100)
+    m = lease(sched, "M")
+    assert m.phase.value == "Migrating"
+    assert [v.name for v in sched.placed()] == (["M"] if m.placed else [])

@@ -170,8 +170,11 @@ def test_metrics_follow_the_run(tmp_path):
         c.kubectl("apply", "-f", "-", stdin=yaml.safe_dump(docs[6]))  # and 7 preempts
         c.until(lambda: c.lease("owners", "lease-7").get("status", {}).get("phase")
                 == "Running")
+        # the counters move at every step, the gauges at most once a second
         text = c.until(lambda: 'leasehold_preemptions_total{action="suspend",policy="moml"'
-                       in (t := scrape()) and t)
+                       in (t := scrape())
+                       and 'leasehold_leases{namespace="owners",phase="Running"} 1.0' in t
+                       and t)
         samples = {line.split(" ")[0]: float(line.split(" ")[1])
                    for line in text.splitlines() if line and not line.startswith("#")}
         admitted = sum(v for k, v in samples.items()

@@ -48,9 +48,20 @@ def test_killed_at_random_the_operator_loses_and_double_books_nothing(tmp_path: 
             until(lambda k=kill: c.recoveries() == k + 1, 30)
         arrivals.join()
         assert time.monotonic() - start < 7800 / SCALE, "the run ended before the kills"
-        phases = until(lambda: final_phases(c), timeout=120, step=0.5,
-                       explain=lambda: c.kubectl("get", "lhl", "-A").stdout)
-        assert phases == want
+        phases = until(lambda: final_phases(c, failed=True), timeout=120, step=0.5,
+                       explain=lambda: c.kubectl(
+                           "get", "lhl", "-A", "-o", "custom-columns=NAME:.metadata.name,"
+                           "PHASE:.status.phase,MESSAGE:.status.message").stdout)
+        # the one way a kill may change an outcome: a restart (1-2 s of wall time,
+        # 70-140 s of the cluster's here) spans a deadline lease's due start, which
+        # recovery places again from then, too late for its deadline: Failed, saying so
+        moved = {name for name in phases if phases[name] != want[name]}
+        for name in moved:
+            status = next(x["status"] for x in c.get("lhl", "-A")["items"]
+                          if x["metadata"]["name"] == name)
+            assert status["phase"] == "Failed" \
+                and "the operator away when it was due" in status["message"], (name, status)
+        assert len(moved) <= 1, (phases, want)
         # the same preemption as without the kills ({5, 6} under moml), and only once
         assert preemptions(c) == {"lease-5": 1, "lease-6": 1}
         assert sampler.problems == [], sampler.problems[:5]

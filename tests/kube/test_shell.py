@@ -14,6 +14,7 @@ from leasehold.core.model import Origin, PoolSpec, SchedulerConfig
 from leasehold.kube.capacity import ClusterPool
 from leasehold.kube.client import KubeClient, KubeError
 from leasehold.kube.journal import Journal, State, read_log
+from leasehold.kube.metrics import Metrics
 from leasehold.kube.pods import API_VERSION
 from leasehold.kube.shell import Shell
 
@@ -29,6 +30,12 @@ async def _lease(client: KubeClient, namespace: str, name: str, **spec: Any) -> 
         await client.create("/api/v1/namespaces", {
             "apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
     return await client.create(f"/apis/{API_VERSION}/namespaces/{namespace}/leases", body)
+
+
+async def _step(shell: Shell) -> None:
+    """A step, and its reports written (the loop writes them behind its steps)."""
+    await shell.step()
+    await shell.outbox.flush()
 
 
 async def _seen_gone(client: KubeClient, shell: Shell) -> None:
@@ -59,20 +66,20 @@ def test_a_snapshot_waits_for_the_inputs_the_core_has_not_been_given(api_server)
             for name, minutes in (("a", 1), ("b", 600)):
                 shell.submit(await _lease(client, "lab", name, type="BestEffortSuspendable",
                                           duration=f"{minutes}m"), Origin.EXTERNAL)
-            await shell.step()  # a runs, b waits for its node
+            await _step(shell)  # a runs, b waits for its node
             assert shell.core.lease("lab/a").placed and not shell.core.lease("lab/b").placed
             # an hour of the core's time later, past a's end and b's start
             await asyncio.sleep(3600 / SCALE)
             shell.submit(await _lease(client, "owners", "c", type="DeadlineNonPreemptable",
                                       duration="10m", deadline="3h"), Origin.LOCAL)
-            await shell.step()
+            await _step(shell)
             assert shell.core.lease("owners/c") is None, "the core stops before c"
-            await shell.step()
+            await _step(shell)
             assert shell.core.lease("owners/c") is None, "b's pods wait for a's to go"
             await _seen_gone(client, shell)  # as the pod watch tells it
-            await shell.step()  # b's pods made; the core was held for them
+            await _step(shell)  # b's pods made; the core was held for them
             assert shell.core.lease("owners/c") is None
-            await shell.step()
+            await _step(shell)
             c = shell.core.lease("owners/c")
             assert c is not None and c.phase.value != "Rejected", c
             # and a restart finds c: in the snapshot, or in the log after it
@@ -107,27 +114,87 @@ def test_a_start_whose_pods_wait_holds_the_core_then_is_undone(api_server):
             for name, minutes in (("a", 1), ("b", 10)):
                 shell.submit(await _lease(client, "lab", name, type="BestEffortSuspendable",
                                           duration=f"{minutes}m"), Origin.EXTERNAL)
-            await shell.step()
+            await _step(shell)
             await asyncio.sleep(1800 / SCALE)  # past a's end and b's, had it started
-            await shell.step()
-            await shell.step()
+            await _step(shell)
+            await _step(shell)
             b = shell.core.lease("lab/b")
             assert b is not None and b.phase.value == "Running"
             assert b.end is None and shell.core.now < 660, (b, shell.core.now)
             assert "Started" not in await _reasons(client, "lab", "b")
             shell.hold_max = 0.05
             await asyncio.sleep(0.1)
-            await shell.step()
-            await shell.step()
+            await _step(shell)
+            await _step(shell)
             assert await _reasons(client, "lab", "b") == ["StartUndone"]
             b = shell.core.lease("lab/b")
             assert b is not None and b.ran == 0 and not b.phase.terminal, b
             shell.hold_max = 60.0
             await _seen_gone(client, shell)
             for _ in range(20):  # the pods made, then the core on to b's end
-                await shell.step()
+                await _step(shell)
                 await asyncio.sleep(600 / SCALE)
                 if "Completed" in await _reasons(client, "lab", "b"):
                     break
             assert await _reasons(client, "lab", "b") == ["StartUndone", "Started", "Completed"]
+    asyncio.run(scenario())
+
+
+def test_a_steps_pods_are_made_before_its_reports_are_written(api_server):
+    """One lease starts and thirty others are reserved behind it in one step: the
+    started lease's pod is created before any of the thirty reservations' events or
+    statuses is written (reports go behind the step, never in front of its pods)."""
+    async def scenario() -> None:
+        async with KubeClient.from_kubeconfig(api_server.kubeconfig) as client:
+            pool = ClusterPool(PoolSpec("p", 1, 4000, 16384), ("p-0",), frozenset())
+            shell = Shell(client, [pool], SchedulerConfig(policy="moml"),
+                          Clock(1.0, time.time()))
+            for i in range(31):
+                shell.submit(await _lease(client, "queue", f"l{i:02d}", duration="10m",
+                                          type="BestEffortSuspendable"), Origin.EXTERNAL)
+            await _step(shell)
+            pods = (await client.get("/api/v1/namespaces/queue/pods"))["items"]
+            assert [p["metadata"]["name"] for p in pods] == ["l00-vm-0"], pods
+            made = int(pods[0]["metadata"]["resourceVersion"])
+            events = (await client.get("/api/v1/namespaces/queue/events"))["items"]
+            scheduled = [int(e["metadata"]["resourceVersion"]) for e in events
+                         if e["reason"] == "Scheduled"]
+            assert len(scheduled) == 30
+            assert made < min(scheduled), (made, sorted(scheduled)[:3])
+            leases = (await client.get(f"/apis/{API_VERSION}/namespaces/queue/leases"))["items"]
+            statuses = {x["metadata"]["name"]: x.get("status", {}).get("phase") for x in leases}
+            assert statuses["l00"] == "Running" and set(statuses.values()) == {
+                "Running", "Scheduled"}, statuses
+    asyncio.run(scenario())
+
+
+def test_a_lease_forgotten_at_a_snapshot_shows_its_final_phase_first(api_server):
+    """The gauges are read at most once a second, but a lease the snapshot forgets
+    is shown in its final phase before it goes (else its series would say Running
+    for good)."""
+    from test_lease_series import phase_of
+
+    async def scenario() -> None:
+        async with KubeClient.from_kubeconfig(api_server.kubeconfig) as client:
+            journal = Journal(client, "leasehold-system")
+            journal.snapshot_every = 1
+            pool = ClusterPool(PoolSpec("p", 1, 4000, 16384), ("p-0",), frozenset())
+            metrics = Metrics()
+            shell = Shell(client, [pool], SchedulerConfig(policy="moml"),
+                          Clock(SCALE, time.time()), metrics=metrics, journal=journal)
+            await journal.load()
+            await shell.checkpoint()
+            shell.submit(await _lease(client, "lab", "a", type="BestEffortSuspendable",
+                                      duration="1m"), Origin.EXTERNAL)
+            await _step(shell)
+            metrics.gauges(shell.core)
+            assert phase_of(metrics, "lab", "a") == "Running"
+            for _ in range(20):
+                await asyncio.sleep(120 / SCALE)
+                await _step(shell)
+                if shell.core.lease("lab/a").phase.terminal:
+                    break
+            await shell.checkpoint()
+            assert shell.core.lease("lab/a") is None, "forgotten at the snapshot"
+            assert phase_of(metrics, "lab", "a") == "Completed"
     asyncio.run(scenario())

@@ -40,9 +40,13 @@ def test_up_runs_a_lease_and_stops_everything(tmp_path):
                  "spec": {"type": "BestEffortSuspendable", "vms": 2, "duration": "1h"}}
         kubectl("apply", "-f", "-", stdin=yaml.safe_dump(lease))
         until(lambda: "Running" in kubectl("get", "lhl", "hello"), 30)
-        with urllib.request.urlopen(f"http://127.0.0.1:{metrics}/metrics", timeout=5) as r:
-            assert 'leasehold_leases{namespace="default",phase="Running"} 1.0' \
-                in r.read().decode()
+
+        def scrape() -> str:
+            with urllib.request.urlopen(f"http://127.0.0.1:{metrics}/metrics", timeout=5) as r:
+                return r.read().decode()
+        # the gauges are read at most once a second: within a few, they show it
+        until(lambda: 'leasehold_leases{namespace="default",phase="Running"} 1.0' in scrape(),
+              30)
     finally:
         up.send_signal(signal.SIGTERM)
         assert up.wait(timeout=30) == 0

@@ -40,6 +40,9 @@ from .timers import Timer
 from .victims import Victims
 from .view import LeaseView
 
+#: the phases in which a lease may be on nodes
+_HOLDING = frozenset((Phase.RUNNING, Phase.RESUMING, Phase.MIGRATING))
+
 #: an input waiting for its instant: (kind, lease or pool, the request, the reason
 #: or the capacity)
 _Input = tuple[str, str, Request | str | Capacity | Absence | None]
@@ -400,6 +403,13 @@ class Scheduler:
     def leases(self) -> list[LeaseView]:
         """Every lease submitted, in submission order, read-only."""
         return [LeaseView(st) for st in self.lifecycle.leases.values()]
+
+    def placed(self) -> list[LeaseView]:
+        """The leases on nodes now (:attr:`LeaseView.placed` not empty), in
+        submission order: what a shell's pods must match, read without a view of
+        every lease (a shell reads it at every step)."""
+        views = (LeaseView(st) for st in self.lifecycle.leases.values() if st.phase in _HOLDING)
+        return [v for v in views if v.placed]
 
     @property
     def decisions(self) -> Sequence[Decision]:

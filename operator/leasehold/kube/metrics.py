@@ -129,11 +129,15 @@ class Metrics:
         self.rejections.labels(origin.value, label, "spec").inc()
 
     def observe(self, core: Scheduler, actions: Iterable[Action], decisions: Sequence[Decision],
-                step_cpu: float, deadline_given: Callable[[str], bool] | None = None) -> None:
-        """Count one step's actions and decisions, then read the gauges.
+                step_cpu: float, deadline_given: Callable[[str], bool] | None = None,
+                gauges: bool = True) -> None:
+        """Count one step's actions and decisions, then (``gauges``) read the gauges.
         ``deadline_given(lease)``: whether the user gave the lease its deadline
         (default: it has one); a deadline the core derived (a local lease that wants
-        its VMs now) is no promise, and missing it is no miss."""
+        its VMs now) is no promise, and missing it is no miss. The counters are
+        exact at every step; the gauges go over every lease the core holds, which a
+        shell stepping many times a second reads at most once a second
+        (:meth:`gauges`)."""
         def given(st: LeaseView) -> bool:
             if st.request.deadline is None:
                 return False
@@ -171,7 +175,8 @@ class Metrics:
             self.candidates.observe(decision.candidate_sets)
         if decisions:
             self.latency.observe(step_cpu)
-        self._gauges(core)
+        if gauges:
+            self.gauges(core)
 
     def _per_lease(self, core: Scheduler, leases: list[LeaseView]) -> None:
         """``leasehold_lease_phase`` and ``leasehold_lease_preemptions``, written where
@@ -213,7 +218,8 @@ class Metrics:
             with contextlib.suppress(KeyError):
                 self.lease_phase.remove(*labels, phase.value)
 
-    def _gauges(self, core: Scheduler) -> None:
+    def gauges(self, core: Scheduler) -> None:
+        """Read the gauges (phases, queue, usage, per-lease series) off the core."""
         leases = core.leases()
         phases = Tally(st.phase for st in leases)
         by_namespace = Tally((_split(st.name)[0], st.phase) for st in leases)

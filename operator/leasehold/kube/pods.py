@@ -119,13 +119,16 @@ def requests(pod: Obj) -> tuple[int, int]:
 class Pods:
     """The pods of Leases, as last seen, by owner uid then pod name. A pod the
     operator deleted stays here, marked, until its deletion is seen (it may take a
-    grace period to go)."""
+    grace period to go). What the pods ask of each node is kept as they change, so
+    that a step reads it without going over every pod."""
 
     def __init__(self) -> None:
         self._by_owner: dict[str, dict[str, Obj]] = {}
         #: the uids of pods the operator deleted: what is said of them later (a
         #: grace period's updates) must not overwrite the pod that replaced them
         self._dead: set[str] = set()
+        #: node -> [cpu m, memory MiB] its pods ask, those terminating included
+        self._use: dict[str, list[int]] = {}
 
     def fill(self, pods: Iterable[Obj]) -> None:
         for pod in pods:
@@ -138,16 +141,13 @@ class Pods:
             return None
         meta = pod["metadata"]
         key = f"{meta['namespace']}/{meta['name']}"
-        owned = self._by_owner.get(uid)
         if kind == "DELETED":
             self._dead.discard(meta.get("uid", ""))
-            current = None if owned is None else owned.get(key)
+            current = self._by_owner.get(uid, {}).get(key)
             if current is not None and current["metadata"].get("uid") == meta.get("uid"):
-                del owned[key]  # type: ignore[index]
-                if not owned:
-                    del self._by_owner[uid]
+                self._put(uid, key, None)
         elif meta.get("uid") not in self._dead:
-            self._by_owner.setdefault(uid, {})[key] = pod
+            self._put(uid, key, pod)
         return uid
 
     def created(self, pod: Obj) -> None:
@@ -158,11 +158,10 @@ class Pods:
         """The operator asked for ``pod`` to go: it counts as gone from now on."""
         meta = pod["metadata"]
         self._dead.add(meta.get("uid", ""))
-        uid = owner_uid(pod)
-        owned = self._by_owner.get(uid or "")
+        uid = owner_uid(pod) or ""
         key = f"{meta['namespace']}/{meta['name']}"
-        if owned is not None and key in owned:
-            owned[key] = {**pod, "metadata": {**meta, "deletionTimestamp": "requested"}}
+        if key in self._by_owner.get(uid, {}):
+            self._put(uid, key, {**pod, "metadata": {**meta, "deletionTimestamp": "requested"}})
 
     def of(self, uid: str) -> dict[str, Obj]:
         """The pods a Lease controls, by ``namespace/name``."""
@@ -172,7 +171,38 @@ class Pods:
         return iter(list(self._by_owner))
 
     def forget(self, uid: str) -> None:
-        self._by_owner.pop(uid, None)
+        for key in list(self._by_owner.get(uid, {})):
+            self._put(uid, key, None)
+
+    def used(self) -> dict[str, tuple[int, int]]:
+        """What the pods on each node ask (cpu m, memory MiB): every pod there but
+        those that ended, terminating ones included (a kubelet counts them until
+        they are gone)."""
+        return {node: (u[0], u[1]) for node, u in self._use.items()}
+
+    def _put(self, uid: str, key: str, pod: Obj | None) -> None:
+        owned = self._by_owner.setdefault(uid, {})
+        before = owned.get(key)
+        if before is not None:
+            self._count(before, -1)
+        if pod is None:
+            owned.pop(key, None)
+            if not owned:
+                del self._by_owner[uid]
+            return
+        owned[key] = pod
+        self._count(pod, 1)
+
+    def _count(self, pod: Obj, sign: int) -> None:
+        node = pod["spec"].get("nodeName")
+        if not node or phase(pod) in ("Succeeded", "Failed"):
+            return
+        cpu, memory = requests(pod)
+        u = self._use.setdefault(node, [0, 0])
+        u[0] += sign * cpu
+        u[1] += sign * memory
+        if u == [0, 0]:
+            del self._use[node]
 
 
 def gone(pod: Obj) -> bool:

@@ -14,8 +14,10 @@ makes the cluster hold what it decided (DESIGN §5).
   malformed one rejects its Lease); every action and write of a step is attempted; a
   pod the API server refuses fails its Lease, with the server's message, and frees
   its capacity for the others at once; a transient refusal is retried with back-off.
-- Statuses are written once per lease per step; events name the other side of every
-  preemption.
+- A step does what the cluster waits for (pods deleted, then created) and hands its
+  reports — statuses, at most one per lease, and events, which name the other side
+  of every preemption — to an :class:`~.outbox.Outbox` that writes them while the
+  next step goes on.
 
 No scheduling decision is made here: everything comes from the core's actions."""
 
@@ -62,6 +64,7 @@ from .capacity import changes as capacity_changes
 from .client import KubeClient, KubeError, Obj
 from .journal import Journal, Known, Log, State, core_name, entry, made, read_log
 from .metrics import Metrics
+from .outbox import Outbox
 from .pods import API_VERSION, Pods, gone
 from .status import Tracked, condition, status_of
 
@@ -75,6 +78,11 @@ RETRY_MAX = 30.0
 #: are not made (their node still busy, the API server refusing for a while); then
 #: the start is undone and the lease waits to be placed again
 HOLD_MAX = 30.0
+#: the metrics' gauges go over every lease: read at most this often (wall seconds),
+#: however many steps a second the shell takes
+GAUGES_EVERY = 1.0
+#: a step whose decision took this many CPU seconds or more is logged
+SLOW_DECISION = 0.5
 
 
 def transient(exc: BaseException) -> bool:
@@ -146,8 +154,10 @@ class Shell:
         self._pods_changed: set[str] = set()
         #: Leases waiting for the NodePool they name, by uid
         self._held: dict[str, tuple[Obj, Origin]] = {}
-        #: status writes the reading of inputs asked for
-        self._writes: list[Coroutine[Any, Any, None]] = []
+        #: statuses and events, written behind the steps
+        self.outbox = Outbox()
+        #: since when (wall clock) the metrics' gauges have been stale (None: fresh)
+        self._gauged_at: float | None = None
         #: when (wall clock) to try again what was refused for a while, and the wait
         self._retry_at: float | None = None
         self._retry = RETRY_FIRST
@@ -167,6 +177,7 @@ class Shell:
         if uid is not None:
             self.ended.discard(uid)
             self._held.pop(uid, None)
+            self.outbox.drop(uid)
         self._inputs.append(("cancel", core_name(namespace, name), None))
         self._wake.set()
 
@@ -246,8 +257,14 @@ class Shell:
 
     # ---- the loop -----------------------------------------------------------------
     async def run(self) -> None:
-        """Forever. A step that fails as a whole (the API server gone, a bug) raises:
-        the caller logs it and rebuilds the shell from the cluster."""
+        """Forever: the steps, and the outbox behind them. A step that fails as a
+        whole (the API server gone, a bug) raises: the caller logs it and rebuilds
+        the shell from the cluster."""
+        async with asyncio.TaskGroup() as tasks:
+            tasks.create_task(self.outbox.run())
+            tasks.create_task(self._steps())
+
+    async def _steps(self) -> None:
         while True:
             due = self.core.next_event_time()
             wake = None if due is None else self.clock.wall_of(due)
@@ -259,9 +276,13 @@ class Shell:
                     wake = min(wake, self._retry_at)
             elif self._unfed:
                 wake = time.time()  # the core stopped short of its inputs: on at once
-            timeout = None if wake is None else max(wake - time.time(), 0.0)
+            gauges = self._gauges()
+            first = wake if gauges is None else gauges if wake is None else min(wake, gauges)
+            timeout = None if first is None else max(first - time.time(), 0.0)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), timeout)
+            if not self._wake.is_set() and (wake is None or time.time() < wake):
+                continue  # only the gauges were due
             self._wake.clear()
             await self.step()
 
@@ -286,16 +307,16 @@ class Shell:
         self._rejected = []
         self._retry_at = None
         actions = await self._decide(told, now)
-        await _together(self._reject_input(*r) for r in rejected)
-        writes, self._writes = self._writes, []
-        await _together(writes)
+        for r in rejected:
+            self._reject_input(*r)
         touched = await self._settle(actions, now, started=set())
         # timers move phases on without an action (a suspension's VMs written out, a
         # resume's overhead over): those leases are written too
         for st in self.core.leases():
             if self._shown.get(st.name) != _shown(st):
                 touched[st.name] = None
-        await _together(self._write_status(name) for name in touched)
+        for name in touched:
+            self._write_status(name)
         self._stalled = stops(self.core, self._unfed, self._unmade(), now)
         # a snapshot holds the core only: not while inputs journaled since wait for
         # it, or a hold is on (the snapshot would lose them, or refuse)
@@ -318,6 +339,10 @@ class Shell:
             data, {n: k for n, k in known.items() if n in kept}, ended,
             {k: v for k, v in self._current.items() if v in kept},
             {name: list(pool.names) for name, pool in self.cluster.items()}).data())
+        if self.metrics is not None and self._gauged_at is not None:
+            # the leases forgotten now must show their final phase first
+            self.metrics.gauges(self.core)
+            self._gauged_at = None
         gone = self.core.forget()
         gone += [n for n in self.tracked if n not in kept and n not in gone]  # rejected
         for name in gone:
@@ -368,7 +393,8 @@ class Shell:
                 for a in told:
                     if a.lease in self.tracked:
                         self.tracked[a.lease].made = now
-            await _together(self._guarded(self._told_started(a), a.lease) for a in told)
+            for a in told:
+                self._told_started(a)
             if not failures:
                 return touched
             now = self._later(now)
@@ -450,10 +476,10 @@ class Shell:
                         name, self.hold_max)
             t = self.tracked.get(name)
             if t is not None:
-                self._writes.append(self._event(
+                self._event(
                     t, "StartUndone", f"its pods could not all be made within {self.hold_max:g} s"
                     " (their nodes still busy, or the API server refusing): it waits to be"
-                    " placed again", warning=True))
+                    " placed again", warning=True)
         # at the core's time, held before their runs' ends: they ran nothing
         at = self.core.now
         item = Input.absent(Absence(at, tuple(late)), at)
@@ -469,12 +495,12 @@ class Shell:
         if uid not in self._held:
             meta = obj["metadata"]
             t = Tracked(meta["namespace"], meta["name"], uid, None, None, origin)
-            self._writes.append(self._patch_status(t, {
+            self._patch_status(t, {
                 "phase": "Pending", "origin": origin.value,
                 "observedGeneration": int(meta.get("generation") or 1),
                 "message": f"waiting for NodePool {pool}: there is none (yet)",
                 "conditions": [condition("Admitted", "False", "PoolMissing",
-                                         f"no NodePool {pool}", self._stamp())]}))
+                                         f"no NodePool {pool}", self._stamp())]})
         self._held[uid] = (obj, origin)
         return True
 
@@ -491,10 +517,26 @@ class Shell:
         decided = len(self.core.decisions)
         actions, cpu, self._unfed = await asyncio.to_thread(
             _run_timed, self.core, [*self._unfed, *told], now, self._unmade())
+        if cpu >= SLOW_DECISION:
+            log.info("the core took %.1f s of CPU for %d inputs, %d actions", cpu,
+                     len(told), len(actions))
         if self.metrics is not None:
             self.metrics.observe(self.core, actions, self.core.decisions[decided:], cpu,
-                                 self.deadline_given)
+                                 self.deadline_given, gauges=False)
+            self._gauged_at = self._gauged_at or time.time()  # stale from now
         return actions
+
+    def _gauges(self) -> float | None:
+        """Read the metrics' gauges if they are stale and were last read
+        :data:`GAUGES_EVERY` ago; when (wall clock) to read them next, if stale."""
+        if self.metrics is None or self._gauged_at is None:
+            return None
+        due = self._gauged_at + GAUGES_EVERY
+        if time.time() < due:
+            return due
+        self.metrics.gauges(self.core)
+        self._gauged_at = None
+        return None
 
     # ---- recovery -----------------------------------------------------------------
     async def recover(self, leases: list[Obj], origins: dict[str, Origin], pods: list[Obj]
@@ -581,7 +623,8 @@ class Shell:
             if st.placed and self._succeeded(st.name, st):
                 t = self.tracked[st.name]
                 self.finished(t.namespace, t.name)  # its work ended while nobody watched
-        await _together(self._write_status(name) for name in list(self.tracked))
+        for name in list(self.tracked):
+            self._write_status(name)
         unseen = [obj for uid, obj in objects.items()
                   if uid not in self._uids and uid not in self.ended]
         for obj in unseen:
@@ -615,10 +658,10 @@ class Shell:
         creates: list[tuple[str, Tracked, LeaseView, int, str]] = []
         deletes: list[Obj] = []
         wanted_uids: set[str] = set()
-        for st in self.core.leases():
+        for st in self.core.placed():
             placed = st.placed
             t = self.tracked.get(st.name)
-            if not placed or t is None:
+            if t is None:
                 continue
             wanted_uids.add(t.uid)
             have = dict(self.pods.of(t.uid))
@@ -661,10 +704,9 @@ class Shell:
                 lost.setdefault(name, []).append(vm.pod_name(t.name, i))
         await _together(create(*c) for c in creates)
         self._retry = min(self._retry * 2, RETRY_MAX) if self._retry_at else RETRY_FIRST
-        await _together(self._event(
-            self.tracked[name], "PodsRecreated",
-            f"created again, as they were gone: {', '.join(names)}", warning=True)
-            for name, names in lost.items())
+        for name, names in lost.items():
+            self._event(self.tracked[name], "PodsRecreated",
+                        f"created again, as they were gone: {', '.join(names)}", warning=True)
         return failures
 
     def _room_for(self, creates: list[tuple[str, Tracked, LeaseView, int, str]]
@@ -675,19 +717,13 @@ class Shell:
         the pods in their way to go (their deletion wakes the loop)."""
         self._waiting_room = False
         self._deferred = set()
+        if not creates:
+            return []
         capacity: dict[str, tuple[int, int]] = {}
         for spec in self.core.pools.values():
             for node in spec.node_names():
                 capacity[self._node(node)] = (spec.cpu, spec.memory)
-        used: dict[str, list[int]] = {}
-        for uid in self.pods.owners():
-            for pod in self.pods.of(uid).values():
-                on = pod["spec"].get("nodeName")
-                if on and vm.phase(pod) not in ("Succeeded", "Failed"):
-                    cpu, memory = vm.requests(pod)
-                    u = used.setdefault(on, [0, 0])
-                    u[0] += cpu
-                    u[1] += memory
+        used = {node: list(u) for node, u in self.pods.used().items()}
         out = []
         for c in creates:
             _, _, st, _, on = c
@@ -723,7 +759,14 @@ class Shell:
             # the previous run's pod is still there (its kubelet not yet done), or a
             # pod of that name that is not this Lease's: only the former is removed
             name = pod["metadata"]["name"]
-            there = await self.client.get(f"{path}/{name}")
+            try:
+                there = await self.client.get(f"{path}/{name}")
+            except KubeError as missing:
+                if missing.code != 404:
+                    raise
+                # gone between the two calls (its deletion finished): next time
+                raise KubeError(503, f"pod {name} was there and is going",
+                                "Conflict") from None
             owner = vm.owner_uid(there)
             if owner != t.uid:
                 if there["metadata"].get("deletionTimestamp") or owner in self._uids \
@@ -809,54 +852,54 @@ class Shell:
             await self._delete_pods(t, grace=0)
         elif isinstance(action, Suspend):
             await self._delete_pods(t, grace=action.vacated - now)
-            await self._preempted(t, st, "suspended", action.reason)
+            self._preempted(t, st, "suspended", action.reason)
         elif isinstance(action, Cancel):
             await self._delete_pods(t, grace=0)
             if st.preempted_by:
-                await self._preempted(t, st, "cancelled", action.reason)
+                self._preempted(t, st, "cancelled", action.reason)
             else:
-                await self._event(t, "Cancelled", action.reason)
+                self._event(t, "Cancelled", action.reason)
         elif isinstance(action, Complete):
             await self._delete_pods(t, grace=0)
-            await self._event(t, "Completed", f"ran {st.ran:.0f} s of {st.request.duration:.0f} s")
+            self._event(t, "Completed", f"ran {st.ran:.0f} s of {st.request.duration:.0f} s")
         elif isinstance(action, Fail):
             await self._delete_pods(t, grace=0)
-            await self._event(t, "Failed", action.reason, warning=True)
+            self._event(t, "Failed", action.reason, warning=True)
         elif isinstance(action, Lost):
             await self._delete_pods(t, grace=0)
-            await self._event(t, "NodeLost", action.reason, warning=True)
+            self._event(t, "NodeLost", action.reason, warning=True)
         elif isinstance(action, Reject):
-            await self._event(t, "Rejected", action.reason, warning=True)
+            self._event(t, "Rejected", action.reason, warning=True)
         elif isinstance(action, Reserve):
-            await self._event(t, "Scheduled", f"reserved on pool {action.pool} from"
-                                              f" {self.clock.stamp(action.start)} to"
-                                              f" {self.clock.stamp(action.end)}")
+            self._event(t, "Scheduled", f"reserved on pool {action.pool} from"
+                                        f" {self.clock.stamp(action.start)} to"
+                                        f" {self.clock.stamp(action.end)}")
 
-    async def _told_started(self, action: Action) -> None:
+    def _told_started(self, action: Action) -> None:
         """The event of a start, resume or migration, posted once its pods were made."""
         t = self.tracked.get(action.lease)
         if t is None:
             return
         if isinstance(action, Start):
-            await self._event(t, "Started", f"running on {self._names(action.nodes)}")
+            self._event(t, "Started", f"running on {self._names(action.nodes)}")
         elif isinstance(action, Resume | Migrate):
             verb = "Migrated" if isinstance(action, Migrate) else "Resumed"
             where = f" to {self._names(action.nodes)}" if action.nodes else ""
-            await self._event(t, verb, f"{verb.lower()}{where}; running at"
-                                       f" {self.clock.stamp(action.running)}")
+            self._event(t, verb, f"{verb.lower()}{where}; running at"
+                                 f" {self.clock.stamp(action.running)}")
 
-    async def _preempted(self, t: Tracked, st: LeaseView, how: str, reason: str) -> None:
+    def _preempted(self, t: Tracked, st: LeaseView, how: str, reason: str) -> None:
         by = self.tracked.get(st.preempted_by or "")
         who = f"{by.namespace}/{by.name}" if by else "another lease"
-        await self._event(t, "Preempted", f"{how} for {who}: {reason}", warning=True)
+        self._event(t, "Preempted", f"{how} for {who}: {reason}", warning=True)
         if by is not None:
-            await self._event(by, "PreemptedOthers", f"{how} {t.namespace}/{t.name}")
+            self._event(by, "PreemptedOthers", f"{how} {t.namespace}/{t.name}")
 
     def _count(self, kind: str) -> None:
         self.writes[kind] = self.writes.get(kind, 0) + 1
 
-    async def _event(self, t: Tracked, reason: str, message: str, warning: bool = False
-                     ) -> None:
+    def _event(self, t: Tracked, reason: str, message: str, warning: bool = False) -> None:
+        """An event about the Lease, into the outbox."""
         stamp = self._stamp()
         event = {"apiVersion": "v1", "kind": "Event",
                  "metadata": {"generateName": f"{t.name[:200]}.", "namespace": t.namespace},
@@ -867,6 +910,10 @@ class Shell:
                  "firstTimestamp": stamp, "lastTimestamp": stamp, "count": 1,
                  "source": {"component": "leasehold"},
                  "reportingComponent": "leasehold"}
+        self.outbox.event(t.uid, lambda: self._post(t, event))
+
+    async def _post(self, t: Tracked, event: dict[str, Any]) -> None:
+        reason = event["reason"]
         try:
             await self.client.create(f"/api/v1/namespaces/{t.namespace}/events", event)
             self._count("event")
@@ -875,31 +922,31 @@ class Shell:
                         exc)
 
     # ---- status -------------------------------------------------------------------
-    async def _reject_input(self, name: str, problems: list[str], kind: str | None) -> None:
+    def _reject_input(self, name: str, problems: list[str], kind: str | None) -> None:
         t = self.tracked[name]
         message = "; ".join(problems)
         if self.metrics is not None:
             self.metrics.rejected_spec(t.origin, kind)
-        await self._event(t, "Rejected", message, warning=True)
-        await self._patch_status(t, {"phase": "Rejected", "origin": t.origin.value,
-                                     "observedGeneration": t.generation,
-                                     "message": message, "conditions": [condition(
-                                         "Admitted", "False", "InvalidSpec", message,
-                                         self._stamp())]})
+        self._event(t, "Rejected", message, warning=True)
+        self._patch_status(t, {"phase": "Rejected", "origin": t.origin.value,
+                               "observedGeneration": t.generation,
+                               "message": message, "conditions": [condition(
+                                   "Admitted", "False", "InvalidSpec", message,
+                                   self._stamp())]})
 
     def _stamp(self) -> str:
         """The core's time as a wall-clock time (before its first step: now)."""
         t = self.core.now if math.isfinite(self.core.now) else self.clock.now()
         return self.clock.stamp(t)
 
-    async def _write_status(self, name: str) -> None:
+    def _write_status(self, name: str) -> None:
         t = self.tracked.get(name)
         st = self.core.lease(name)
         if t is None or st is None or name in self._deferred:
             return
         self._shown[name] = _shown(st)
         now = self.core.now if math.isfinite(self.core.now) else self.clock.now()
-        await self._patch_status(t, status_of(st, t, self.clock, now, self.nodes))
+        self._patch_status(t, status_of(st, t, self.clock, now, self.nodes))
 
     async def _patch(self, t: Tracked, status: dict[str, Any]) -> None:
         await self.client.merge_patch(
@@ -907,7 +954,11 @@ class Shell:
             {"status": status})
         self._count("status")
 
-    async def _patch_status(self, t: Tracked, status: dict[str, Any]) -> None:
+    def _patch_status(self, t: Tracked, status: dict[str, Any]) -> None:
+        """The Lease's status as it is now, into the outbox."""
+        self.outbox.status(t.uid, lambda: self._send_status(t, status))
+
+    async def _send_status(self, t: Tracked, status: dict[str, Any]) -> None:
         try:
             await self._patch(t, status)
         except (KubeError, aiohttp.ClientError, OSError) as exc:

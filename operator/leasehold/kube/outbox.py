@@ -1,0 +1,108 @@
+"""What the shell reports — Lease statuses and events — written behind its steps.
+
+A step's own API calls are the ones the cluster waits for: a victim's pods deleted,
+a started lease's pods created. Its reports are not: thousands of leases decided at
+once, or moved by a compression, each want a status and an event, and a step that
+wrote them all before the next one began kept the pods of the leases it started
+then waiting behind them (the scale benchmark's lag). So the step hands them here
+and goes on, and they are written meanwhile, a bounded number at a time.
+
+- Per Lease (its uid), in the order given: an event is never overtaken by a later
+  one of the same Lease, and the status written last is the one given last.
+- A status superseded before it was written is not written: only the latest of a
+  Lease's pending statuses goes out (a lease decided, then moved, then started
+  within a few steps is one write, not three).
+- Each write is its own: one that fails is logged and the others go on.
+
+What is pending when the shell stops (its replica loses the lead, a step fails) is
+lost with it; the next shell writes every Lease's status again from its state, so
+only events can be lost, as they can be on any API server."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+log = logging.getLogger("leasehold.operator")
+
+#: a report, written when its turn comes
+Write = Callable[[], Awaitable[None]]
+
+#: writes in flight at once: fewer than a step's own (16), so that pod creates and
+#: deletes are served first when both queue at the API server
+IN_FLIGHT = 8
+
+
+@dataclass
+class _Pending:
+    events: list[Write] = field(default_factory=list)
+    status: Write | None = None
+
+
+class Outbox:
+    def __init__(self, in_flight: int = IN_FLIGHT) -> None:
+        self.in_flight = in_flight
+        #: by Lease uid, in the order each was first given
+        self._pending: dict[str, _Pending] = {}
+        #: the Leases whose reports are being written (one writer per Lease)
+        self._busy: set[str] = set()
+        self._more = asyncio.Event()
+        #: writes done (the benchmark and the tests read it)
+        self.written = 0
+
+    def __len__(self) -> int:
+        """Leases with writes pending."""
+        return len(self._pending)
+
+    def event(self, key: str, write: Write) -> None:
+        self._pending.setdefault(key, _Pending()).events.append(write)
+        self._more.set()
+
+    def status(self, key: str, write: Write) -> None:
+        """The Lease's status, replacing any of its statuses not yet written."""
+        self._pending.setdefault(key, _Pending()).status = write
+        self._more.set()
+
+    def drop(self, key: str) -> None:
+        """Forget what is pending for a Lease (deleted: its name may soon be
+        another Lease's, which must not get this one's status)."""
+        self._pending.pop(key, None)
+
+    async def run(self) -> None:
+        """Forever: ``in_flight`` writers, each taking the oldest Lease with reports
+        pending that no other writer has (so a Lease's reports stay in order)."""
+        await asyncio.gather(*(self._writer(forever=True) for _ in range(self.in_flight)))
+
+    async def flush(self) -> None:
+        """Write everything pending, and what is given meanwhile, until none is."""
+        await asyncio.gather(*(self._writer(forever=False) for _ in range(self.in_flight)))
+
+    async def _writer(self, forever: bool) -> None:
+        while True:
+            # the busy ones are at most ``in_flight``: this looks at a few keys
+            key = next((k for k in self._pending if k not in self._busy), None)
+            if key is None:
+                if not forever:
+                    return
+                self._more.clear()  # nothing is given between the look and here
+                await self._more.wait()
+                continue
+            pending = self._pending.pop(key)
+            self._busy.add(key)
+            try:
+                for write in pending.events:
+                    await self._one(write)
+                later = self._pending.get(key)
+                if pending.status is not None and (later is None or later.status is None):
+                    await self._one(pending.status)
+            finally:
+                self._busy.discard(key)
+
+    async def _one(self, write: Write) -> None:
+        try:
+            await write()
+        except Exception:  # one report's: the others go on
+            log.exception("a status or event write failed")
+        self.written += 1
