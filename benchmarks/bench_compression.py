@@ -81,8 +81,8 @@ if __name__ == "__main__":
     parser.add_argument("--nodes", type=int, default=500)
     parser.add_argument("--cancels", type=int, default=5)
     parser.add_argument("--every", type=float, default=30.0,
-                        help="core seconds between two steps (default: 30; the operator"
-                             " at 120x steps every 0.25 s of wall time or more)")
+                        help="core seconds between two steps (default: 30, a quarter"
+                             " of a second of wall time at 120x)")
     parser.add_argument("--wave-at", type=float, default=2700.0,
                         help="core seconds at which the local Leases come (default: 2700)")
     parser.add_argument("--policy", default="moml")
