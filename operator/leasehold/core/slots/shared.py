@@ -297,7 +297,13 @@ class SharedPool(PoolTable):
         idle now and could take backfilled work until it begins (first fit by index
         fragments the plan: +35% mean wait on the SDSC Blue trace, conservative).
         Ties: node index. A node is filled before the next is used."""
-        rooms = [(node, self.room(node, shape, start, end)) for node in range(self.spec.nodes)]
+        # where a search has counted the nodes with room at ``start`` (a set kept
+        # exact by every booking since), only those can hold a VM there: the
+        # others are not looked at (every node was, 2.95 s of an 18 s profile of
+        # the scale benchmark's core). The sort below decides the order either way.
+        known = self._maybe.get(shape, ((), {}))[1].get(start)
+        nodes = range(self.spec.nodes) if known is None else known
+        rooms = [(node, self.room(node, shape, start, end)) for node in nodes]
         order = sorted(
             ((-max(self.node_cpu[node].free_since(shape.cpu, start),
                    self.node_mem[node].free_since(shape.memory, start)), node, room)
