@@ -24,10 +24,10 @@ def test_each_leases_reports_in_order_the_latest_status_only() -> None:
     async def scenario() -> list[str]:
         out, written = Outbox(in_flight=2), []
         for key in ("a", "b"):
-            out.event(key, _recorder(written, f"{key}:Scheduled"))
-            out.status(key, _recorder(written, f"{key}:status1"))
-            out.event(key, _recorder(written, f"{key}:Started"))
-            out.status(key, _recorder(written, f"{key}:status2"))
+            out.event(key, f"lab/{key}", _recorder(written, f"{key}:Scheduled"))
+            out.status(key, f"lab/{key}", _recorder(written, f"{key}:status1"))
+            out.event(key, f"lab/{key}", _recorder(written, f"{key}:Started"))
+            out.status(key, f"lab/{key}", _recorder(written, f"{key}:status2"))
         await out.flush()
         assert len(out) == 0
         return written
@@ -46,9 +46,9 @@ def test_a_status_given_while_the_previous_is_queued_supersedes_it() -> None:
         async def slow() -> None:
             await asyncio.sleep(0.01)
             written.append("x:event")
-            out.status("y", _recorder(written, "y:new"))  # y's old one still queued
-        out.event("x", slow)
-        out.status("y", _recorder(written, "y:old"))
+            out.status("y", "lab/y", _recorder(written, "y:new"))  # y's old one still queued
+        out.event("x", "lab/x", slow)
+        out.status("y", "lab/y", _recorder(written, "y:old"))
         await out.flush()
         return written
     assert asyncio.run(scenario()) == ["x:event", "y:new"]
@@ -58,23 +58,23 @@ def test_a_failed_write_is_logged_and_the_others_go_on(caplog: pytest.LogCapture
                                                        ) -> None:
     async def scenario() -> list[str]:
         out, written = Outbox(), []
-        out.event("a", _recorder(written, "a:1", fail=True))
-        out.event("a", _recorder(written, "a:2"))
-        out.status("b", _recorder(written, "b:status"))
+        out.event("a", "lab/a", _recorder(written, "a:1", fail=True))
+        out.event("a", "lab/a", _recorder(written, "a:2"))
+        out.status("b", "lab/b", _recorder(written, "b:status"))
         await out.flush()
         return written
     with caplog.at_level(logging.ERROR, logger="leasehold.operator"):
         assert sorted(asyncio.run(scenario())) == ["a:2", "b:status"]
-    assert "a status or event write failed" in caplog.text
+    assert "writing an event of Lease lab/a failed" in caplog.text
 
 
 def test_a_dropped_lease_gets_nothing_more_and_run_writes_what_comes() -> None:
     async def scenario() -> list[str]:
         out, written = Outbox(), []
-        out.status("gone", _recorder(written, "gone:status"))
+        out.status("gone", "lab/gone", _recorder(written, "gone:status"))
         out.drop("gone")
         task = asyncio.create_task(out.run())
-        out.event("a", _recorder(written, "a:event"))
+        out.event("a", "lab/a", _recorder(written, "a:event"))
         while out.written < 1:
             await asyncio.sleep(0.001)
         task.cancel()

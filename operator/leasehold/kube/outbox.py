@@ -37,6 +37,8 @@ IN_FLIGHT = 8
 
 @dataclass
 class _Pending:
+    #: the Lease, as the log names it (``namespace/name``)
+    about: str
     events: list[Write] = field(default_factory=list)
     status: Write | None = None
 
@@ -56,13 +58,13 @@ class Outbox:
         """Leases with writes pending."""
         return len(self._pending)
 
-    def event(self, key: str, write: Write) -> None:
-        self._pending.setdefault(key, _Pending()).events.append(write)
+    def event(self, key: str, about: str, write: Write) -> None:
+        self._pending.setdefault(key, _Pending(about)).events.append(write)
         self._more.set()
 
-    def status(self, key: str, write: Write) -> None:
+    def status(self, key: str, about: str, write: Write) -> None:
         """The Lease's status, replacing any of its statuses not yet written."""
-        self._pending.setdefault(key, _Pending()).status = write
+        self._pending.setdefault(key, _Pending(about)).status = write
         self._more.set()
 
     def drop(self, key: str) -> None:
@@ -93,16 +95,16 @@ class Outbox:
             self._busy.add(key)
             try:
                 for write in pending.events:
-                    await self._one(write)
+                    await self._one(write, "an event", pending.about)
                 later = self._pending.get(key)
                 if pending.status is not None and (later is None or later.status is None):
-                    await self._one(pending.status)
+                    await self._one(pending.status, "the status", pending.about)
             finally:
                 self._busy.discard(key)
 
-    async def _one(self, write: Write) -> None:
+    async def _one(self, write: Write, what: str, about: str) -> None:
         try:
             await write()
-        except Exception:  # one report's: the others go on
-            log.exception("a status or event write failed")
+        except Exception:  # one report of one Lease: the others, and the step, go on
+            log.exception("writing %s of Lease %s failed; the other reports go on", what, about)
         self.written += 1

@@ -910,7 +910,7 @@ class Shell:
                  "firstTimestamp": stamp, "lastTimestamp": stamp, "count": 1,
                  "source": {"component": "leasehold"},
                  "reportingComponent": "leasehold"}
-        self.outbox.event(t.uid, lambda: self._post(t, event))
+        self.outbox.event(t.uid, f"{t.namespace}/{t.name}", lambda: self._post(t, event))
 
     async def _post(self, t: Tracked, event: dict[str, Any]) -> None:
         reason = event["reason"]
@@ -956,7 +956,8 @@ class Shell:
 
     def _patch_status(self, t: Tracked, status: dict[str, Any]) -> None:
         """The Lease's status as it is now, into the outbox."""
-        self.outbox.status(t.uid, lambda: self._send_status(t, status))
+        self.outbox.status(t.uid, f"{t.namespace}/{t.name}",
+                           lambda: self._send_status(t, status))
 
     async def _send_status(self, t: Tracked, status: dict[str, Any]) -> None:
         try:
