@@ -4,6 +4,8 @@ process's resident set once the heap is trimmed."""
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -61,3 +63,30 @@ def test_the_operator_trims_on_its_own(churned):
         return before - _rss()
 
     assert asyncio.run(run()) >= 40 * MB
+
+
+_COUNT_COLLECTIONS = """
+import gc, sys
+from leasehold.kube.heap import YOUNG_EVERY, tune_collector
+if sys.argv[1] == "tuned":
+    tune_collector()
+    assert gc.get_freeze_count() > 0, "start-up objects not frozen"
+before = [s["collections"] for s in gc.get_stats()]
+kept = [[i] for i in range(200_000)]  # containers the collector tracks, all kept
+print(*(s["collections"] - b for s, b in zip(gc.get_stats(), before)))
+"""
+
+
+@pytest.mark.parametrize(("mode", "young_at_most"), [("default", None), ("tuned", 11)],
+                         ids=["cpython-defaults", "tuned"])
+def test_the_collector_runs_less_often_once_tuned(mode, young_at_most):
+    """200,000 objects kept: at CPython's defaults (a young collection every 700
+    allocations) ~285 young collections; tuned, 200,000 / 20,000."""
+    out = subprocess.run([sys.executable, "-c", _COUNT_COLLECTIONS, mode], check=True,
+                         capture_output=True, text=True).stdout.split()
+    young, _, full = (int(x) for x in out)
+    if young_at_most is None:
+        assert young >= 250
+    else:
+        assert young <= young_at_most
+        assert full == 0

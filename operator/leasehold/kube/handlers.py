@@ -43,7 +43,7 @@ from leasehold.core.model import Origin, SchedulerConfig
 
 from .capacity import read_pools
 from .client import KubeClient, Kubeconfig, KubeError, Obj, kubeconfig_path, read_kubeconfig
-from .heap import trimmed
+from .heap import trimmed, tune_collector
 from .informer import follow, listing
 from .journal import Journal
 from .metrics import Metrics
@@ -429,6 +429,7 @@ def run(config: SchedulerConfig, kubeconfig: str | None = None,
     # the library's own switch (process-wide): a ``_created`` series per counter and
     # histogram says when the operator started, over and over
     prometheus_client.disable_created_metrics()
+    tune_collector()
     client = KubeClient.from_environment(kubeconfig)
     sock = None if metrics_port is None else listen(metrics_port)
     memo = OperatorMemo(config, client,

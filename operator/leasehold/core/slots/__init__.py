@@ -4,6 +4,7 @@
 * :mod:`.pool` — what every pool's table answers (earliest fit, free windows) and does;
 * :mod:`.exclusive` — whole-node VMs, counted against a free-node profile;
 * :mod:`.shared` — VMs packed on nodes by cpu and memory;
+* :mod:`.rooms` — where a shared pool's nodes hold VMs of a shape, all nodes at once;
 * :mod:`.table` — all pools;
 * :mod:`.statement` — trials, committed or undone as a whole.
 """

@@ -10,17 +10,22 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right, insort
 from collections import Counter
-from math import inf
+from collections.abc import Iterable
+from math import inf, nextafter
 
 from ..model import PoolSpec, Shape
 from ..profile import Profile
 from .booking import Booking
 from .pool import PoolTable, fit_count
+from .rooms import Rooms, levels
 from .statement import Statement
 
 #: the candidate starts remembered per shape (beyond, they are forgotten and found
 #: again): a bound on memory, far above what one plan tries
 _MAYBE_MAX = 50_000
+#: the most VMs of one shape per node whose spans are kept (beyond, a node's levels
+#: are too many to sweep, and a compression searches every window in full)
+_LEVELS_MAX = 64
 
 
 class SharedPool(PoolTable):
@@ -54,6 +59,8 @@ class SharedPool(PoolTable):
         #: (number, start, end, booking); spans that end before the pool's present
         #: can matter to no search and are dropped
         self._given: list[tuple[int, float, float, Booking]] = []
+        #: the same spans per node given capacity back: (number, start, end)
+        self._given_on: dict[int, list[tuple[int, float, float]]] = {}
         self._given_count = 0
         self._given_kept = 64  # spans kept at the last sweep of those that ended
         self._now = -inf
@@ -67,9 +74,14 @@ class SharedPool(PoolTable):
         #: the last successful search: (VMs, shape, length, start, earliest, spans
         #: given before); the booking made from it inherits its proof
         self._found: tuple[int, Shape, float, float, float, int] | None = None
-        #: per shape and node, the spans of time (from the present on, starts and
-        #: ends) in which the node holds a VM of the shape, kept until it changes
-        self._rooms: dict[Shape, dict[int, tuple[list[float], list[float]]]] = {}
+        #: the booking a compression has taken out to try it earlier: the remembered
+        #: starts it spans are not updated for it (the trial searches only starts
+        #: before it, which it does not touch) unless it moves; most trials fail and
+        #: put it back, and the two updates cost more than the search
+        self._trial: Booking | None = None
+        #: per shape, the spans of time (from the present on) in which each node
+        #: holds a VM of the shape, kept until the node's bookings change
+        self._rooms: dict[Shape, Rooms] = {}
 
     def max_vms(self, shape: Shape) -> int:
         return self.spec.nodes * fit_count(self.spec.cpu, self.spec.memory, shape)
@@ -89,11 +101,14 @@ class SharedPool(PoolTable):
         # The earliest start is ``earliest`` or a booking end: between ends, usage
         # only rises. Candidates where the pool as a whole lacks cpu or memory are
         # skipped on the aggregate profiles; the survivors are checked node by node.
+        # Where the first fails, a sweep over the nodes' levels says from when the
+        # nodes may hold the VMs (a fragmented pool failed a dozen starts in a row).
         if vms > self.max_vms(shape):
             return None
         need_cpu, need_mem = vms * shape.cpu, vms * shape.memory
         cpu, mem, ends = self.cpu_free, self.mem_free, self._ends
         t = earliest
+        swept = False
         while True:
             while True:
                 a = cpu.fit(need_cpu, duration, t, latest_start)
@@ -108,6 +123,14 @@ class SharedPool(PoolTable):
             if self._room_total(vms, shape, a, a + duration) >= vms:
                 self._found = (vms, shape, duration, a, earliest, self._given_count)
                 return a
+            if not swept:
+                swept = True
+                first = self._rooms_of(shape).first(vms, a, latest_start, duration)
+                if first is None:
+                    return None
+                if first > a:
+                    t = first
+                    continue
             i = bisect_right(ends, a)
             if i == len(ends):  # past the last end the pool is empty: cannot happen
                 return None
@@ -161,75 +184,96 @@ class SharedPool(PoolTable):
         #   given back since.
         self._forget_where_given()
         shape, vms, start = booking.shape, booking.vms, booking.start
-        gained = self._gained(booking, earliest, length)
-        # the gained nodes' room is looked at before the trial, unless the booking's
-        # own nodes are among them (its own room then counts)
-        own = gained is not None and not gained.keys().isdisjoint(booking.nodes or ())
-        windows = [(earliest, start)] if gained is None else [] if own \
-            else self._room_windows(gained, shape, length, earliest, start)
+        proof = self._proofs.get(booking)
+        if proof is not None and (proof[1] > earliest or proof[2] > length):
+            proof = None
+        # the booking's own nodes given capacity back: its own room then counts, so
+        # the windows are looked for once it is taken out for the trial
+        own = proof is not None and bool(
+            self._gained(proof[0], booking.nodes or (), earliest, start, length))
+        windows = [(earliest, start)] if proof is None else [] if own \
+            else self._room_windows(proof[0], shape, length, earliest, start)
         tried = self._no_earlier.setdefault(shape, {})
         if windows or own:
             since = earliest
             for (v, n, e), upto in tried.items():
                 if v <= vms and n <= length and e <= earliest:
                     since = max(since, min(upto, start - length))
-            with Statement(self) as trial:
-                trial.unbook(booking)
-                if gained is not None and own:
-                    windows = self._room_windows(gained, shape, length, earliest, start)
-                for low, high in windows:
-                    t = self.fit(vms, shape, length, max(low, since), high)
-                    if t is not None and t < start:
-                        trial.commit()
-                        # the windows before ``t`` had no start: so had the others
-                        self._found = (vms, shape, length, t, earliest, self._given_count)
-                        return t
+            # only starts strictly before its own are searched: at its own it moves
+            # nothing (and the remembered starts it spans are stale meanwhile)
+            before = nextafter(start, -inf)
+            self._trial = booking
+            try:
+                with Statement(self) as trial:
+                    trial.unbook(booking)
+                    if own:
+                        assert proof is not None
+                        windows = self._room_windows(proof[0], shape, length, earliest, start)
+                    rooms = self._rooms_of(shape)
+                    for low, high in windows:
+                        # where the nodes cannot hold the VMs in the window at all,
+                        # the search is spared; elsewhere it begins where they may
+                        high = min(high, before)
+                        first = rooms.first(vms, max(low, since), high, length)
+                        if first is None:
+                            continue
+                        t = self.fit(vms, shape, length, first, high)
+                        if t is not None:
+                            self._trial = None
+                            self._remaybe(booking, set(booking.nodes or ()))
+                            trial.commit()
+                            # the windows before ``t`` had no start: so had the others
+                            self._found = (vms, shape, length, t, earliest,
+                                           self._given_count)
+                            return t
+            finally:
+                self._trial = None
         self._proofs[booking] = (self._given_count, earliest, length)
         key = (vms, length, earliest)
         tried[key] = max(tried.get(key, start), start)
         return None
 
-    def _gained(self, booking: Booking, earliest: float,
-                length: float) -> dict[int, tuple[float, float]] | None:
-        """The nodes given capacity back since the booking's proof, where a window
-        of ``length`` starting in ``[earliest, its start)`` may overlap it: each
-        with the span that covers what it was given. None: no proof that holds."""
-        proof = self._proofs.get(booking)
-        if proof is None or proof[1] > earliest or proof[2] > length:
-            return None
-        start = booking.start
+    def _gained(self, since: int, nodes: Iterable[int], earliest: float, start: float,
+                length: float) -> dict[int, tuple[float, float]]:
+        """Of ``nodes``, those given capacity back by span number ``since`` or later,
+        where a window of ``length`` starting in ``[earliest, start)`` may overlap
+        it: each with the span that covers what it was given."""
         gained: dict[int, tuple[float, float]] = {}
-        for _, a, b, given in self._given[bisect_left(self._given, (proof[0],)):]:
-            if b <= earliest or a - length >= start:
+        for node in nodes:
+            spans = self._given_on.get(node)
+            if not spans:
                 continue
-            for node in given.nodes or ():
-                was = gained.get(node)
-                gained[node] = (a, b) if was is None else (min(was[0], a), max(was[1], b))
+            low, high = inf, -inf
+            for _, a, b in spans[bisect_left(spans, (since,)):]:
+                if b <= earliest or a - length >= start:
+                    continue
+                low, high = min(low, a), max(high, b)
+            if low != inf:
+                gained[node] = (low, high)
         return gained
 
-    def _room_windows(
-        self, gained: dict[int, tuple[float, float]], shape: Shape, length: float,
-        earliest: float, start: float,
-    ) -> list[tuple[float, float]]:
-        """The starts ``t`` in ``[earliest, start]`` at which one of the ``gained``
-        nodes holds a VM throughout ``[t, t + length)``, a window that overlaps what
-        it was given: ``[low, high]`` ranges, in order, not overlapping."""
+    def _room_windows(self, since: int, shape: Shape, length: float, earliest: float,
+                      start: float) -> list[tuple[float, float]]:
+        """The starts ``t`` in ``[earliest, start]`` at which a node given capacity
+        back by span number ``since`` or later holds a VM throughout
+        ``[t, t + length)``, a window that overlaps what it was given: ``[low, high]``
+        ranges, in order, not overlapping. Only the few nodes that hold a VM that
+        long anywhere in the range are looked at one by one."""
+        rooms = self._rooms_of(shape)
         out: list[tuple[float, float]] = []
-        rooms = self._rooms.setdefault(shape, {})
-        for node, (a, b) in gained.items():
+        holding = rooms.holding(earliest, start, length)
+        for node, (a, b) in self._gained(since, holding, earliest, start, length).items():
             low, high = max(earliest, a - length), min(b, start)
             if low >= high:
                 continue
-            runs = rooms.get(node)
-            if runs is None:
-                found = self._room_runs(node, shape, self._now, inf)
-                runs = rooms[node] = ([x for x, _ in found], [y for _, y in found])
+            runs = rooms.runs(node)
             until = high + length
             for i in range(bisect_right(runs[1], low), len(runs[0])):
                 x, y = max(runs[0][i], low), min(runs[1][i], until)
                 if x >= until:
                     break
-                if y - x >= length:
+                # a window that starts only at the booking's own start moves nothing
+                if y - x >= length and x < start:
                     out.append((x, y - length))
         out.sort()
         merged: list[tuple[float, float]] = []
@@ -240,6 +284,17 @@ class SharedPool(PoolTable):
             else:
                 merged.append((low, high))
         return merged
+
+    def _rooms_of(self, shape: Shape) -> Rooms:
+        rooms = self._rooms.get(shape)
+        if rooms is None:
+            top = fit_count(self.spec.cpu, self.spec.memory, shape)
+            rooms = self._rooms[shape] = Rooms(
+                self.spec.nodes, lambda node: levels(
+                    self.node_cpu[node], self.node_mem[node], shape, min(top, _LEVELS_MAX),
+                    self._now),
+                complete=top <= _LEVELS_MAX)
+        return rooms
 
     def _room_runs(self, node: int, shape: Shape, start: float, end: float,
                    at_least: float = 0.0) -> list[tuple[float, float]]:
@@ -327,9 +382,13 @@ class SharedPool(PoolTable):
             self.node_cpu[node].add(b.start, b.end, sign * count * cpu)
             self.node_mem[node].add(b.start, b.end, sign * count * mem)
             for rooms in self._rooms.values():
-                rooms.pop(node, None)
-        # the remembered starts it spans: whether its nodes have room there now,
-        # read off each node's spans of room rather than at every start
+                rooms.forget(node)
+        if b is not self._trial:
+            self._remaybe(b, nodes)
+
+    def _remaybe(self, b: Booking, nodes: Iterable[int]) -> None:
+        """The remembered starts ``b`` spans: whether its nodes have room there now,
+        read off each node's spans of room rather than at every start."""
         for shape, (starts, maybe) in self._maybe.items():
             first, last = bisect_left(starts, b.start), bisect_left(starts, b.end)
             if first == last:
@@ -351,6 +410,8 @@ class SharedPool(PoolTable):
         if given and given[-1][3] is booking \
                 and (given[-1][1], given[-1][2]) == (booking.start, booking.end):
             given.pop()  # a trial's booking put back: nothing was given after all
+            for node in set(booking.nodes or ()):
+                self._given_on[node].pop()
         found = self._found
         if found is not None and found[:2] == (booking.vms, booking.shape) \
                 and found[3] == booking.start and found[3] + found[2] == booking.end:
@@ -367,6 +428,9 @@ class SharedPool(PoolTable):
         self._proofs.pop(booking, None)
         if booking.end > self._now:
             self._given.append((self._given_count, booking.start, booking.end, booking))
+            for node in set(booking.nodes or ()):
+                self._given_on.setdefault(node, []).append(
+                    (self._given_count, booking.start, booking.end))
             self._given_count += 1
         self._charge(booking, +1)
         if booking.end != inf:
@@ -388,6 +452,8 @@ class SharedPool(PoolTable):
         if len(self._given) > 2 * self._given_kept:
             self._given = [g for g in self._given if g[2] > now]
             self._given_kept = max(len(self._given), 64)
+            self._given_on = {node: kept for node, spans in self._given_on.items()
+                              if (kept := [g for g in spans if g[2] > now])}
         self.cpu_free.prune(now)
         self.mem_free.prune(now)
         for starts, maybe in self._maybe.values():
