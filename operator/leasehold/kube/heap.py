@@ -30,9 +30,9 @@ YOUNG_EVERY = 20_000
 
 def tune_collector() -> None:
     """Fewer full collections, each shorter. At CPython's defaults the scale
-    benchmark's operator ran a full collection every ~0.5 s of its first 20 s, each
-    ~0.1 s over the whole heap (5,000 Leases, the libraries, the shell): more than a
-    second of the core's busiest seconds. A full collection follows a number of
+    benchmark's operator made 20 full collections in its first ~35 s, ~0.1 s each
+    over the whole heap (5,000 Leases, the libraries, the shell), many of them in
+    the core's busiest steps; so tuned, none in the same span. A full collection follows a number of
     young ones, and with more allocations between young ones fewer objects live long
     enough to be promoted; what is there at start-up (modules, the libraries' own
     objects) lives as long as the process and is frozen out of every collection.
