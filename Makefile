@@ -41,7 +41,7 @@ generate: $(STAMP)
 
 ## make lint: ruff; the architecture (import-linter's contracts in pyproject.toml, the
 ## same a bare `lint-imports` runs; no import cycle between modules, tools/import_cycles.py);
-## mypy --strict on leasehold.core and leasehold.api ([tool.mypy])
+## mypy --strict on leasehold.core, leasehold.api and leasehold.kube ([tool.mypy])
 lint: $(STAMP)
 	$(BIN)/ruff check operator emulator tests benchmarks tools
 	$(BIN)/lint-imports --no-logo

@@ -85,18 +85,18 @@ def _pool(item: Obj, nodes: list[Obj], before: ClusterPool | None) -> ClusterPoo
     names = before.names + tuple(sorted(n for n in live if n not in before.names))
     shape = before.spec
     spec = pool_spec(item, nodes=len(names), cpu=shape.cpu, memory=shape.memory)
-    down = set()
+    lost: set[int] = set()
     for i, n in enumerate(names):
         node = live.get(n)
         if node is None:
-            down.add(i)
+            lost.add(i)
             continue
         cpu, memory = node_size(node)
         if cpu < shape.cpu or memory < shape.memory:
             log.warning("node %s is smaller than NodePool %s's nodes (%dm, %d MiB): unused",
                         n, spec.name, shape.cpu, shape.memory)
-            down.add(i)
-    return ClusterPool(spec, names, frozenset(down))
+            lost.add(i)
+    return ClusterPool(spec, names, frozenset(lost))
 
 
 def changes(core_pools: dict[str, PoolSpec], core_down: dict[str, frozenset[int]],

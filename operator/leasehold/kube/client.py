@@ -110,7 +110,7 @@ def read_kubeconfig(path: str | Path) -> Kubeconfig:
         context = next(c["context"] for c in doc["contexts"] if c["name"] == current)
         cluster = next(c["cluster"] for c in doc["clusters"]
                        if c["name"] == context["cluster"])
-        user = next((u["user"] for u in doc.get("users") or []
+        user: dict[str, Any] = next((u["user"] for u in doc.get("users") or []
                      if u["name"] == context.get("user")), {})
         if not isinstance(cluster.get("server"), str):
             raise KeyError("server")

@@ -428,7 +428,7 @@ def run(config: SchedulerConfig, kubeconfig: str | None = None,
     or a metrics port it cannot listen on."""
     # the library's own switch (process-wide): a ``_created`` series per counter and
     # histogram says when the operator started, over and over
-    prometheus_client.disable_created_metrics()
+    prometheus_client.disable_created_metrics()  # type: ignore[no-untyped-call]
     tune_collector()
     client = KubeClient.from_environment(kubeconfig)
     sock = None if metrics_port is None else listen(metrics_port)

@@ -144,9 +144,9 @@ class Metrics:
             return deadline_given(st.name) if deadline_given is not None else True
         if core.config.policy not in self._policies:
             self._policies.add(core.config.policy)
-            for action in ("suspend", "cancel", "migrate"):
-                for kind in LeaseType:
-                    self.preemptions.labels(core.config.policy, action, kind.value)
+            for verb in ("suspend", "cancel", "migrate"):
+                for lease_type in LeaseType:
+                    self.preemptions.labels(core.config.policy, verb, lease_type.value)
         for action in actions:
             st = core.lease(action.lease)
             if st is None:
