@@ -219,7 +219,6 @@ class SharedPool(PoolTable):
                             continue
                         t = self.fit(vms, shape, length, first, high)
                         if t is not None:
-                            self._trial = None
                             self._remaybe(booking, set(booking.nodes or ()))
                             trial.commit()
                             # the windows before ``t`` had no start: so had the others
