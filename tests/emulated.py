@@ -80,6 +80,20 @@ class Emulated:
         return self.kubectl("apply", *(["--server-side"] if server_side else []), "-f", "-",
                             stdin=text)
 
+    def requests(self) -> dict[tuple[str, ...], float]:
+        """apiserver_request_total from the server's /metrics, through kubectl:
+        (verb, group, resource, subresource, code, client) -> count."""
+        from prometheus_client.parser import text_string_to_metric_families
+        out = {}
+        for family in text_string_to_metric_families(
+                self.kubectl("get", "--raw", "/metrics").stdout):
+            for sample in family.samples:
+                if sample.name == "apiserver_request_total":
+                    labels = sample.labels
+                    out[tuple(labels[k] for k in ("verb", "group", "resource", "subresource",
+                                                  "code", "client"))] = sample.value
+        return out
+
     def get(self, *args: str) -> Any:
         return json.loads(self.kubectl("get", *args, "-o", "json").stdout)
 

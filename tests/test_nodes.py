@@ -66,6 +66,18 @@ def test_a_pod_runs_after_its_delays_and_succeeds_after_its_run_time(cluster):
     assert pod["status"]["containerStatuses"][0]["state"]["terminated"]["reason"] == "Completed"
 
 
+def test_a_pod_s_start_and_end_are_one_status_write_each_and_no_read(cluster):
+    # as a kubelet's: from what its watch gave, with the pod's uid as a precondition
+    def kubelet(verb: str, sub: str = "") -> float:
+        return sum(v for k, v in cluster.requests().items()
+                   if k[0] == verb and k[2] == "pods" and k[3] == sub
+                   and k[5] == "leasehold-kubelet")
+    reads, writes = kubelet("GET"), kubelet("PATCH", "status")
+    cluster.apply(vm("vm-d", "rp-2", **{RUNTIME: "60"}))
+    until(lambda: phase(cluster, "vm-d") == "Succeeded")
+    assert (kubelet("GET"), kubelet("PATCH", "status")) == (reads, writes + 2)
+
+
 def test_deletion_waits_the_grace_period_in_emulated_time(cluster):
     cluster.apply(vm("vm-b", "rp-1", grace=120))  # no run time: runs until deleted
     until(lambda: phase(cluster, "vm-b") == "Running")

@@ -236,12 +236,12 @@ class NodeEmulator:
             delay = (_seconds(annotations, IMAGE_PULL) or 0) + (_seconds(annotations, RESUME)
                                                                 or 0)
             self._plan(uid, "start", _since(meta.get("creationTimestamp")) + self.real(delay),
-                       lambda: self._start(path))
+                       lambda: self._start(path, pod))
         elif phase == "Running":
             runtime = _seconds(annotations, RUNTIME)
             if runtime is not None:
                 self._plan(uid, "finish", _since(status.get("startTime")) + self.real(runtime),
-                           lambda: self._finish(path))
+                           lambda: self._finish(path, pod))
             else:
                 self._cancel(uid)
         else:
@@ -275,21 +275,19 @@ class NodeEmulator:
         if task is not None and task is not asyncio.current_task():
             task.cancel()
 
-    async def _start(self, path: str) -> None:
-        pod = await self.client.get(path)
-        if (pod.get("status") or {}).get("phase", "Pending") != "Pending" \
-                or pod["metadata"].get("deletionTimestamp"):
-            return
-        await self.client.merge_patch(f"{path}/status",
-                                      {"status": running_status(pod, rfc3339())})
+    # A kubelet writes a pod's status from what its watch last gave: no read before
+    # (a deletion since cancels the step, its event replanning it), and the pod's uid
+    # in the patch, as a precondition, so that it never lands on a new pod of the
+    # same name.
+    async def _start(self, path: str, pod: Obj) -> None:
+        await self.client.merge_patch(f"{path}/status", {
+            "metadata": {"uid": pod["metadata"]["uid"]},
+            "status": running_status(pod, rfc3339())})
 
-    async def _finish(self, path: str) -> None:
-        pod = await self.client.get(path)
-        if (pod.get("status") or {}).get("phase") != "Running" \
-                or pod["metadata"].get("deletionTimestamp"):
-            return
-        await self.client.merge_patch(f"{path}/status",
-                                      {"status": succeeded_status(pod, rfc3339())})
+    async def _finish(self, path: str, pod: Obj) -> None:
+        await self.client.merge_patch(f"{path}/status", {
+            "metadata": {"uid": pod["metadata"]["uid"]},
+            "status": succeeded_status(pod, rfc3339())})
 
     async def _remove(self, path: str) -> None:
         await self.client.delete(path, gracePeriodSeconds=0)

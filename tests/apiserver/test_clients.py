@@ -66,6 +66,25 @@ def test_a_write_that_changes_nothing_keeps_the_version(emulated, api):
     assert int(changed.metadata.resource_version) > int(cm.metadata.resource_version)
 
 
+def test_a_uid_in_a_patch_is_a_precondition(emulated, api):
+    # as a kubelet's status patches carry their pod's uid: one for a pod since
+    # deleted and made again under the same name must not land on the new one
+    core = client.CoreV1Api(api)
+    first = core.create_namespaced_pod("default", pod("same-name"))
+    core.delete_namespaced_pod("same-name", "default", grace_period_seconds=0)
+    again = core.create_namespaced_pod("default", pod("same-name"))
+    with pytest.raises(client.ApiException) as info:
+        core.patch_namespaced_pod_status("same-name", "default", {
+            "metadata": {"uid": first.metadata.uid}, "status": {"phase": "Running"}})
+    assert info.value.status == 409
+    assert "Precondition failed: UID in precondition" in json.loads(info.value.body)["message"]
+    assert core.read_namespaced_pod("same-name", "default").status.phase != "Running"
+    ran = core.patch_namespaced_pod_status("same-name", "default", {
+        "metadata": {"uid": again.metadata.uid}, "status": {"phase": "Running"}})
+    assert ran.status.phase == "Running"
+    core.delete_namespaced_pod("same-name", "default", grace_period_seconds=0)
+
+
 def test_ownerless_dependents_are_collected(emulated, api):
     core = client.CoreV1Api(api)
     owner = core.create_namespaced_config_map("default", {"metadata": {"name": "owner"}})

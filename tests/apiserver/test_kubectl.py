@@ -165,29 +165,15 @@ def test_the_same_verbs_on_pods(emulated):
 
 
 
-def _requests(emulated) -> dict[tuple[str, ...], float]:
-    """apiserver_request_total from the server's /metrics, through kubectl."""
-    from prometheus_client.parser import text_string_to_metric_families
-    text = emulated.kubectl("get", "--raw", "/metrics").stdout
-    out = {}
-    for family in text_string_to_metric_families(text):
-        for sample in family.samples:
-            if sample.name == "apiserver_request_total":
-                labels = sample.labels
-                out[tuple(labels[k] for k in ("verb", "group", "resource", "subresource",
-                                              "code", "client"))] = sample.value
-    return out
-
-
 def test_requests_are_counted_by_verb_resource_code_and_client(emulated):
-    before = _requests(emulated)
+    before = emulated.requests()
     emulated.kubectl("create", "configmap", "counted")
     emulated.kubectl("patch", "configmap", "counted", "-p", '{"data":{"a":"1"}}')
     emulated.apply({"apiVersion": "v1", "kind": "ConfigMap",
                     "metadata": {"name": "counted"}, "data": {"b": "2"}}, server_side=True)
     emulated.kubectl("get", "configmap", "missing", check=False)
     emulated.kubectl("delete", "configmap", "counted")
-    after = _requests(emulated)
+    after = emulated.requests()
     grown = {k: v - before.get(k, 0) for k, v in after.items() if v > before.get(k, 0)}
     for key in [("POST", "", "configmaps", "", "201", "kubectl"),
                 ("PATCH", "", "configmaps", "", "200", "kubectl"),

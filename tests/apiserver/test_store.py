@@ -21,21 +21,20 @@ def test_objects_and_the_counter_survive_a_restart(tmp_path):
     assert again.rv == 3
     assert [o["metadata"]["name"] for o in again.items("/pods")] == ["a"]
     assert again.get("/pods", "ns", "a")["metadata"]["resourceVersion"] == "1"
-    assert [(rv, kind) for rv, _, kind, _ in again.changes_since(1)] == [(2, "ADDED"),
-                                                                         (3, "DELETED")]
+    assert [(c.rv, c.kind) for c in again.changes_since(1)] == [(2, "ADDED"), (3, "DELETED")]
 
 
 def test_old_versions_are_compacted_and_gone(tmp_path):
     store = Store(tmp_path / "s.db", history=10)
     for i in range(25):
         store.write("/cm", obj(f"o{i}"), "ADDED")
-    assert [c[0] for c in store.changes_since(20)] == [21, 22, 23, 24, 25]
+    assert [c.rv for c in store.changes_since(20)] == [21, 22, 23, 24, 25]
     assert len(store.changes_since(15)) == 10
     with pytest.raises(Gone):
         store.changes_since(14)
     store.close()
     again = Store(tmp_path / "s.db", history=10)
-    assert [c[0] for c in again.changes_since(20)] == [21, 22, 23, 24, 25]
+    assert [c.rv for c in again.changes_since(20)] == [21, 22, 23, 24, 25]
     with pytest.raises(Gone):
         again.changes_since(14)
 

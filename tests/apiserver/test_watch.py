@@ -10,15 +10,17 @@ from typing import Any
 
 import aiohttp
 
+from leasehold_emulator.apiserver import server as apiserver
 from leasehold_emulator.apiserver.server import serve
 from leasehold_emulator.apiserver.store import Store
 
 CMS = "/api/v1/namespaces/default/configmaps"
 
 
-def run(test: Any, history: int = 10_000, bookmark_seconds: float = 30.0) -> Any:
+def run(test: Any, history: int = 10_000, bookmark_seconds: float = 30.0,
+        store: Store | None = None) -> Any:
     async def main() -> Any:
-        runner, server = await serve(Store(history=history), port=0,
+        runner, server = await serve(store or Store(history=history), port=0,
                                      bookmark_seconds=bookmark_seconds)
         base = f"http://{server.address}"
         try:
@@ -46,6 +48,61 @@ async def events(session: aiohttp.ClientSession, query: str, count: int | None =
                 if count is not None and len(out) == count:
                     break
     return out
+
+
+def burst(store: Store, names: list[str]) -> None:
+    """Changes written with no await between them: they reach every watch at once."""
+    for name in names:
+        store.write("/configmaps", {"apiVersion": "v1", "kind": "ConfigMap",
+                                    "metadata": {"name": name, "namespace": "default"},
+                                    "data": {"name": name}}, "ADDED")
+
+
+async def watched(session: aiohttp.ClientSession, rv: str, during: Any, count: int
+                  ) -> list[dict]:
+    """The events of a watch from ``rv`` (``during()`` called once it is open), until
+    ``count`` of them or the end of the stream."""
+    out: list[dict] = []
+    async with session.get(f"{CMS}?watch=true&resourceVersion={rv}") as r:
+        during()
+        async with asyncio.timeout(10):
+            async for line in r.content:
+                out.append(json.loads(line))
+                if len(out) == count:
+                    break
+    return out
+
+
+def test_a_burst_of_changes_reaches_a_watch_whole_and_in_order():
+    store = Store()
+    names = [f"o{i}" for i in range(3 * apiserver.WATCH_BATCH + 7)]  # several writes' worth
+
+    async def test(session):
+        rv = (await create(session, "first"))["metadata"]["resourceVersion"]
+        return await watched(session, rv, lambda: burst(store, names), len(names))
+    got = run(test, store=store)
+    assert [e["object"]["metadata"]["name"] for e in got] == names
+    assert [e["object"] for e in got] == [store.get("/configmaps", "default", n)
+                                          for n in names]
+    assert all(e["type"] == "ADDED" for e in got)
+
+
+def test_a_watch_too_far_behind_ends_before_the_first_change_it_missed(monkeypatch):
+    monkeypatch.setattr(apiserver, "WATCH_BACKLOG", 5)
+    store = Store()
+    names = [f"o{i}" for i in range(20)]
+
+    async def test(session):
+        rv = (await create(session, "first"))["metadata"]["resourceVersion"]
+        early = await watched(session, rv, lambda: burst(store, names), len(names))
+        resumed = early[-1]["object"]["metadata"]["resourceVersion"]
+        rest = await watched(session, resumed, lambda: None, len(names) - len(early))
+        return rv, early, rest
+    rv, early, rest = run(test, store=store)
+    assert 0 < len(early) < len(names)  # the stream ended: the watcher fell behind
+    versions = [int(e["object"]["metadata"]["resourceVersion"]) for e in early + rest]
+    # no change skipped, none twice: resuming from the last one it had gives the rest
+    assert versions == list(range(int(rv) + 1, int(rv) + 1 + len(names)))
 
 
 def test_a_watch_resumes_after_a_version_and_filters_by_label():

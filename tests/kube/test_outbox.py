@@ -80,3 +80,23 @@ def test_a_dropped_lease_gets_nothing_more_and_run_writes_what_comes() -> None:
         task.cancel()
         return written
     assert asyncio.run(scenario()) == ["a:event"]
+
+
+def test_while_held_no_report_is_begun_and_a_later_status_supersedes() -> None:
+    async def scenario() -> tuple[list[str], list[str]]:
+        out, written = Outbox(in_flight=2), []
+        task = asyncio.create_task(out.run())
+        with out.held():
+            out.event("a", "lab/a", _recorder(written, "a:Started"))
+            out.status("a", "lab/a", _recorder(written, "a:status1"))
+            for _ in range(20):  # the writers get every chance to run
+                await asyncio.sleep(0)
+            during = list(written)
+            out.status("a", "lab/a", _recorder(written, "a:status2"))
+        while out.written < 2:
+            await asyncio.sleep(0.001)
+        task.cancel()
+        return during, written
+    during, written = asyncio.run(scenario())
+    assert during == []
+    assert written == ["a:Started", "a:status2"]

@@ -58,7 +58,7 @@ class Cluster:
         self._owners_of: dict[Ref, tuple[str, ...]] = {}
         for key, obj in store.all_objects():
             self._index(key, obj, "ADDED")
-        store.listeners.add(lambda change: self._index(change[1], change[3], change[2]))
+        store.listeners.add(lambda change: self._index(change.key, change.obj, change.kind))
         for crd in store.items(CRD_KEY):
             self._serve(crd)
         for ns in ("default", "kube-system", "kube-public"):
@@ -277,6 +277,7 @@ class Cluster:
         wanted = obj["metadata"].get("resourceVersion")
         if wanted and wanted != current["metadata"]["resourceVersion"]:
             raise conflict(r.plural, name, r.group)
+        _same_uid(obj["metadata"].get("uid"), current)
         return self._replace(r, current, obj, sub, dry_run, strict, manager, "Update")
 
     def patch(self, r: Resource, ns: str | None, name: str, kind: str, body: Any,
@@ -325,6 +326,10 @@ class Cluster:
             if isinstance(body, dict) else None
         if wanted and wanted != current["metadata"]["resourceVersion"]:
             raise conflict(r.plural, name, r.group)
+        # a uid in the patch is a precondition (a kubelet's status patch carries its
+        # pod's, so that it never lands on a new pod of the same name)
+        _same_uid((body.get("metadata") or {}).get("uid") if isinstance(body, dict) else None,
+                  current)
         obj = self._replace(r, current, patched, sub, dry_run, strict, manager,
                             "Apply" if kind == "apply" else "Update",
                             body if kind == "apply" else None)
@@ -401,9 +406,7 @@ class Cluster:
             raise not_found(r.plural, name, r.group)
         pre = options.get("preconditions") or {}
         meta = current["metadata"]
-        if pre.get("uid") and pre["uid"] != meta["uid"]:
-            raise ApiError(409, f"Precondition failed: UID in precondition: {pre['uid']}, UID in"
-                                f" object meta: {meta['uid']}", "Conflict")
+        _same_uid(pre.get("uid"), current)
         if pre.get("resourceVersion") and pre["resourceVersion"] != meta["resourceVersion"]:
             raise conflict(r.plural, name, r.group)
         if dry_run:
@@ -540,3 +543,10 @@ class Cluster:
             current = self.store.get(NS_KEY, "", ns)
             if current is not None:
                 self.store.remove(NS_KEY, copy.deepcopy(current))
+
+
+def _same_uid(uid: Any, current: Obj) -> None:
+    """A uid given with a write is a precondition: 409 when the object is another."""
+    if uid and uid != current["metadata"].get("uid"):
+        raise ApiError(409, f"Precondition failed: UID in precondition: {uid}, UID in object"
+                            f" meta: {current['metadata'].get('uid')}", "Conflict")

@@ -41,8 +41,11 @@ PATCH_TYPES = {
     "application/apply-patch+yaml": "apply",
     "application/apply-patch+cbor": None,
 }
-#: a watcher that falls this far behind is dropped (it re-lists, as after a restart)
+#: a watcher that falls this far behind has its stream ended (it resumes from the last
+#: change it got, or re-lists if that is compacted away)
 WATCH_BACKLOG = 50_000
+#: at most this many events in one write of a watch stream
+WATCH_BATCH = 500
 
 
 #: what a resource request is, for apiserver_request_total: verb, group, resource,
@@ -351,7 +354,7 @@ class ApiServer:
             return (ns is None or meta.get("namespace") == ns) and match(obj)
 
         def listener(change: Change) -> None:
-            if change[1] == r.key:
+            if change.key == r.key:
                 if queue.qsize() > WATCH_BACKLOG:
                     queue.put_nowait(None)
                 else:
@@ -367,23 +370,27 @@ class ApiServer:
         running.inc()
         try:
             if since in ("", "0"):
-                backlog: list[tuple[str, Obj]] = [("ADDED", o) for o in self.cluster.list(r, ns)]
+                backlog: list[tuple[str, Obj, str | None]] = [
+                    ("ADDED", o, None) for o in self.cluster.list(r, ns)]
             else:
                 try:
-                    backlog = [(kind, obj) for _, key, kind, obj in
+                    backlog = [(c.kind, c.obj, c.body) for c in
                                self.store.changes_since(_int(since, "resourceVersion"))
-                               if key == r.key]
+                               if c.key == r.key]
                 except Gone:
                     backlog, expired = [], True
             response = web.StreamResponse(headers={"Content-Type": "application/json",
                                                    "Cache-Control": "no-cache"})
             await response.prepare(request)
 
-            async def send(kind: str, obj: Obj) -> None:
-                body = table(r, [obj], obj["metadata"].get("resourceVersion", ""),
-                             q.get("includeObject", "Object")) if as_table else obj
-                await response.write(json.dumps({"type": kind, "object": body},
-                                                separators=(",", ":")).encode() + b"\n")
+            def line(kind: str, obj: Obj, body: str | None) -> bytes:
+                if as_table:
+                    rows = table(r, [obj], obj["metadata"].get("resourceVersion", ""),
+                                 q.get("includeObject", "Object"))
+                    return _event(kind, json.dumps(rows, separators=(",", ":")))
+                if body is None or obj.get("apiVersion") != r.api_version:
+                    body = json.dumps(self.cluster._as(r, obj), separators=(",", ":"))
+                return _event(kind, body)
 
             if expired:
                 gone = ApiError(410, f"too old resource version: {since}"
@@ -391,9 +398,10 @@ class ApiServer:
                 await response.write(json.dumps({"type": "ERROR", "object": gone}).encode()
                                      + b"\n")
                 return response
-            for kind, obj in backlog:
-                if wanted(obj):
-                    await send(kind, self.cluster._as(r, obj))
+            for start in range(0, len(backlog), WATCH_BATCH):
+                lines = [line(*b) for b in backlog[start:start + WATCH_BATCH] if wanted(b[1])]
+                if lines:
+                    await response.write(b"".join(lines))
             loop = asyncio.get_running_loop()
             deadline = loop.time() + timeout
             while not self._stopping.is_set():
@@ -401,8 +409,8 @@ class ApiServer:
                 if left <= 0:
                     break
                 try:
-                    change = await asyncio.wait_for(queue.get(),
-                                                    min(left, self.bookmark_seconds))
+                    change = queue.get_nowait() if not queue.empty() else \
+                        await asyncio.wait_for(queue.get(), min(left, self.bookmark_seconds))
                 except TimeoutError:
                     if bookmarks:
                         await response.write(json.dumps({"type": "BOOKMARK", "object": {
@@ -410,17 +418,32 @@ class ApiServer:
                             "metadata": {"resourceVersion": str(self.store.rv)}}}).encode()
                             + b"\n")
                     continue
-                if change is None:
-                    break  # fell too far behind: the client re-lists
-                _, _, kind, obj = change
-                if wanted(obj):
-                    await send(kind, self.cluster._as(r, obj))
+                # what else is queued goes in the same write: under a burst of
+                # changes a watcher keeps up at one write per turn of the loop,
+                # not one per change
+                batch = [change]
+                while batch[-1] is not None and len(batch) < WATCH_BATCH \
+                        and not queue.empty():
+                    batch.append(queue.get_nowait())
+                lines = [line(c.kind, c.obj, c.body) for c in batch
+                         if c is not None and wanted(c.obj)]
+                if lines:
+                    await response.write(b"".join(lines))
+                if batch[-1] is None:
+                    # fell too far behind: the stream ends before the first change
+                    # dropped, and the client resumes from there (or re-lists)
+                    break
             return response
         except (ConnectionResetError, asyncio.CancelledError):
             return web.StreamResponse()
         finally:
             running.dec()
             self.store.listeners.discard(listener)
+
+
+def _event(kind: str, body: str) -> bytes:
+    """One line of a watch stream, around an object already encoded."""
+    return f'{{"type":"{kind}","object":{body}}}\n'.encode()
 
 
 def _agent(request: web.Request) -> str:

@@ -15,11 +15,22 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 Obj = dict[str, Any]
-#: (resource version, storage key, ADDED | MODIFIED | DELETED, the object)
-Change = tuple[int, str, str, Obj]
+
+
+class Change(NamedTuple):
+    rv: int
+    #: the storage key (a resource's group and plural)
+    key: str
+    #: ADDED, MODIFIED or DELETED
+    kind: str
+    obj: Obj
+    #: the object as JSON, as it was stored: encoded once for every watcher it is
+    #: sent to as it happens (None in the history, which would hold ten thousand of
+    #: them: a watch resuming from it encodes its objects again)
+    body: str | None
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS objects (
@@ -59,16 +70,19 @@ class Store:
         self._load()
 
     def _load(self) -> None:
-        row = self.db.execute("SELECT value FROM meta WHERE name='rv'").fetchone()
-        self.rv = row[0] if row else 0
+        # the counter is the last change's version (the latest change is never
+        # compacted away); a data directory from before keeps it in ``meta`` too
+        row = self.db.execute("SELECT MAX(rv) FROM changes UNION ALL"
+                              " SELECT value FROM meta WHERE name='rv'").fetchall()
+        self.rv = max((r[0] for r in row if r[0] is not None), default=0)
         rows = self.db.execute("SELECT key, namespace, name, body FROM objects")
         for key, ns, name, body in rows:
             self.objects.setdefault(key, {})[(ns, name)] = json.loads(body)
         rows = self.db.execute("SELECT rv, key, type, body FROM changes ORDER BY rv DESC LIMIT ?",
                                (self.history_size,)).fetchall()
         for rv, key, kind, body in reversed(rows):
-            self.history.append((rv, key, kind, json.loads(body)))
-        self.compacted = self.history[0][0] - 1 if self.history else self.rv
+            self.history.append(Change(rv, key, kind, json.loads(body), None))
+        self.compacted = self.history[0].rv - 1 if self.history else self.rv
 
     def close(self) -> None:
         self.db.close()
@@ -92,7 +106,7 @@ class Store:
         """Changes after ``rv``; :class:`Gone` when some of them were compacted."""
         if rv < self.compacted:
             raise Gone(rv)
-        return [c for c in self.history if c[0] > rv]
+        return [c for c in self.history if c.rv > rv]
 
     # ---- writes -------------------------------------------------------------------
     def write(self, key: str, obj: Obj, kind: str) -> Obj:
@@ -109,7 +123,7 @@ class Store:
         self.objects.setdefault(key, {})[(ns, name)] = obj
         if key in self.ttl:
             self._written[key, ns, name] = time.monotonic()
-        self._notify((self.rv, key, kind, obj))
+        self._notify(Change(self.rv, key, kind, obj, body))
         return obj
 
     def expire(self, now: float | None = None) -> int:
@@ -132,25 +146,25 @@ class Store:
         meta = obj["metadata"]
         meta["resourceVersion"] = str(self.rv)
         ns, name = meta.get("namespace", ""), meta["name"]
+        body = json.dumps(obj, separators=(",", ":"))
         with self.db:
             self.db.execute("DELETE FROM objects WHERE key=? AND namespace=? AND name=?",
                             (key, ns, name))
-            self._log(key, "DELETED", json.dumps(obj, separators=(",", ":")))
+            self._log(key, "DELETED", body)
         self.objects.get(key, {}).pop((ns, name), None)
         self._written.pop((key, ns, name), None)
-        self._notify((self.rv, key, "DELETED", obj))
+        self._notify(Change(self.rv, key, "DELETED", obj, body))
         return obj
 
     def _log(self, key: str, kind: str, body: str) -> None:
         self.db.execute("INSERT INTO changes VALUES (?, ?, ?, ?)", (self.rv, key, kind, body))
-        self.db.execute("INSERT OR REPLACE INTO meta VALUES ('rv', ?)", (self.rv,))
         # compact in batches: one DELETE per tenth of the history, not one per write
         if self.rv % max(self.history_size // 10, 1) == 0:
             self.db.execute("DELETE FROM changes WHERE rv <= ?", (self.rv - self.history_size,))
 
     def _notify(self, change: Change) -> None:
         if len(self.history) == self.history.maxlen:
-            self.compacted = self.history[0][0]
-        self.history.append(change)
+            self.compacted = self.history[0].rv
+        self.history.append(change._replace(body=None))
         for listener in list(self.listeners):
             listener(change)

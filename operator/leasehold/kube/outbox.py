@@ -13,6 +13,10 @@ and goes on, and they are written meanwhile, a bounded number at a time.
   Lease's pending statuses goes out (a lease decided, then moved, then started
   within a few steps is one write, not three).
 - Each write is its own: one that fails is logged and the others go on.
+- While the step makes pods (:meth:`held`), no report is begun: the API server
+  serves the pods first (a burst of starts waits on the pods, not on the reports
+  of thousands of leases decided with them), and a status given meanwhile still
+  supersedes the one before it.
 
 What is pending when the shell stops (its replica loses the lead, a step fails) is
 lost with it; the next shell writes every Lease's status again from its state, so
@@ -21,8 +25,9 @@ only events can be lost, as they can be on any API server."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 
 log = logging.getLogger("leasehold.operator")
@@ -30,8 +35,8 @@ log = logging.getLogger("leasehold.operator")
 #: a report, written when its turn comes
 Write = Callable[[], Awaitable[None]]
 
-#: writes in flight at once: fewer than a step's own (16), so that pod creates and
-#: deletes are served first when both queue at the API server
+#: writes in flight at once: fewer than a step's own (32), so that pod deletes and
+#: the step's other calls are served first when both queue at the API server
 IN_FLIGHT = 8
 
 
@@ -51,6 +56,9 @@ class Outbox:
         #: the Leases whose reports are being written (one writer per Lease)
         self._busy: set[str] = set()
         self._more = asyncio.Event()
+        self._holds = 0
+        self._open = asyncio.Event()
+        self._open.set()
         #: writes done (the benchmark and the tests read it)
         self.written = 0
 
@@ -72,6 +80,18 @@ class Outbox:
         another Lease's, which must not get this one's status)."""
         self._pending.pop(key, None)
 
+    @contextlib.contextmanager
+    def held(self) -> Iterator[None]:
+        """No report is begun meanwhile (those being written finish)."""
+        self._holds += 1
+        self._open.clear()
+        try:
+            yield
+        finally:
+            self._holds -= 1
+            if not self._holds:
+                self._open.set()
+
     async def run(self) -> None:
         """Forever: ``in_flight`` writers, each taking the oldest Lease with reports
         pending that no other writer has (so a Lease's reports stay in order)."""
@@ -83,6 +103,7 @@ class Outbox:
 
     async def _writer(self, forever: bool) -> None:
         while True:
+            await self._open.wait()
             # the busy ones are at most ``in_flight``: this looks at a few keys
             key = next((k for k in self._pending if k not in self._busy), None)
             if key is None:

@@ -702,7 +702,8 @@ class Shell:
                 return
             if name not in started:
                 lost.setdefault(name, []).append(vm.pod_name(t.name, i))
-        await _together(create(*c) for c in creates)
+        with self.outbox.held():  # the pods first
+            await _together(create(*c) for c in creates)
         self._retry = min(self._retry * 2, RETRY_MAX) if self._retry_at else RETRY_FIRST
         for name, names in lost.items():
             self._event(self.tracked[name], "PodsRecreated",
@@ -1016,7 +1017,7 @@ def _created(entry: tuple[str, str, Any]) -> tuple[float, str]:
 #: API calls in flight at once: one lease's pods and status are independent of
 #: another's, and a thousand leases started together must not wait for a thousand
 #: round trips one after another
-WRITES_IN_FLIGHT = 16
+WRITES_IN_FLIGHT = 32
 
 
 async def _together(writes: Iterable[Coroutine[Any, Any, None]]) -> None:
