@@ -113,3 +113,21 @@ def test_every_rejection_is_counted_with_its_cause():
     assert rejections == {"spec": 2, "capacity": 1, "deadline": 1}
     assert counted(metrics, "leasehold_lease_requests_total", outcome="rejected") == 4
     assert counted(metrics, "leasehold_lease_rejections_total", type="unknown") == 1
+
+
+def test_a_lease_the_core_forgot_leaves_its_name_free():
+    # its name kept for good, a Lease of that name created later never had series
+    # (and every Lease ever seen stayed in the operator's memory)
+    core = Scheduler([shared(1)], config())
+    metrics = Metrics()
+    core.submit(req("lab/a", vms=1, duration=100), 0.0)
+    step(core, metrics, 0.0)
+    step(core, metrics, 250.0)  # ended
+    step(core, metrics, 250.0 + RETAIN_SECONDS + 60)  # its series dropped
+    assert phase_of(metrics, "lab", "a") is None
+    assert core.forget() == ["lab/a"]
+    later = 250.0 + RETAIN_SECONDS + 180
+    step(core, metrics, later)
+    core.submit(req("lab/a", vms=1, duration=100), later)
+    step(core, metrics, later)
+    assert phase_of(metrics, "lab", "a") == core.lease("lab/a").phase == "Running"

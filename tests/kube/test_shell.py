@@ -198,3 +198,41 @@ def test_a_lease_forgotten_at_a_snapshot_shows_its_final_phase_first(api_server)
             assert shell.core.lease("lab/a") is None, "forgotten at the snapshot"
             assert phase_of(metrics, "lab", "a") == "Completed"
     asyncio.run(scenario())
+
+
+def test_a_deleted_lease_leaves_nothing_behind_once_forgotten(api_server):
+    """The uids of ended Leases are kept so that none is submitted again while its
+    object exists; one whose object is gone is not kept (the soak benchmark's
+    operator grew by every Lease deleted before the core forgot it), nor one
+    deleted before the shell read it."""
+    async def scenario() -> None:
+        async with KubeClient.from_kubeconfig(api_server.kubeconfig) as client:
+            journal = Journal(client, "leasehold-system")
+            journal.snapshot_every = 1
+            pool = ClusterPool(PoolSpec("p", 1, 4000, 16384), ("p-0",), frozenset())
+            shell = Shell(client, [pool], SchedulerConfig(policy="moml"),
+                          Clock(SCALE, time.time()), journal=journal)
+            await journal.load()
+            ran = await _lease(client, "lab", "ran", type="BestEffortSuspendable",
+                               duration="1m")
+            shell.submit(ran, Origin.EXTERNAL)
+            await _step(shell)
+            for _ in range(20):
+                await asyncio.sleep(120 / SCALE)
+                await _step(shell)
+                if shell.core.lease("lab/ran").phase.terminal:
+                    break
+            shell.cancel("lab", "ran", ran["metadata"]["uid"])  # its owner cleans up
+            bad = await _lease(client, "lab", "bad", type="BestEffortSuspendable",
+                               duration="99999999999d")
+            shell.submit(bad, Origin.EXTERNAL)
+            shell.cancel("lab", "bad", bad["metadata"]["uid"])  # gone before it was read
+            await _step(shell)
+            await shell.checkpoint()
+            assert shell.core.lease("lab/ran") is None, "forgotten at the snapshot"
+            assert shell.ended == set()
+            assert shell.tracked == {}
+            loaded = await journal.load()
+            assert loaded.snapshot is not None
+            assert State.read(loaded.snapshot).ended == set()
+    asyncio.run(scenario())

@@ -204,6 +204,7 @@ class Metrics:
         if core.now - self._swept < 60:
             return
         self._swept = core.now
+        current = {st.name for st in leases}
         for name, ended in list(self._ended.items()):
             if core.now - ended >= RETAIN_SECONDS and name in self._shown:
                 labels = self._shown.pop(name)[0]
@@ -212,6 +213,11 @@ class Metrics:
                 self._drop_phases(labels)
                 with contextlib.suppress(KeyError):
                     self.lease_preemptions.remove(*labels[:2])
+            if name not in self._shown and name not in current:
+                # its series are gone and the core forgot it: nothing shows it again,
+                # and a later Lease may take its name (kept, every Lease ever seen
+                # would stay here)
+                del self._ended[name]
 
     def _drop_phases(self, labels: tuple[str, str, str, str]) -> None:
         for phase in Phase:

@@ -154,6 +154,8 @@ class Shell:
         self._pods_changed: set[str] = set()
         #: Leases waiting for the NodePool they name, by uid
         self._held: dict[str, tuple[Obj, Origin]] = {}
+        #: Leases deleted before the shell read them, by uid (until the next read)
+        self._deleted: set[str] = set()
         #: statuses and events, written behind the steps
         self.outbox = Outbox()
         #: since when (wall clock) the metrics' gauges have been stale (None: fresh)
@@ -178,6 +180,11 @@ class Shell:
             self.ended.discard(uid)
             self._held.pop(uid, None)
             self.outbox.drop(uid)
+            t = self.tracked.get(self._uids.get(uid, ""))
+            if t is not None:
+                t.deleted = True
+            else:  # its submission may wait in this step's inputs: not read at all
+                self._deleted.add(uid)
         self._inputs.append(("cancel", core_name(namespace, name), None))
         self._wake.set()
 
@@ -334,7 +341,9 @@ class Shell:
         data = snapshot(self.core)
         kept = {x["request"]["name"] for x in data["leases"]}
         # the Leases forgotten now are ended too: a restart must not submit them again
-        ended = self.ended | {t.uid for n, t in self.tracked.items() if n not in kept}
+        # (those whose objects are gone already cannot be submitted: not kept)
+        ended = self.ended | {t.uid for n, t in self.tracked.items()
+                              if n not in kept and not t.deleted}
         await self.journal.checkpoint(State(
             data, {n: k for n, k in known.items() if n in kept}, ended,
             {k: v for k, v in self._current.items() if v in kept},
@@ -349,7 +358,8 @@ class Shell:
             t = self.tracked.pop(name, None)
             self._shown.pop(name, None)
             if t is not None:
-                self.ended.add(t.uid)
+                if not t.deleted:
+                    self.ended.add(t.uid)
                 self._uids.pop(t.uid, None)
                 if self._current.get(core_name(t.namespace, t.name)) == name:
                     del self._current[core_name(t.namespace, t.name)]
@@ -413,8 +423,8 @@ class Shell:
             if kind == "submit":
                 obj, origin = arg
                 uid = obj["metadata"].get("uid", "")
-                if uid in self._uids or uid in self.ended:
-                    continue  # told twice (a handler retried), or over: one lease
+                if uid in self._uids or uid in self.ended or uid in self._deleted:
+                    continue  # told twice (a handler retried), over, or gone already
                 if self._hold(obj, origin):
                     continue
                 name = self._fresh(name)
@@ -454,6 +464,7 @@ class Shell:
                     else Input.cancel(name, now, "deleted by its owner")
                 told.append(item)
                 entries.append(entry(item))
+        self._deleted.clear()  # their submissions came before their deletions
         return told, entries
 
     def _unmade(self) -> frozenset[str]:

@@ -27,6 +27,9 @@ class Tracked:
     #: when (the core's time) the pods of its latest start were all made: a start
     #: after it never happened in the cluster (recovery holds it back)
     made: float | None = None
+    #: its object is gone: once the core forgets it, nothing of it is kept (no
+    #: Lease can be submitted again under its uid)
+    deleted: bool = False
 
 
 def condition(kind: str, status: str, reason: str, message: str, stamp: str
