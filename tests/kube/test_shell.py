@@ -48,6 +48,20 @@ async def _seen_gone(client: KubeClient, shell: Shell) -> None:
                 shell.pod_seen("DELETED", pod)
 
 
+async def _journaled(client: KubeClient, metrics: Metrics | None = None
+                     ) -> tuple[Shell, Journal]:
+    """A shell on one node of 4 cpu, its journal new and due for a snapshot at every
+    step, begun with one (as on a start)."""
+    journal = Journal(client, "leasehold-system")
+    journal.snapshot_every = 1
+    pool = ClusterPool(PoolSpec("p", 1, 4000, 16384), ("p-0",), frozenset())
+    shell = Shell(client, [pool], SchedulerConfig(policy="moml"), Clock(SCALE, time.time()),
+                  metrics=metrics, journal=journal)
+    await journal.load()
+    await shell.checkpoint()
+    return shell, journal
+
+
 def test_a_snapshot_waits_for_the_inputs_the_core_has_not_been_given(api_server):
     """b starts (on the only node) when a ends, in the same call as the shell reaches
     a local Lease's arrival much later: the core stops before the arrival, which may
@@ -56,13 +70,7 @@ def test_a_snapshot_waits_for_the_inputs_the_core_has_not_been_given(api_server)
     with the log it replaces."""
     async def scenario() -> None:
         async with KubeClient.from_kubeconfig(api_server.kubeconfig) as client:
-            journal = Journal(client, "leasehold-system")
-            journal.snapshot_every = 1
-            pool = ClusterPool(PoolSpec("p", 1, 4000, 16384), ("p-0",), frozenset())
-            shell = Shell(client, [pool], SchedulerConfig(policy="moml"),
-                          Clock(SCALE, time.time()), journal=journal)
-            await journal.load()  # a new journal, begun with a snapshot, as on a start
-            await shell.checkpoint()
+            shell, _ = await _journaled(client)
             for name, minutes in (("a", 1), ("b", 600)):
                 shell.submit(await _lease(client, "lab", name, type="BestEffortSuspendable",
                                           duration=f"{minutes}m"), Origin.EXTERNAL)
@@ -176,14 +184,8 @@ def test_a_lease_forgotten_at_a_snapshot_shows_its_final_phase_first(api_server)
 
     async def scenario() -> None:
         async with KubeClient.from_kubeconfig(api_server.kubeconfig) as client:
-            journal = Journal(client, "leasehold-system")
-            journal.snapshot_every = 1
-            pool = ClusterPool(PoolSpec("p", 1, 4000, 16384), ("p-0",), frozenset())
             metrics = Metrics()
-            shell = Shell(client, [pool], SchedulerConfig(policy="moml"),
-                          Clock(SCALE, time.time()), metrics=metrics, journal=journal)
-            await journal.load()
-            await shell.checkpoint()
+            shell, _ = await _journaled(client, metrics)
             shell.submit(await _lease(client, "lab", "a", type="BestEffortSuspendable",
                                       duration="1m"), Origin.EXTERNAL)
             await _step(shell)
@@ -207,12 +209,7 @@ def test_a_deleted_lease_leaves_nothing_behind_once_forgotten(api_server):
     deleted before the shell read it."""
     async def scenario() -> None:
         async with KubeClient.from_kubeconfig(api_server.kubeconfig) as client:
-            journal = Journal(client, "leasehold-system")
-            journal.snapshot_every = 1
-            pool = ClusterPool(PoolSpec("p", 1, 4000, 16384), ("p-0",), frozenset())
-            shell = Shell(client, [pool], SchedulerConfig(policy="moml"),
-                          Clock(SCALE, time.time()), journal=journal)
-            await journal.load()
+            shell, journal = await _journaled(client)
             ran = await _lease(client, "lab", "ran", type="BestEffortSuspendable",
                                duration="1m")
             shell.submit(ran, Origin.EXTERNAL)
