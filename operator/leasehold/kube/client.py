@@ -111,7 +111,7 @@ def read_kubeconfig(path: str | Path) -> Kubeconfig:
         cluster = next(c["cluster"] for c in doc["clusters"]
                        if c["name"] == context["cluster"])
         user: dict[str, Any] = next((u["user"] for u in doc.get("users") or []
-                     if u["name"] == context.get("user")), {})
+                                     if u["name"] == context.get("user")), {})
         if not isinstance(cluster.get("server"), str):
             raise KeyError("server")
     except OSError as exc:

@@ -32,11 +32,11 @@ def tune_collector() -> None:
     """Fewer full collections, each shorter. At CPython's defaults the scale
     benchmark's operator made 20 full collections in its first ~35 s, ~0.1 s each
     over the whole heap (5,000 Leases, the libraries, the shell), many of them in
-    the core's busiest steps; so tuned, none in the same span. A full collection follows a number of
-    young ones, and with more allocations between young ones fewer objects live long
-    enough to be promoted; what is there at start-up (modules, the libraries' own
-    objects) lives as long as the process and is frozen out of every collection.
-    Process-wide: for the operator's entry point."""
+    the core's busiest steps; so tuned, none in the same span. A full collection
+    follows a number of young ones, and with more allocations between young ones
+    fewer objects live long enough to be promoted; what is there at start-up
+    (modules, the libraries' own objects) lives as long as the process and is frozen
+    out of every collection. Process-wide: for the operator's entry point."""
     gc.freeze()
     gc.set_threshold(YOUNG_EVERY, *gc.get_threshold()[1:])
 
