@@ -86,3 +86,26 @@ def test_a_burst_larger_than_a_request_is_logged_in_parts_and_read_back(api_serv
             names = sorted(x["metadata"]["name"] for x in left["items"])
             assert names == ["leasehold-journal", "leasehold-journal-2-0"], names
     asyncio.run(scenario())
+
+
+def test_a_steady_stream_keeps_the_index_small(api_server):
+    """Every step rewrites the index: a stream of small steps never makes it hold
+    more than the tail's limit (before, it held up to a whole part, sent again at
+    every step), and what was logged reads back whole, in order."""
+    lines = [entry(Input.finished(f"lab/l{i:05d}", float(i))) for i in range(400)]
+
+    async def scenario() -> None:
+        async with KubeClient.from_kubeconfig(api_server.kubeconfig) as client:
+            journal = Journal(client, "leasehold-system")
+            journal.tail_limit, journal.log_part = 2_000, 20_000
+            await journal.load()
+            await journal.checkpoint({"version": 0})
+            index = "/api/v1/namespaces/leasehold-system/configmaps/leasehold-journal"
+            largest = 0
+            for i in range(0, len(lines), 3):
+                await journal.append(lines[i:i + 3])
+                largest = max(largest, len((await client.get(index))["data"]["log"]))
+            assert 0 < largest <= 2_000
+            assert journal.sealed > 5
+            assert (await Journal(client, "leasehold-system").load()).log == lines
+    asyncio.run(scenario())
