@@ -1,6 +1,7 @@
 """The operator's per-lease series: written as leases move, named by namespace and
 Lease name, one 0/1 series per phase (as kube-state-metrics shows a pod's phase),
-dropped an hour after a lease ended, and handed to a re-created Lease; and what the
+dropped an hour after a lease ended (at once if its Lease is gone), and handed to a
+re-created Lease; and what the
 counters count (issue 16: no deadline miss the user was never promised, every
 rejection with its cause)."""
 
@@ -54,6 +55,34 @@ def test_each_lease_has_its_phase_until_an_hour_after_it_ended():
     # the counts by phase stay
     assert series(metrics, "leasehold_leases")[(("namespace", "lab"),
                                                 ("phase", "Completed"))] == 1
+
+
+@pytest.mark.parametrize(("deleted_at", "shown_after"), [
+    (None, "Completed"),  # its Lease stays: shown for an hour
+    (300.0, None),  # deleted once ended: gone at the next sweep
+    (50.0, None),  # deleted while it ran: cancelled, then gone
+], ids=["kept", "deleted-after-it-ended", "deleted-while-running"])
+def test_a_deleted_leases_series_go_once_it_has_ended(deleted_at, shown_after):
+    """As kube-state-metrics drops an object's series with the object: a stream of
+    Leases deleted as they end holds no hour of them."""
+    core = Scheduler([shared(1)], config())
+    metrics = Metrics()
+    core.submit(req("lab/a", vms=1, duration=100), 0.0)
+    step(core, metrics, 0.0)
+    if deleted_at is not None and deleted_at < 100:
+        metrics.deleted("lab/a")
+        step(core, metrics, deleted_at)  # still running: its series stay
+        assert phase_of(metrics, "lab", "a") == "Running"
+        core.cancel("lab/a", deleted_at, "deleted by its owner")
+        step(core, metrics, deleted_at)
+        assert phase_of(metrics, "lab", "a") == "Cancelled"
+    step(core, metrics, 250.0)
+    if deleted_at is not None and deleted_at >= 100:
+        assert phase_of(metrics, "lab", "a") == "Completed"
+        metrics.deleted("lab/a")
+    step(core, metrics, 400.0)  # a sweep, long before an hour has passed
+    assert phase_of(metrics, "lab", "a") == shown_after
+    assert RETAIN_SECONDS > 400.0
 
 
 def test_a_recreated_lease_takes_over_its_names_series():

@@ -180,9 +180,12 @@ class Shell:
             self.ended.discard(uid)
             self._held.pop(uid, None)
             self.outbox.drop(uid)
-            t = self.tracked.get(self._uids.get(uid, ""))
+            known = self._uids.get(uid, "")
+            t = self.tracked.get(known)
             if t is not None:
                 t.deleted = True
+                if self.metrics is not None:
+                    self.metrics.deleted(known)
             else:  # its submission may wait in this step's inputs: not read at all
                 self._deleted.add(uid)
         self._inputs.append(("cancel", core_name(namespace, name), None))
