@@ -38,6 +38,17 @@ async def _step(shell: Shell) -> None:
     await shell.outbox.flush()
 
 
+async def _until_ended(shell: Shell, name: str) -> None:
+    """Steps, two emulated minutes apart, until the lease has ended (its timers are
+    the core's: no step, no end)."""
+    for _ in range(20):
+        await asyncio.sleep(120 / SCALE)
+        await _step(shell)
+        if shell.core.lease(name).phase.terminal:
+            return
+    raise AssertionError(f"{name} has not ended after 40 emulated minutes")
+
+
 async def _seen_gone(client: KubeClient, shell: Shell) -> None:
     """Tell the shell of the pods it knows that are no longer there (the watch's
     DELETED events, which this test has no watch for)."""
@@ -191,11 +202,7 @@ def test_a_lease_forgotten_at_a_snapshot_shows_its_final_phase_first(api_server)
             await _step(shell)
             metrics.gauges(shell.core)
             assert phase_of(metrics, "lab", "a") == "Running"
-            for _ in range(20):
-                await asyncio.sleep(120 / SCALE)
-                await _step(shell)
-                if shell.core.lease("lab/a").phase.terminal:
-                    break
+            await _until_ended(shell, "lab/a")
             await shell.checkpoint()
             assert shell.core.lease("lab/a") is None, "forgotten at the snapshot"
             assert phase_of(metrics, "lab", "a") == "Completed"
@@ -218,11 +225,7 @@ def test_a_deleted_leases_series_go_without_waiting_an_hour(api_server):
             for lease in leases.values():
                 shell.submit(lease, Origin.EXTERNAL)
             await _step(shell)
-            for _ in range(20):
-                await asyncio.sleep(120 / SCALE)
-                await _step(shell)
-                if shell.core.lease("lab/kept").phase.terminal:
-                    break
+            await _until_ended(shell, "lab/kept")
             ended = shell.core.now
             metrics.gauges(shell.core)
             assert phase_of(metrics, "lab", "deleted") == "Completed"
@@ -248,11 +251,7 @@ def test_a_deleted_lease_leaves_nothing_behind_once_forgotten(api_server):
                                duration="1m")
             shell.submit(ran, Origin.EXTERNAL)
             await _step(shell)
-            for _ in range(20):
-                await asyncio.sleep(120 / SCALE)
-                await _step(shell)
-                if shell.core.lease("lab/ran").phase.terminal:
-                    break
+            await _until_ended(shell, "lab/ran")
             shell.cancel("lab", "ran", ran["metadata"]["uid"])  # its owner cleans up
             bad = await _lease(client, "lab", "bad", type="BestEffortSuspendable",
                                duration="99999999999d")
