@@ -1,9 +1,8 @@
 """The operator's per-lease series: written as leases move, named by namespace and
 Lease name, one 0/1 series per phase (as kube-state-metrics shows a pod's phase),
 dropped an hour after a lease ended (at once if its Lease is gone), and handed to a
-re-created Lease; and what the
-counters count (issue 16: no deadline miss the user was never promised, every
-rejection with its cause)."""
+re-created Lease; and what the counters count (issue 16: no deadline miss the user
+was never promised, every rejection with its cause)."""
 
 from __future__ import annotations
 

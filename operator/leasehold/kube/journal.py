@@ -246,8 +246,9 @@ class Journal:
         self._tail_bytes = 0
         #: inputs logged between two snapshots
         self.snapshot_every = SNAPSHOT_EVERY
-        #: the largest part of the log, and the largest tail in the index
+        #: the largest part of the log
         self.log_part = LOG_PART
+        #: the largest tail of the log in the index
         self.tail_limit = TAIL
 
     @property
