@@ -3,6 +3,7 @@ through their phases at a time scale of 60 (an emulated minute per real second).
 
 from __future__ import annotations
 
+import asyncio
 import time
 from pathlib import Path
 
@@ -10,7 +11,8 @@ import pytest
 import yaml
 
 from emulated import KUBECTL, Emulated, until
-from leasehold_emulator.nodes import IMAGE_PULL, RESUME, RUNTIME
+from leasehold.kube.client import KubeClient, KubeError
+from leasehold_emulator.nodes import IMAGE_PULL, RESUME, RUNTIME, NodeEmulator
 
 ROOT = Path(__file__).resolve().parents[1]
 POOLS = ROOT / "examples" / "emulator" / "pools.yaml"
@@ -24,8 +26,6 @@ def cluster(tmp_path_factory):
     c.start(0, "--time-scale", "60", "--pools", str(POOLS))
     yield c
     c.stop()
-
-
 
 
 def vm(name: str, node: str, grace: int = 30, **annotations: str) -> dict:
@@ -165,3 +165,64 @@ def test_the_nodes_run_against_a_server_as_a_separate_client(tmp_path):
             nodes.terminate()
             nodes.wait(timeout=10)
         c.stop()
+
+
+class _LateWatch(KubeClient):
+    """A client whose pod events arrive 1.5 s late, as they do on a loaded machine."""
+
+    async def watch(self, path, resource_version, timeout=300, **params):
+        async for event in super().watch(path, resource_version, timeout, **params):
+            arrived = time.monotonic()
+            if path == "/api/v1/pods":
+                await asyncio.sleep(max(arrived + 1.5 - time.monotonic(), 0.0))
+            yield event
+
+
+def test_a_pod_runs_its_whole_run_time_when_its_events_come_late(tmp_path):
+    """The kubelet times a pod's run from when it started it, not from its startTime
+    stamp (whole seconds): a Running event delivered more than a second late once cut
+    a pod's run by up to a second of real time (a CI failure: 181 of 300 s ran)."""
+    if KUBECTL is None:
+        pytest.skip("kubectl is not installed (apt-get install kubectl)")
+    c = Emulated(tmp_path)
+    c.start(0, "--no-nodes", "--time-scale", "60", "--pools", str(POOLS))
+    seen: dict[str, float] = {}
+
+    async def play() -> None:
+        async with _LateWatch.from_kubeconfig(c.kubeconfig) as late, \
+                KubeClient.from_kubeconfig(c.kubeconfig) as prompt:
+            kubelet = asyncio.create_task(NodeEmulator(late, 60.0).run())
+            try:
+                await until_async(lambda: prompt.get("/api/v1/nodes/rp-0"))
+                listing = await prompt.get("/api/v1/namespaces/default/pods")
+                rv = listing["metadata"]["resourceVersion"]
+                # created so that the kubelet starts it late in a second (1.5 s on):
+                # its startTime stamp is then 0.7-0.8 s older than its start
+                while not 0.2 <= time.time() % 1.0 < 0.3:
+                    await asyncio.sleep(0.01)
+                await prompt.create("/api/v1/namespaces/default/pods",
+                                    vm("vm-late", "rp-0", **{RUNTIME: "120"}))
+                async for event in prompt.watch("/api/v1/namespaces/default/pods", rv):
+                    got = (event["object"].get("status") or {}).get("phase")
+                    seen.setdefault(got, time.monotonic())
+                    if got == "Succeeded":
+                        break
+            finally:
+                kubelet.cancel()
+    try:
+        asyncio.run(asyncio.wait_for(play(), 30))
+    finally:
+        c.stop()
+    ran = seen["Succeeded"] - seen["Running"]
+    assert 1.9 < ran < 3.0, f"a 2 s run took {ran:.2f} s"  # 120 emulated seconds
+
+
+async def until_async(probe, timeout: float = 15.0):
+    end = time.monotonic() + timeout
+    while True:
+        try:
+            return await probe()
+        except KubeError:
+            if time.monotonic() > end:
+                raise
+            await asyncio.sleep(0.05)

@@ -125,6 +125,10 @@ class NodeEmulator:
         self._timers: dict[str, asyncio.Task[None]] = {}
         #: what each pod's timer is for, so that repeated events do not restart it
         self._plans: dict[str, str] = {}
+        #: when this kubelet started each pod it runs, in wall-clock seconds: a pod's
+        #: startTime has whole seconds, and its Running event may come more than a
+        #: second late, so the stamp alone would cut its run by up to a second
+        self._started: dict[str, float] = {}
 
     # ---- time ---------------------------------------------------------------------
     async def _read_clock(self) -> None:
@@ -223,6 +227,7 @@ class NodeEmulator:
         node = (pod.get("spec") or {}).get("nodeName")
         if kind == "DELETED" or node not in self.nodes:
             self._cancel(uid)
+            self._started.pop(uid, None)
             return
         path = f"/api/v1/namespaces/{meta['namespace']}/pods/{meta['name']}"
         annotations = meta.get("annotations") or {}
@@ -240,12 +245,14 @@ class NodeEmulator:
         elif phase == "Running":
             runtime = _seconds(annotations, RUNTIME)
             if runtime is not None:
-                self._plan(uid, "finish", _since(status.get("startTime")) + self.real(runtime),
+                began = self._started.get(uid) or _since(status.get("startTime"))
+                self._plan(uid, "finish", began + self.real(runtime),
                            lambda: self._finish(path, pod))
             else:
                 self._cancel(uid)
         else:
             self._cancel(uid)
+            self._started.pop(uid, None)
 
     def _plan(self, uid: str, what: str, at: float,
               action: Callable[[], Awaitable[None]]) -> None:
@@ -280,9 +287,15 @@ class NodeEmulator:
     # in the patch, as a precondition, so that it never lands on a new pod of the
     # same name.
     async def _start(self, path: str, pod: Obj) -> None:
-        await self.client.merge_patch(f"{path}/status", {
-            "metadata": {"uid": pod["metadata"]["uid"]},
-            "status": running_status(pod, rfc3339())})
+        uid = pod["metadata"]["uid"]
+        # noted before the write: its Running event may be handled before the answer
+        self._started[uid] = now = time.time()
+        try:
+            await self.client.merge_patch(f"{path}/status", {
+                "metadata": {"uid": uid}, "status": running_status(pod, rfc3339(now))})
+        except BaseException:
+            self._started.pop(uid, None)
+            raise
 
     async def _finish(self, path: str, pod: Obj) -> None:
         await self.client.merge_patch(f"{path}/status", {
@@ -297,6 +310,7 @@ class NodeEmulator:
             task.cancel()
         self._timers.clear()
         self._plans.clear()
+        self._started.clear()
 
 
 def run_nodes(kubeconfig: str | None = None, time_scale: float | None = None) -> None:
