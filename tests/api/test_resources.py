@@ -110,6 +110,10 @@ def test_a_local_namespace_makes_a_local_lease_that_wants_its_vms_now():
     ({"type": "Whenever", "vms": 1, "duration": "1h"}, Origin.EXTERNAL, "spec.type:"),
     ({"type": "BestEffortSuspendable", "vms": 0, "duration": "1h"}, Origin.EXTERNAL,
      "spec.vms: must be >= 1, got 0"),
+    # a Lease's fields, not a scenario's (cluster, config, leases), as it once listed
+    ({"type": "BestEffortSuspendable", "vms": 1, "duration": "1h", "duraton": "2h"},
+     Origin.EXTERNAL, "spec.duraton: unknown field; expected one of type, vms, resources,"
+                      " duration,"),
     # shaped like RFC 3339, but no such day: one message, not a ValueError from datetime
     ({"type": "BestEffortSuspendable", "vms": 1, "duration": "1h",
       "ready": "2026-02-30T10:00:00Z"}, Origin.EXTERNAL,
@@ -192,6 +196,8 @@ def test_a_pools_nodes_are_its_selectors_or_its_label():
                  r"NodePool p: spec\.emulated\.nodes:", id="nodes"),
     pytest.param({"overhead": {"suspendRate": "fast"}},
                  r"NodePool p: spec\.overhead\.suspendRate:", id="overhead"),
+    pytest.param({"exclusiv": True}, r"NodePool p: spec\.exclusiv: unknown field; expected"
+                 r" one of nodeSelector, .*\(did you mean \"exclusive\"\?\)", id="unknown"),
 ])
 def test_a_bad_nodepool_is_one_input_error_that_names_the_field(spec, problem):
     """The operator leaves a NodePool it cannot read out, and schedules on the others

@@ -91,7 +91,7 @@ def test_intervals_and_paired_tests_are_students():
     ({"grid": {"mix.locale": [0.1]}}, "grid.mix.locale: not a parameter"),
     ({"grid": {"mix.local": [0.2, 1.5]}}, "grid.mix.local: value 1.5 is not valid there"),
     ({"replications": 0}, "replications: must be >= 1, got 0"),
-    ({"colour": "blue"}, "colour: unknown field"),
+    ({"colour": "blue"}, "colour: unknown field; expected one of name, workload,"),
     ({"mix": {"best_effort": 0.2, "deadline": 0.3}}, "mix: give best_effort or deadline, not both"),
     ({"grid": {"workload.mean_vms": [4, 40]}},
      "workload.mean_vms at {'workload.mean_vms': 40}: no share of small jobs gives a mean of 40"),

@@ -162,7 +162,8 @@ def validate_experiment(data: object, source: str = "<experiment>") -> Experimen
     except ValidationError as exc:
         raise ExperimentError([
             f"{source}: {'.'.join(str(p) for p in e['loc']) or 'experiment'}:"
-            f" {field_problem(e, tuple(e['loc']))}" for e in exc.errors()]) from None
+            f" {field_problem(e, tuple(e['loc']), ExperimentSpec)}" for e in exc.errors()]
+        ) from None
     problems = [f"{source}: {p}" for p in _cross_check(spec)]
     if problems:
         raise ExperimentError(problems)
@@ -228,7 +229,7 @@ def _cross_check(spec: ExperimentSpec) -> list[str]:
 def _first(exc: Exception) -> str:
     if isinstance(exc, ValidationError):
         e = exc.errors()[0]
-        return field_problem(e, tuple(e["loc"]))
+        return field_problem(e, tuple(e["loc"]), ExperimentSpec)
     return str(exc)
 
 

@@ -202,10 +202,12 @@ def _memory_mib(value: int | str, field: str, problems: list[str]) -> int | None
         return None
 
 
-def spec_error(exc: ValidationError, prefix: str = "") -> LeaseInputError:
-    """An object's spec that does not validate: a problem per field, by its path."""
+def spec_error(exc: ValidationError, model: type[BaseModel], prefix: str = ""
+               ) -> LeaseInputError:
+    """An object's spec that ``model`` did not validate: a problem per field, by its path."""
     return LeaseInputError([f"{prefix}spec.{'.'.join(map(str, e['loc']))}: "
-                            f"{field_problem(e, tuple(e['loc']))}" for e in exc.errors()])
+                            f"{field_problem(e, tuple(e['loc']), model)}"
+                            for e in exc.errors()])
 
 
 def lease_spec(obj: dict[str, Any], origin: Origin, arrival: float, clock: Clock | None = None
@@ -219,7 +221,7 @@ def lease_spec(obj: dict[str, Any], origin: Origin, arrival: float, clock: Clock
     try:
         spec = LeaseResourceSpec.model_validate(obj.get("spec") or {})
     except ValidationError as exc:
-        raise spec_error(exc) from None
+        raise spec_error(exc, LeaseResourceSpec) from None
     problems: list[str] = []
     if spec.origin == "local" and origin is not Origin.LOCAL:
         problems.append(
@@ -296,7 +298,7 @@ def pool_spec(obj: dict[str, Any], nodes: int | None = None, cpu: int | None = N
     try:
         spec = NodePoolResourceSpec.model_validate(obj.get("spec") or {})
     except ValidationError as exc:
-        raise spec_error(exc, f"NodePool {name}: ") from None
+        raise spec_error(exc, NodePoolResourceSpec, f"NodePool {name}: ") from None
     emulated = spec.emulated
     count = nodes if nodes is not None else (emulated.nodes if emulated else 0)
     problems: list[str] = []

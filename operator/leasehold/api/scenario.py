@@ -544,15 +544,17 @@ def _translate(error: ErrorDetails) -> list[tuple[Loc, str]]:
     return [(loc, field_problem(error, loc))]
 
 
-def field_problem(error: ErrorDetails, loc: Loc) -> str:
-    """One pydantic error as a sentence: what is wrong and what to change."""
+def field_problem(error: ErrorDetails, loc: Loc, root: type[BaseModel] | None = None) -> str:
+    """One pydantic error as a sentence: what is wrong and what to change. ``loc``
+    starts at ``root``, the model validated (default: a scenario), whose fields an
+    unknown field is matched against."""
     kind: str = error["type"]
     ctx: dict[str, Any] = error.get("ctx", {})
     got = f"got {describe(error.get('input'))}"
     if kind == "missing":
         return "required field is missing"
     if kind == "extra_forbidden":
-        return _unknown_field(loc)
+        return _unknown_field(loc, root or Scenario)
     if kind == "value_error":
         return str(ctx.get("error", error["msg"]))
     if kind in ("enum", "literal_error"):
@@ -595,8 +597,8 @@ def _unknown_choice(loc: Loc, value: object, choices: list[str]) -> str:
     return message + _did_you_mean(value, choices)
 
 
-def _unknown_field(loc: Loc) -> str:
-    model = _model_at(loc[:-1])
+def _unknown_field(loc: Loc, root: type[BaseModel]) -> str:
+    model = _model_at(loc[:-1], root)
     if model is None:
         return "unknown field"
     fields = [info.alias or name for name, info in model.model_fields.items()]
@@ -614,9 +616,10 @@ def _did_you_mean(value: object, choices: list[str]) -> str:
     return "" if match is None else f' (did you mean "{match}"?)'
 
 
-def _model_at(loc: Loc) -> type[BaseModel] | None:
-    """The model class that validates the mapping at ``loc`` (for listing its fields)."""
-    annotation: Any = Scenario
+def _model_at(loc: Loc, root: type[BaseModel]) -> type[BaseModel] | None:
+    """The model class that validates the mapping at ``loc`` in ``root`` (for listing
+    its fields)."""
+    annotation: Any = root
     for segment in loc:
         model = _as_model(annotation)
         if isinstance(segment, int):
