@@ -113,3 +113,53 @@ def test_a_lease_s_spec_cannot_be_edited_once_created(tmp_path: Path):
         assert c.lease("lab", "first")["spec"]["duration"] == "1h"
     finally:
         c.stop_all()
+
+
+def test_a_status_forged_while_the_operator_runs_is_written_over(tmp_path: Path):
+    """Level-triggered: the status says what happened, whenever someone else wrote it."""
+    c = one_node(tmp_path)
+    try:
+        c.apply(lease("first", "1h"))
+        c.until(lambda: c.lease("lab", "first").get("status", {}).get("phase") == "Running")
+        before = decided(c, "first")
+        patch(c, "first", {"status": FORGED_STATUS}, "status")
+        until(lambda: decided(c, "first") == before, 30, 0.1,
+              lambda: decided(c, "first"))
+    finally:
+        c.stop_all()
+
+
+@pytest.mark.parametrize("forged", [
+    pytest.param({"phase": "Completed"}, id="phase"),
+    pytest.param({"submittedAt": 1e9}, id="submittedAt"),
+])
+def test_a_lease_given_a_status_before_the_operator_saw_it_is_scheduled(
+        tmp_path: Path, forged: dict[str, Any]):
+    """A tenant who writes a status on a new Lease before the operator sees it (here,
+    while no operator runs) does not hide it: a Lease is new by its uid, not by an
+    empty status."""
+    c = one_node(tmp_path)
+    try:
+        c.operator.send_signal(signal.SIGKILL)
+        c.operator.wait(timeout=10)
+        c.apply(lease("first", "1h"))
+        patch(c, "first", {"status": forged}, "status")
+        c.start_operator("moml")
+        c.until(lambda: c.lease("lab", "first").get("status", {}).get("phase") == "Running")
+        assert decided(c, "first")["submittedAt"] < 1e9
+    finally:
+        c.stop_all()
+
+
+def test_a_lease_given_a_status_at_once_while_the_operator_runs_is_scheduled(
+        tmp_path: Path):
+    c = one_node(tmp_path)
+    try:
+        body = lease("first", "1h")
+        body["status"] = {"phase": "Completed"}
+        # created and its status written in one breath, as a script would
+        c.apply(body)
+        patch(c, "first", {"status": {"phase": "Completed"}}, "status")
+        c.until(lambda: c.lease("lab", "first").get("status", {}).get("phase") == "Running")
+    finally:
+        c.stop_all()

@@ -235,6 +235,9 @@ class KubeClient:
     async def merge_patch(self, path: str, patch: Obj) -> Obj:
         return await self.request("PATCH", path, patch, "application/merge-patch+json")
 
+    async def json_patch(self, path: str, operations: list[Obj]) -> Obj:
+        return await self.request("PATCH", path, operations, "application/json-patch+json")
+
     async def delete(self, path: str, **params: Any) -> Obj:
         return await self.request("DELETE", path, **params)
 

@@ -306,15 +306,19 @@ def _namespace_seen(memo: OperatorMemo, kind: str, namespace: Obj) -> None:
 
 
 async def _lease_seen(memo: OperatorMemo, shell: Shell, kind: str, lease: Obj) -> None:
-    """A Lease without a status is new: it is submitted (the shell keeps one lease per
-    uid, so the events before its first status write tell it once; the others are
-    mostly the echoes of the shell's own writes, and cost nothing more). A deleted
-    Lease is cancelled at once: no finalizer holds a user's deletion up."""
+    """A Lease whose uid the shell does not know is new, whatever its status says
+    (someone may have written one first): it is submitted (the shell keeps one lease
+    per uid, so the events before its first step tell it once). The events of a known
+    Lease are mostly the echoes of the shell's own status writes; a status someone
+    else wrote is written over. A deleted Lease is cancelled at once: no finalizer
+    holds a user's deletion up."""
     meta = lease["metadata"]
     namespace, name = meta["namespace"], meta["name"]
     if kind == "DELETED":
         shell.cancel(namespace, name, meta.get("uid"))
-    elif not lease.get("status"):
+    elif shell.knows(meta.get("uid", "")):
+        shell.status_seen(meta.get("uid", ""), lease.get("status") or {})
+    else:
         origin = memo.origins.get(namespace)
         if origin is None:  # its namespace not seen yet: asked for
             origin = memo.origins[namespace] = await _origin(shell.client, namespace)

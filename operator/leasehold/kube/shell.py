@@ -66,7 +66,7 @@ from .journal import Journal, Known, Log, State, core_name, entry, made, read_lo
 from .metrics import Metrics
 from .outbox import Outbox
 from .pods import API_VERSION, Pods, gone
-from .status import Tracked, condition, status_of
+from .status import Echoes, Tracked, condition, status_of
 
 log = logging.getLogger("leasehold.operator")
 
@@ -158,6 +158,11 @@ class Shell:
         self._deleted: set[str] = set()
         #: statuses and events, written behind the steps
         self.outbox = Outbox()
+        #: the statuses given to the outbox, until the API server shows them back
+        self.echoes = Echoes()
+        #: by uid, the status of a Lease the core does not hold (rejected, waiting for
+        #: its pool): written again as it is when someone else overwrites it
+        self._fixed: dict[str, tuple[Tracked, dict[str, Any]]] = {}
         #: since when (wall clock) the metrics' gauges have been stale (None: fresh)
         self._gauged_at: float | None = None
         #: when (wall clock) to try again what was refused for a while, and the wait
@@ -170,6 +175,30 @@ class Shell:
                                                  obj["metadata"]["name"]), (obj, origin)))
         self._wake.set()
 
+    def knows(self, uid: str) -> bool:
+        """Whether the Lease of ``uid`` was submitted already (a Lease is new by its
+        uid: a status someone wrote on it before the operator saw it hides nothing)."""
+        return uid in self._uids or uid in self.ended or uid in self._held
+
+    def status_seen(self, uid: str, status: Obj) -> None:
+        """A Lease's status as the API server holds it: one someone else wrote is
+        written over with what the operator knows (level-triggered: a forged status
+        does not wait for the lease's next change)."""
+        if not self.echoes.foreign(uid, status):
+            return
+        fixed = self._fixed.get(uid)
+        name = self._uids.get(uid)
+        if fixed is not None:
+            t = fixed[0]
+            self._patch_status(*fixed)
+        elif name is not None and name in self.tracked and self.core.lease(name) is not None:
+            t = self.tracked[name]
+            self._write_status(name)
+        else:
+            return
+        log.info("the status of %s/%s was written by someone else: written again",
+                 t.namespace, t.name)
+
     def finished(self, namespace: str, name: str) -> None:
         self._inputs.append(("finished", core_name(namespace, name), None))
         self._wake.set()
@@ -180,6 +209,8 @@ class Shell:
             self.ended.discard(uid)
             self._held.pop(uid, None)
             self.outbox.drop(uid)
+            self.echoes.forget(uid)
+            self._fixed.pop(uid, None)
             known = self._uids.get(uid, "")
             t = self.tracked.get(known)
             if t is not None:
@@ -225,6 +256,7 @@ class Shell:
         for uid, (obj, origin) in list(self._held.items()):
             if obj["spec"]["pool"] in self.cluster:
                 del self._held[uid]
+                self._fixed.pop(uid, None)
                 self.submit(obj, origin)
         return told, entries
 
@@ -364,6 +396,8 @@ class Shell:
                 if not t.deleted:
                     self.ended.add(t.uid)
                 self._uids.pop(t.uid, None)
+                self.echoes.forget(t.uid)
+                self._fixed.pop(t.uid, None)
                 if self._current.get(core_name(t.namespace, t.name)) == name:
                     del self._current[core_name(t.namespace, t.name)]
                 self.pods.forget(t.uid)
@@ -509,7 +543,7 @@ class Shell:
         if uid not in self._held:
             meta = obj["metadata"]
             t = Tracked(meta["namespace"], meta["name"], uid, None, None, origin)
-            self._patch_status(t, {
+            self._fix(t, {
                 "phase": "Pending", "origin": origin.value,
                 "observedGeneration": int(meta.get("generation") or 1),
                 "message": f"waiting for NodePool {pool}: there is none (yet)",
@@ -943,11 +977,16 @@ class Shell:
         if self.metrics is not None:
             self.metrics.rejected_spec(t.origin, kind)
         self._event(t, "Rejected", message, warning=True)
-        self._patch_status(t, {"phase": "Rejected", "origin": t.origin.value,
+        self._fix(t, {"phase": "Rejected", "origin": t.origin.value,
                                "observedGeneration": t.generation,
                                "message": message, "conditions": [condition(
                                    "Admitted", "False", "InvalidSpec", message,
                                    self._stamp())]})
+
+    def _fix(self, t: Tracked, status: dict[str, Any]) -> None:
+        """The status of a Lease the core does not hold, kept to be written again."""
+        self._fixed[t.uid] = (t, status)
+        self._patch_status(t, status)
 
     def _stamp(self) -> str:
         """The core's time as a wall-clock time (before its first step: now)."""
@@ -964,13 +1003,16 @@ class Shell:
         self._patch_status(t, status_of(st, t, self.clock, now, self.nodes))
 
     async def _patch(self, t: Tracked, status: dict[str, Any]) -> None:
-        await self.client.merge_patch(
+        # the whole status replaced, not merged: nothing another writer put there stays
+        # (a merge keeps the keys a patch does not name, down every nested object)
+        await self.client.json_patch(
             f"/apis/{API_VERSION}/namespaces/{t.namespace}/leases/{t.name}/status",
-            {"status": status})
+            [{"op": "add", "path": "/status", "value": status}])
         self._count("status")
 
     def _patch_status(self, t: Tracked, status: dict[str, Any]) -> None:
         """The Lease's status as it is now, into the outbox."""
+        self.echoes.given(t.uid, status)
         self.outbox.status(t.uid, f"{t.namespace}/{t.name}",
                            lambda: self._send_status(t, status))
 

@@ -1,7 +1,10 @@
-"""A Lease's status, from the core's view of it (DESIGN §5)."""
+"""A Lease's status, from the core's view of it (DESIGN §5); and the statuses the
+operator gave to be written, to tell its own writes, shown back by the API server,
+from another writer's (a tenant's role may grant ``leases/status``)."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -75,3 +78,54 @@ def status_of(st: LeaseView, t: Tracked, clock: Clock, now: float,
                                     stamp))
     status["conditions"] = conditions
     return status
+
+
+def _canonical(value: Any) -> Any:
+    # the API server gives back 300.0 as 300 (JSON has one kind of number), and may
+    # drop a null field (kube-apiserver prunes those its schema does not make nullable)
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):  # a null field is no field
+        return {k: _canonical(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_canonical(v) for v in value]
+    return value
+
+
+def fingerprint(status: dict[str, Any]) -> int:
+    """What a status says, as a number: equal for a status and the API server's copy
+    of it."""
+    return hash(json.dumps(_canonical(status), sort_keys=True, default=str))
+
+
+class Echoes:
+    """By Lease uid, the statuses given to be written and not yet shown back. The API
+    server shows a Lease's writes in the order they were made, so a status that is
+    none of them was written by someone else, and those before the one shown are
+    past. A status superseded before it was written is never shown: at most
+    :data:`LIMIT` are kept."""
+
+    LIMIT = 8
+
+    def __init__(self) -> None:
+        self._given: dict[str, list[int]] = {}
+
+    def given(self, uid: str, status: dict[str, Any]) -> None:
+        pending = self._given.setdefault(uid, [])
+        pending.append(fingerprint(status))
+        del pending[:-self.LIMIT]
+
+    def foreign(self, uid: str, status: dict[str, Any]) -> bool:
+        """Whether ``status``, the API server's, is another writer's (never, for a
+        Lease whose status the operator has not written yet)."""
+        pending = self._given.get(uid)
+        if not pending:
+            return False
+        mark = fingerprint(status)
+        if mark not in pending:
+            return True
+        del pending[:pending.index(mark)]
+        return False
+
+    def forget(self, uid: str) -> None:
+        self._given.pop(uid, None)
