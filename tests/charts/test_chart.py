@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 import yaml
 
+import pss
 from leasehold.api.crds import crds, render
 from leasehold.observe import alerts, dashboards
 
@@ -92,6 +93,15 @@ def test_the_deployment_is_hardened_and_probed():
     assert container["args"][:3] == ["operator", "--config", "/etc/leasehold/config.yaml"]
     assert "--peering" not in container["args"]
     assert deployment["spec"]["strategy"] == {"type": "Recreate"}
+
+
+@pytest.mark.parametrize("rule", pss.RESTRICTED)
+@pytest.mark.parametrize("values", VALUES.values(), ids=VALUES.keys())
+def test_the_operators_pod_meets_pod_security_restricted(values, rule):
+    """The Deployment's pod template against each rule of the Pod Security
+    Standards' "restricted" profile (tests/pss.py), as the chart renders it."""
+    deployment = next(d for d in rendered(*values) if d["kind"] == "Deployment")
+    assert pss.RESTRICTED[rule](deployment["spec"]["template"]) == []
 
 
 def test_two_replicas_run_with_peering():
