@@ -171,6 +171,12 @@ def test_the_values_table_documents_every_value_with_its_default():
     ("scheduler.alpha=often", "scheduler.alpha"),
     ("metrics.port=70000", "metrics.port"),
     ("replicas=2", "Additional property replicas is not allowed"),
+    # the operator's pod stays within Pod Security "restricted" whatever the values
+    ("podSecurityContext.runAsNonRoot=false", "podSecurityContext.runAsNonRoot"),
+    ("podSecurityContext.seccompProfile.type=Unconfined", "podSecurityContext.seccompProfile"),
+    ("securityContext.allowPrivilegeEscalation=true", "securityContext.allowPrivilegeEscalation"),
+    ("securityContext.privileged=true", "securityContext.privileged"),
+    ("securityContext.capabilities.drop[0]=NET_RAW", "securityContext.capabilities.drop"),
 ])
 def test_bad_values_are_refused_with_the_field(setting, problem):
     r = helm("template", "lh", str(CHART), "--set", setting, check=False)
