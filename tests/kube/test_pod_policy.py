@@ -137,14 +137,21 @@ def test_a_tenants_pod_named_like_a_vm_is_not_deleted(cluster):
 
 
 def test_pods_carrying_only_the_label_survive_a_restart(cluster):
+    """Strays labelled as the VMs of a Lease that runs across the restart (its name,
+    VM indices it has and has not), in its namespace and another."""
+    cluster.apply(lease("kept", None, cpu="100m"))
+    cluster.until(lambda: phase(cluster, "kept") == "Running")
+    own = pod(cluster, "kept-vm-0")
+    assert own is not None
     cluster.kubectl("create", "namespace", "elsewhere")
-    strays = [stranger("stray", "elsewhere", {"leasehold.io/lease": "stray",
-                                              "leasehold.io/vm": "0"}),
-              stranger("run-vm-0", "lab", {"leasehold.io/lease": "run", "leasehold.io/vm": "0"})]
+    labels = [{"leasehold.io/lease": "kept", "leasehold.io/vm": vm} for vm in ("0", "1")]
+    strays = [stranger("kept-vm-1", "lab", labels[1]), stranger("stray-0", "lab", labels[0]),
+              stranger("kept-vm-0", "elsewhere", labels[0]),
+              stranger("stray-1", "elsewhere", labels[1])]
     cluster.apply(*strays)
-    uids = {p["metadata"]["name"]: cluster.until(lambda p=p: pod_in(
-        cluster, p["metadata"]["namespace"], p["metadata"]["name"]))["metadata"]["uid"]
-        for p in strays}
+    uids = {(p["metadata"]["namespace"], p["metadata"]["name"]): cluster.until(
+        lambda p=p: pod_in(cluster, p["metadata"]["namespace"], p["metadata"]["name"])
+    )["metadata"]["uid"] for p in strays}
     cluster.operator.terminate()
     cluster.operator.wait(timeout=20)
     before = cluster.recoveries()
@@ -153,11 +160,12 @@ def test_pods_carrying_only_the_label_survive_a_restart(cluster):
     # a step after the recovery: a Lease runs, so the pods were compared by then
     cluster.apply(lease("after", None, cpu="100m"))
     cluster.until(lambda: phase(cluster, "after") == "Running")
-    for p in strays:
-        meta = p["metadata"]
-        there = pod_in(cluster, meta["namespace"], meta["name"])
-        assert there is not None and there["metadata"]["uid"] == uids[meta["name"]]
-        assert not there["metadata"].get("deletionTimestamp"), meta["name"]
+    for (namespace, name), uid in uids.items():
+        there = pod_in(cluster, namespace, name)
+        assert there is not None and there["metadata"]["uid"] == uid, (namespace, name)
+        assert not there["metadata"].get("deletionTimestamp"), (namespace, name)
+    assert pod(cluster, "kept-vm-0")["metadata"]["uid"] == own["metadata"]["uid"]
+    assert phase(cluster, "kept") == "Running"
 
 
 def pod_in(c: Operated, namespace: str, name: str) -> dict[str, Any] | None:

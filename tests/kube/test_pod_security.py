@@ -8,6 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as hs
 
 import pss
 from leasehold.api.podpolicy import PodPolicy
@@ -106,6 +108,15 @@ def test_what_the_nodepool_allows_reaches_the_pod():
     assert sc["capabilities"] == {"drop": ["ALL"], "add": ["SYS_ADMIN"]}
 
 
+@pytest.mark.parametrize("cap", ["SYS_ADMIN", "CAP_SYS_ADMIN"])
+def test_no_escalation_is_not_forced_where_the_api_server_would_refuse_it(cap):
+    """kube-apiserver refuses allowPrivilegeEscalation: false beside CAP_SYS_ADMIN."""
+    allowed = PodPolicy.model_validate({"capabilities": [cap]})
+    template = {"spec": {"containers": [app(securityContext={"capabilities": {"add": [cap]}})]}}
+    sc = vm_pod(template, allowed)["spec"]["containers"][0]["securityContext"]
+    assert sc == {"capabilities": {"drop": ["ALL"], "add": [cap]}}
+
+
 def test_the_templates_own_restricted_settings_are_kept():
     template = {"spec": {"securityContext": {"runAsUser": 1000, "fsGroup": 2000},
                          "containers": [app(securityContext={
@@ -130,3 +141,52 @@ def test_the_operators_labels_cannot_be_spoofed_by_the_template():
     assert pod["metadata"]["labels"] == {"team": "a", "leasehold.io/lease": "l",
                                          "leasehold.io/vm": "0"}
     assert "leasehold.io/lease-name" not in pod["metadata"]["annotations"]
+
+
+#: pieces of hostile templates: (where, field, value); "pod" is the pod spec, "sc"
+#: the pod's securityContext, "c" and "csc" a container and its securityContext
+PIECES = [
+    ("pod", "hostNetwork", True), ("pod", "hostPID", True), ("pod", "hostIPC", True),
+    ("pod", "serviceAccountName", "admin"), ("pod", "automountServiceAccountToken", True),
+    ("pod", "volumes", [{"name": "r", "hostPath": {"path": "/"}}]),
+    ("pod", "volumes", [{"name": "g", "gitRepo": {"repository": "r"}}]),
+    ("pod", "nodeName", "elsewhere"), ("pod", "runtimeClassName", "privileged"),
+    ("sc", "runAsUser", 0), ("sc", "runAsNonRoot", False),
+    ("sc", "seccompProfile", {"type": "Unconfined"}),
+    ("sc", "sysctls", [{"name": "kernel.core_pattern", "value": "|/x"}]),
+    ("sc", "seLinuxOptions", {"user": "root", "type": "spc_t"}),
+    ("c", "ports", [{"containerPort": 22, "hostPort": 22, "hostIP": "0.0.0.0"}]),
+    ("c", "readinessProbe", {"httpGet": {"host": "169.254.169.254", "port": 80}}),
+    ("c", "lifecycle", {"preStop": {"tcpSocket": {"host": "10.0.0.1", "port": 22}}}),
+    ("csc", "privileged", True), ("csc", "allowPrivilegeEscalation", True),
+    ("csc", "runAsUser", 0), ("csc", "procMount", "Unmasked"),
+    ("csc", "capabilities", {"add": ["SYS_ADMIN", "NET_RAW"], "drop": []}),
+    ("csc", "appArmorProfile", {"type": "Unconfined"}),
+    ("csc", "seccompProfile", {"type": "Unconfined"}),
+    ("csc", "windowsOptions", {"hostProcess": True}),
+]
+
+_container = hs.builds(
+    lambda i, cpu, pieces: {"name": f"c{i}", "image": "busybox",
+                            **{f: v for w, f, v in pieces if w == "c"},
+                            "securityContext": {f: v for w, f, v in pieces if w == "csc"},
+                            **({"resources": {"requests": {"cpu": cpu}}} if cpu else {})},
+    hs.integers(0, 10**6), hs.sampled_from([None, "17", "100m", "3"]),
+    hs.lists(hs.sampled_from([p for p in PIECES if p[0] in ("c", "csc")]), max_size=4))
+
+
+@settings(max_examples=300, deadline=None)
+@given(hs.lists(_container, min_size=1, max_size=5), hs.lists(_container, max_size=2),
+       hs.lists(hs.sampled_from([p for p in PIECES if p[0] in ("pod", "sc")]), max_size=5),
+       hs.integers(5, 4000), hs.integers(5, 4096))
+def test_whatever_the_template_the_pod_is_restricted_and_the_vms_size(
+        containers, inits, pieces, cpu, memory):
+    template = {"spec": {**{f: v for w, f, v in pieces if w == "pod"},
+                         "securityContext": {f: v for w, f, v in pieces if w == "sc"},
+                         "containers": containers, "initContainers": inits}}
+    pod = build("lab", "l", "uid-l", template, 0, "n-0", cpu, memory, {})
+    assert {r: f(pod) for r, f in pss.RESTRICTED.items() if f(pod)} == {}
+    assert requests(pod) == (cpu, memory)
+    assert pod["spec"]["nodeName"] == "n-0" and "runtimeClassName" not in pod["spec"]
+    for c in [*pod["spec"]["containers"], *pod["spec"].get("initContainers", ())]:
+        assert c["resources"]["requests"] == c["resources"]["limits"]

@@ -265,8 +265,10 @@ def _container_security(w: _Walk, path: str, sc: Obj) -> Obj:
     if added:
         out["capabilities"]["add"] = added
     # what "restricted" requires, where the template leaves it (a privileged
-    # container cannot be told not to escalate: the API server refuses the pair)
-    if "allowPrivilegeEscalation" not in out and not out.get("privileged"):
+    # container, or one adding CAP_SYS_ADMIN, cannot be told not to escalate: the API
+    # server refuses the pair)
+    if "allowPrivilegeEscalation" not in out and not out.get("privileged") \
+            and not {"SYS_ADMIN", "CAP_SYS_ADMIN"} & set(added):
         out["allowPrivilegeEscalation"] = False
     return out
 
