@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 import yaml
 
+import pss
 from leasehold.api.crds import crds, render
 from leasehold.observe import alerts, dashboards
 
@@ -94,6 +95,15 @@ def test_the_deployment_is_hardened_and_probed():
     assert deployment["spec"]["strategy"] == {"type": "Recreate"}
 
 
+@pytest.mark.parametrize("rule", pss.RESTRICTED)
+@pytest.mark.parametrize("values", VALUES.values(), ids=VALUES.keys())
+def test_the_operators_pod_meets_pod_security_restricted(values, rule):
+    """The Deployment's pod template against each rule of the Pod Security
+    Standards' "restricted" profile (tests/pss.py), as the chart renders it."""
+    deployment = next(d for d in rendered(*values) if d["kind"] == "Deployment")
+    assert pss.RESTRICTED[rule](deployment["spec"]["template"]) == []
+
+
 def test_two_replicas_run_with_peering():
     docs = rendered("--set", "replicaCount=2")
     args = next(d for d in docs if d["kind"] == "Deployment")["spec"]["template"]["spec"][
@@ -161,6 +171,12 @@ def test_the_values_table_documents_every_value_with_its_default():
     ("scheduler.alpha=often", "scheduler.alpha"),
     ("metrics.port=70000", "metrics.port"),
     ("replicas=2", "Additional property replicas is not allowed"),
+    # the operator's pod stays within Pod Security "restricted" whatever the values
+    ("podSecurityContext.runAsNonRoot=false", "podSecurityContext.runAsNonRoot"),
+    ("podSecurityContext.seccompProfile.type=Unconfined", "podSecurityContext.seccompProfile"),
+    ("securityContext.allowPrivilegeEscalation=true", "securityContext.allowPrivilegeEscalation"),
+    ("securityContext.privileged=true", "securityContext.privileged"),
+    ("securityContext.capabilities.drop[0]=NET_RAW", "securityContext.capabilities.drop"),
 ])
 def test_bad_values_are_refused_with_the_field(setting, problem):
     r = helm("template", "lh", str(CHART), "--set", setting, check=False)

@@ -22,6 +22,7 @@ from leasehold.core.model import LeaseType, Origin, OverheadParams, PoolSpec
 from .clock import Clock, epoch
 from .durations import describe, parse_cpu, parse_duration, parse_memory, parse_memory_capacity
 from .lease import LeaseSpec
+from .podpolicy import RESTRICTED, PodPolicy, pod_parts, shape_problems
 from .scenario import field_problem, validation_problems
 
 GROUP = "leasehold.io"
@@ -119,6 +120,11 @@ class NodePoolResourceSpec(_K8s):
     volatility: Volatility | None = None
     emulated: Emulated | None = Field(default=None, description="Emulated clusters only: the"
                                                                 " nodes to create.")
+    pod_policy: PodPolicy | None = Field(
+        default=None, alias="podPolicy",
+        description="What the pods of Leases naming this pool (spec.pool) may have beyond"
+                    " Pod Security restricted (default: nothing; a Lease asking more is"
+                    " rejected).")
 
 
 # ---- from a Lease object to the core's request -----------------------------------------
@@ -210,10 +216,12 @@ def spec_error(exc: ValidationError, model: type[BaseModel], prefix: str = ""
                             for e in exc.errors()])
 
 
-def lease_spec(obj: dict[str, Any], origin: Origin, arrival: float, clock: Clock | None = None
-               ) -> LeaseSpec:
+def lease_spec(obj: dict[str, Any], origin: Origin, arrival: float, clock: Clock | None = None,
+               policy: PodPolicy = RESTRICTED) -> LeaseSpec:
     """The scenario lease of a Lease object submitted at ``arrival`` (the core's time,
-    which ``clock`` maps to wall-clock time), with the origin its namespace gives.
+    which ``clock`` maps to wall-clock time), with the origin its namespace gives;
+    its template must keep to ``policy``, that of the NodePool it names (none named:
+    Pod Security restricted).
     Durations in ``ready``, ``start`` and ``deadline`` count from ``arrival``. Raises
     :class:`LeaseInputError` with what to change."""
     clock = clock or Clock()
@@ -246,6 +254,8 @@ def lease_spec(obj: dict[str, Any], origin: Origin, arrival: float, clock: Clock
                                      and template["spec"]["containers"]):
         problems.append("spec.template: not a pod template; it needs spec.containers, a"
                         " non-empty list (metadata is optional)")
+    elif template is not None:
+        problems.extend(pod_parts(template, policy, spec.pool)[2])
     deadline, earliest = times["deadline"], times["ready"] or arrival
     if deadline is not None and duration is not None and not problems:
         end = max(earliest, arrival) + duration
@@ -271,10 +281,23 @@ def lease_spec(obj: dict[str, Any], origin: Origin, arrival: float, clock: Clock
     if spec.image_size_mb is not None:
         data["imageSizeMB"] = spec.image_size_mb
     try:
-        return LeaseSpec.model_validate(data)
+        request = LeaseSpec.model_validate(data)
     except ValidationError as exc:
         problems = validation_problems(exc, ("leases", 0))
         raise LeaseInputError([_in_lease(p) for p in problems]) from None
+    problems = shape_problems(template, request.cpu, request.memory)
+    if problems:
+        raise LeaseInputError(problems)
+    return request
+
+
+def pod_policy(obj: dict[str, Any]) -> PodPolicy:
+    """What a NodePool's Leases' pods may have beyond Pod Security restricted."""
+    try:
+        spec = NodePoolResourceSpec.model_validate(obj.get("spec") or {})
+    except ValidationError as exc:
+        raise spec_error(exc, f"NodePool {obj['metadata']['name']}: ") from None
+    return spec.pod_policy or RESTRICTED
 
 
 #: scenario lease field -> where it is in a Lease object

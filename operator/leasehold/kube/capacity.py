@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, replace
 
+from leasehold.api.podpolicy import RESTRICTED, PodPolicy
 from leasehold.api.resources import (
     GROUP,
     POOL_LABEL,
@@ -20,6 +21,7 @@ from leasehold.api.resources import (
     LeaseInputError,
     node_selector,
     node_size,
+    pod_policy,
     pool_from_nodes,
     pool_spec,
     usable,
@@ -34,11 +36,12 @@ log = logging.getLogger("leasehold.operator")
 @dataclass(frozen=True, slots=True)
 class ClusterPool:
     """A pool now: its spec (``nodes``: its index space), the cluster's node name at
-    each index, and the indices that are down."""
+    each index, the indices that are down, and what its Leases' pods may have."""
 
     spec: PoolSpec
     names: tuple[str, ...]
     down: frozenset[int]
+    policy: PodPolicy = RESTRICTED
 
     @property
     def capacity(self) -> Capacity:
@@ -60,7 +63,8 @@ async def read_pools(client: KubeClient, before: dict[str, ClusterPool]) -> list
         try:
             nodes = (await client.get("/api/v1/nodes", labelSelector=node_selector(item))
                      ).get("items", [])
-            out.append(_pool(item, nodes, before.get(name)))
+            out.append(replace(_pool(item, nodes, before.get(name)),
+                               policy=pod_policy(item)))
         except LeaseInputError as exc:
             log.warning("NodePool %s left out: %s", name, exc)
     return out

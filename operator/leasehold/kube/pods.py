@@ -22,6 +22,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from leasehold.api.durations import parse_cpu, parse_memory_capacity
+from leasehold.api.podpolicy import RESTRICTED, PodPolicy, pod_parts, resize
 from leasehold.api.resources import GROUP, VERSION
 
 Obj = dict[str, Any]
@@ -69,16 +70,15 @@ def owner_uid(pod: Obj) -> str | None:
 
 
 def build(namespace: str, lease: str, uid: str, template: Obj | None, vm: int, node: str,
-          cpu_m: int, memory_mib: int, annotations: dict[str, str]) -> Obj:
-    """The pod of VM ``vm`` on ``node``: the template's, with the VM's requests on its
-    first container."""
-    template = template or {}
-    meta = template.get("metadata") or {}
-    spec = dict(template.get("spec") or {"containers": [PLACEHOLDER]})
-    requests = {"cpu": f"{cpu_m}m", "memory": f"{memory_mib}Mi"}
-    spec["containers"] = [
-        {**c, "resources": {**(c.get("resources") or {}), "requests": requests}}
-        if i == 0 and isinstance(c, dict) else c for i, c in enumerate(spec["containers"])]
+          cpu_m: int, memory_mib: int, annotations: dict[str, str],
+          policy: PodPolicy = RESTRICTED) -> Obj:
+    """The pod of VM ``vm`` on ``node``: what ``policy`` (its NodePool's) allows of the
+    template (:mod:`leasehold.api.podpolicy`; a placeholder container without one),
+    its containers sized to the VM's ``cpu_m`` and ``memory_mib``."""
+    if template is None:
+        template = {"spec": {"containers": [PLACEHOLDER]}}
+    meta, spec, _ = pod_parts(template, policy)  # the problems were the admission's
+    resize(template, spec, cpu_m, memory_mib)
     notes = {**(meta.get("annotations") or {}), **annotations}
     label = lease_label(lease)
     if label != lease:

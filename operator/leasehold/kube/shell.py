@@ -36,6 +36,7 @@ from typing import Any
 import aiohttp
 
 from leasehold.api.clock import Clock, epoch
+from leasehold.api.podpolicy import RESTRICTED, PodPolicy
 from leasehold.api.resources import LeaseInputError, lease_spec
 from leasehold.core.model import (
     Absence,
@@ -467,7 +468,8 @@ class Shell:
                 name = self._fresh(name)
                 self._uids[uid] = name
                 try:
-                    request = lease_spec(obj, origin, now, self.clock)
+                    request = lease_spec(obj, origin, now, self.clock,
+                                         self._policy((obj.get("spec") or {}).get("pool")))
                     core_request = request.to_request()
                 except LeaseInputError as exc:
                     self._rejected.append((name, exc.problems, _kind(obj)))
@@ -532,6 +534,12 @@ class Shell:
         at = self.core.now
         item = Input.absent(Absence(at, tuple(late)), at)
         return [item], [entry(item)]
+
+    def _policy(self, pool: object) -> PodPolicy:
+        """What the pods of a Lease naming ``pool`` may have (naming none: nothing
+        beyond Pod Security restricted, whatever pool it lands in)."""
+        named = self.cluster.get(pool) if isinstance(pool, str) else None
+        return named.policy if named is not None else RESTRICTED
 
     def _hold(self, obj: Obj, origin: Origin) -> bool:
         """A Lease naming a NodePool that does not exist (yet) waits for it, Pending:
@@ -798,7 +806,7 @@ class Shell:
             annotations[vm.RUNTIME] = f"{max(t.runtime - st.ran_by(now), 0.0):.3f}"
         shape = st.request.shape
         pod = vm.build(t.namespace, t.name, t.uid, t.template, i, node, shape.cpu,
-                       shape.memory, annotations)
+                       shape.memory, annotations, self._policy(st.request.pool))
         path = f"/api/v1/namespaces/{t.namespace}/pods"
         try:
             created = await self.client.create(path, pod)
