@@ -296,7 +296,8 @@ def pod_policy(obj: dict[str, Any]) -> PodPolicy:
     try:
         spec = NodePoolResourceSpec.model_validate(obj.get("spec") or {})
     except ValidationError as exc:
-        raise spec_error(exc, f"NodePool {obj['metadata']['name']}: ") from None
+        raise spec_error(exc, NodePoolResourceSpec,
+                         f"NodePool {obj['metadata']['name']}: ") from None
     return spec.pod_policy or RESTRICTED
 
 
