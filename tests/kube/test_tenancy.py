@@ -124,8 +124,9 @@ def test_one_tenants_flood_does_not_delay_another_namespaces_decision(tmp_path):
 
 def test_leases_beyond_the_cap_enter_in_order_as_room_comes(tmp_path):
     """One node, each Lease the whole of it; at most two pending per namespace:
-    a runs, b and c are scheduled after it, d and e wait at the edge. b deleted,
-    d enters (not e); a Lease held back can be deleted."""
+    a runs, b and c are scheduled after it, d and e wait at the edge, and still do
+    after a restart. b deleted, d enters (not e); a Lease held back can be
+    deleted."""
     c = started(tmp_path, {"maxPendingLeases": 2})
     try:
         def phases() -> dict[str, str]:
@@ -140,13 +141,18 @@ def test_leases_beyond_the_cap_enter_in_order_as_room_comes(tmp_path):
         c.until(lambda: phases() == {"a": "Running", "b": "Scheduled", "c": "Scheduled",
                                      "d": "Pending", "e": "Pending"}
                 and reason("d") == reason("e") == "NamespaceCap")
+        # a restarted operator holds them back again (they were never journaled)
+        c.operator.terminate()
+        c.operator.wait(timeout=20)
+        c.start_operator("moml", 0, "--config", str(tmp_path / "operator.yaml"))
+        c.until(lambda: c.recoveries() == 2)
         # another namespace is not held by this one's cap
         c.apply(lease("other", "quiet", cpu=2))
         c.until(lambda: c.lease("quiet", "other").get("status", {}).get("phase")
                 == "Scheduled")
         c.kubectl("delete", "lhl", "-n", "flood", "b")
         c.until(lambda: phases() == {"a": "Running", "c": "Scheduled", "d": "Scheduled",
-                                     "e": "Pending"})
+                                     "e": "Pending"} and reason("e") == "NamespaceCap")
         c.kubectl("delete", "lhl", "-n", "flood", "e")
         c.kubectl("delete", "lhl", "-n", "flood", "a")
         c.until(lambda: phases() == {"c": "Running", "d": "Scheduled"})
