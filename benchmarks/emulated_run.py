@@ -61,6 +61,8 @@ class Cluster:
         self.data = Path(tempfile.mkdtemp(prefix="leasehold-bench-"))
         self.keep = keep
         self.operator: subprocess.Popen[bytes] | None = None
+        #: the namespaces the operator takes for local (:meth:`namespaces`)
+        self.local: list[str] = []
         (self.data / "pools.yaml").write_text(yaml.safe_dump_all(pools))
         cluster = self.data / "cluster"
         self.log = self.data / "emulator.log"
@@ -81,10 +83,12 @@ class Cluster:
         self.client = KubeClient.from_kubeconfig(self.kubeconfig, agent="leasehold-bench")
 
     async def namespaces(self, origins: dict[str, str]) -> None:
-        for name, origin in origins.items():
+        """The namespaces; those whose origin is local, the operator is told of
+        (its admins' configuration: a label would not do, issue 17)."""
+        self.local = [name for name, origin in origins.items() if origin == "local"]
+        for name in origins:
             await self.client.create("/api/v1/namespaces", {
-                "apiVersion": "v1", "kind": "Namespace",
-                "metadata": {"name": name, "labels": {"leasehold.io/origin": origin}}})
+                "apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
 
     async def clock(self) -> Clock:
         return Clock.from_configmap((await self.client.get(CLOCK_PATH)).get("data"))
@@ -95,7 +99,9 @@ class Cluster:
         python = [sys.executable, *(["-m", "cProfile", "-o", profile] if profile else [])]
         self.operator = subprocess.Popen(
             [*python, "-m", "leasehold.cli", "operator", "--kubeconfig",
-             str(self.kubeconfig), "--metrics-port", "0", *options],
+             str(self.kubeconfig), "--metrics-port", "0",
+             *(a for ns in self.local for a in ("--local-namespace", ns)),
+             *options],
             stdout=self.operator_log.open("ab"), stderr=subprocess.STDOUT)
         while "] recovered " not in self.operator_log.read_text():
             if self.operator.poll() is not None:

@@ -19,6 +19,8 @@ from leasehold.api.durations import parse_duration
 
 ROOT = Path(__file__).resolve().parents[1]
 TESTBED = ROOT / "examples" / "testbed"
+#: the testbed's local namespace, which its admins name in the operator's configuration
+LOCAL = ("owners",)
 
 
 class Operated(Emulated):
@@ -27,15 +29,18 @@ class Operated(Emulated):
     def start_operator(self, policy: str, metrics_port: int = 0, *extra: str,
                        log: str = "operator.log",
                        program: Sequence[str] = ("-m", "leasehold.cli"),
-                       env: Mapping[str, str] | None = None) -> subprocess.Popen:
+                       env: Mapping[str, str] | None = None,
+                       local: Sequence[str] = LOCAL) -> subprocess.Popen:
         """Another operator process (``self.operator`` is the latest), its output
         appended to ``log`` in the data directory. ``program`` runs ``leasehold``'s
-        command line (tests/kube/gated_operator.py looks into it), with ``env``."""
+        command line (tests/kube/gated_operator.py looks into it), with ``env``;
+        ``local``: the namespaces the admins make local (the testbed's)."""
         with (self.data / log).open("a") as out:
             self.operator = subprocess.Popen(
                 [sys.executable, *program, "operator", "--kubeconfig",
                  str(self.kubeconfig), "--policy", policy, "--metrics-port",
-                 str(metrics_port), *extra], stdout=out, stderr=subprocess.STDOUT,
+                 str(metrics_port), *(a for ns in local for a in ("--local-namespace", ns)),
+                 *extra], stdout=out, stderr=subprocess.STDOUT,
                 env=None if env is None else dict(env))
         self.operators = [*getattr(self, "operators", []), self.operator]
         return self.operator

@@ -243,13 +243,29 @@ def test_the_operator_reads_its_config_file_under_its_flags(tmp_path, config, ar
     ("bogus: 1\n", "bogus: unknown field; expected one of policy, alpha"),
     ("policy: mvo\n", 'policy: unknown policy "mvo"'),
     ("policy: [\n", "invalid YAML"),
-])
+    # the tenancy block (issue 17): the label mode needs the admins' explicit trust
+    ("tenancy:\n  localNamespaceSelector: {matchLabels: {team: owners}}\n",
+     "tenancy.localNamespaceSelector reads namespace labels, which whoever may create or"
+     " label a namespace writes: set trustNamespaceLabels: true only if tenants cannot"),
+    ("tenancy:\n  trustNamespaceLabels: true\n  localNamespaceSelector: {}\n",
+     "tenancy.localNamespaceSelector: an empty selector would make every namespace local"),
+    ("tenancy:\n  localNamespaces: [Owners]\n", "tenancy.localNamespaces: 'Owners': not a"
+     " namespace name"),
+    ("tenancy:\n  maxPendingLeases: 0\n", "tenancy.maxPendingLeases: must be >= 1, got 0"),
+    ("tenancy:\n  localNamespace: [owners]\n", "tenancy.localNamespace: unknown field"),
+    ("tenancy: [owners]\n", "tenancy: a mapping, got list"),
+    ("tenancy:\n  trustNamespaceLabels: true\n  localNamespaceSelector:\n"
+     "    matchExpressions: [{key: team, operator: In}]\n",
+     "operator In needs values"),
+], ids=["unknown-key", "unknown-policy", "yaml", "selector-untrusted", "selector-empty",
+        "namespace-name", "cap-zero", "tenancy-unknown-key", "tenancy-not-a-mapping",
+        "expression-without-values"])
 def test_a_bad_operator_config_is_one_clear_line(tmp_path, text, message):
     path = tmp_path / "config.yaml"
     path.write_text(text)
     r = leasehold("operator", "--config", str(path))
-    assert r.returncode == 2 and message in r.stderr and str(path) in r.stderr
-    assert "Traceback" not in r.stderr
+    assert r.returncode == 2 and message in r.stderr and str(path) in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr and len(r.stderr.splitlines()) == 1, r.stderr
 
 
 def test_an_operator_config_with_a_duplicate_key_is_refused(tmp_path):

@@ -183,7 +183,8 @@ def cmd_up(args: argparse.Namespace) -> int:
 
     try:
         up(Path(args.data).expanduser(), args.port, args.time_scale, args.policy,
-           args.metrics_port, Path(args.pools) if args.pools else None)
+           args.metrics_port, Path(args.pools) if args.pools else None,
+           args.local_namespace if args.local_namespace is not None else ("owners",))
     except UpError as exc:
         return fail([str(exc)])
     return 0
@@ -309,6 +310,9 @@ def add_up(sub: Subparsers) -> None:
                      help="the operator's /metrics port (default: 8080; 0: off)")
     upp.add_argument("--pools", metavar="FILE", help="NodePool manifests (default: a pool"
                      " of 4 emulated nodes with 4 cpus and 8Gi, on a new data directory)")
+    upp.add_argument("--local-namespace", action="append", metavar="NAMESPACE",
+                     help="a namespace the operator takes for local, repeatable (default:"
+                          " owners, the testbed's; the operator's --local-namespace)")
     upp.set_defaults(func=cmd_up, extra="emulator")  # it runs `emulator up`
 
 

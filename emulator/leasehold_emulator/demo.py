@@ -35,7 +35,8 @@ class DemoError(Exception):
 
 
 def testbed(name: str) -> str:
-    """A testbed manifest's text: ``pool.yaml``, ``namespaces.yaml`` or ``leases.yaml``."""
+    """A testbed manifest's text: ``pool.yaml``, ``namespaces.yaml``, ``leases.yaml``
+    or ``operator.yaml`` (the operator's configuration: which namespace is local)."""
     return (TESTBED / name).read_text(encoding="utf-8")
 
 
@@ -55,6 +56,8 @@ def _table(leases: list[dict[str, Any]]) -> str:
 async def _run_policy(policy: str, scale: float, data: Path, out: IO[str]) -> dict[str, Any]:
     pools = data / "testbed-pool.yaml"  # a file for `emulator up`, wherever the package is
     pools.write_text(testbed("pool.yaml"), encoding="utf-8")
+    config = data / "testbed-operator.yaml"  # the admins make `owners` local
+    config.write_text(testbed("operator.yaml"), encoding="utf-8")
     emulator = start(["emulator", "up", "--port", "0", "--data", str(data), "--time-scale",
                       f"{scale:g}", "--pools", str(pools)], data / "log")
     operator: subprocess.Popen[bytes] | None = None
@@ -68,7 +71,8 @@ async def _run_policy(policy: str, scale: float, data: Path, out: IO[str]) -> di
             for doc in yaml.safe_load_all(testbed("namespaces.yaml")):
                 await client.create("/api/v1/namespaces", doc)
             operator = start(["operator", "--kubeconfig", str(data / "kubeconfig"),
-                               "--policy", policy, "--metrics-port", "0"], data / "log")
+                              "--config", str(config), "--policy", policy,
+                              "--metrics-port", "0"], data / "log")
             docs = [d for d in yaml.safe_load_all(testbed("leases.yaml")) if d]
             await asyncio.sleep(3)  # the operator is up
             began = time.monotonic()

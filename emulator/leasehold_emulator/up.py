@@ -10,6 +10,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from types import FrameType
 
@@ -68,12 +69,15 @@ def serving(port: int, proc: subprocess.Popen[bytes], log: Path) -> None:
 
 
 def up(data: Path, port: int, time_scale: float, policy: str, metrics_port: int,
-       pools: Path | None) -> None:
+       pools: Path | None, local: Sequence[str] = ("owners",)) -> None:
+    """``local``: the namespaces the operator takes for local (its admins' say; the
+    testbed's ``owners`` by default)."""
     data.mkdir(parents=True, exist_ok=True)
     log = data / "leasehold.log"
     if metrics_port:
         try:
-            socket.create_server(("0.0.0.0", metrics_port)).close()
+            # where the operator binds it: this machine only
+            socket.create_server(("127.0.0.1", metrics_port)).close()
         except OSError as exc:
             raise UpError(f"--metrics-port {metrics_port}: cannot listen there:"
                           f" {exc.strerror or exc}; choose another port (0: no metrics)"
@@ -97,7 +101,8 @@ def up(data: Path, port: int, time_scale: float, policy: str, metrics_port: int,
         url = json.loads((data / "server.json").read_text())["url"]
         kubeconfig = data / "kubeconfig"
         operator = start(["operator", "--kubeconfig", str(kubeconfig), "--policy", policy,
-                          "--metrics-port", str(metrics_port)], log)
+                          "--metrics-port", str(metrics_port),
+                          *(a for ns in local for a in ("--local-namespace", ns))], log)
         if metrics_port:
             serving(metrics_port, operator, log)
         metrics = f"http://127.0.0.1:{metrics_port}/metrics" if metrics_port else "off"
@@ -105,6 +110,7 @@ def up(data: Path, port: int, time_scale: float, policy: str, metrics_port: int,
               f" {policy}, time scale {time_scale:g}\n"
               f"  kubeconfig: {kubeconfig}\n"
               f"  metrics:    {metrics}\n"
+              f"  local namespaces: {', '.join(local) or 'none'}\n"
               f"  logs:       {log}\n"
               f"next:\n"
               f"  export KUBECONFIG={kubeconfig}\n"

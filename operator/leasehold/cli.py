@@ -29,6 +29,7 @@ from .commands import (
 )
 
 if TYPE_CHECKING:
+    from .api.tenancy import Tenancy
     from .core.model import SchedulerConfig
 
 #: the order ``leasehold --help`` lists the commands in; a contributed command not
@@ -36,31 +37,39 @@ if TYPE_CHECKING:
 HELP_ORDER = ("simulate", "trace", "swf", "operator", "up", "demo", "crds", "dashboards",
               "emulator", "workload", "experiment")
 
+def _config_data(args: argparse.Namespace) -> Any:
+    """The ``--config`` file's data ({} without one). Raises ValueError with the file
+    and what is wrong."""
+    import yaml
+
+    from .api.scenario import load_yaml, yaml_problem
+
+    if not args.config:
+        return {}
+    try:
+        # duplicate keys refused, as in scenarios: the second would win unseen
+        data = load_yaml(Path(args.config).read_text()) or {}
+    except OSError as exc:
+        raise ValueError(f"--config: cannot read {args.config}: {exc.strerror}") from None
+    except yaml.YAMLError as exc:
+        raise ValueError(yaml_problem(args.config, exc)) from None
+    if not isinstance(data, dict):
+        raise ValueError(f"{args.config}: a mapping of configuration keys, got"
+                         f" {type(data).__name__}")
+    return data
+
+
 def operator_config(args: argparse.Namespace) -> SchedulerConfig:
     """The scheduler configuration: ``--config`` (a scenario's ``config`` block, what
-    the Helm chart mounts), with each flag given on the command line over it.
-    Raises ValueError with the file, field and what is wrong."""
-    import yaml
+    the Helm chart mounts, and the operator's own ``tenancy`` block), with each flag
+    given on the command line over it. Raises ValueError with the file, field and
+    what is wrong."""
     from pydantic import ValidationError
 
-    from .api.scenario import (
-        ConfigSpec,
-        load_yaml,
-        parse_alpha,
-        validation_problems,
-        yaml_problem,
-    )
+    from .api.scenario import ConfigSpec, parse_alpha, validation_problems
     from .core.model import Backfilling, SchedulerConfig
 
-    data: Any = {}
-    if args.config:
-        try:
-            # duplicate keys refused, as in scenarios: the second would win unseen
-            data = load_yaml(Path(args.config).read_text()) or {}
-        except OSError as exc:
-            raise ValueError(f"--config: cannot read {args.config}: {exc.strerror}") from None
-        except yaml.YAMLError as exc:
-            raise ValueError(yaml_problem(args.config, exc)) from None
+    data = {k: v for k, v in _config_data(args).items() if k != TENANCY}
     try:
         spec = ConfigSpec.model_validate(data)
     except ValidationError as exc:
@@ -76,12 +85,41 @@ def operator_config(args: argparse.Namespace) -> SchedulerConfig:
         suspend_before_blocking=spec.suspend_before_blocking)
 
 
+#: the key of the operator's own block in ``--config`` (not a scenario's)
+TENANCY = "tenancy"
+
+
+def operator_tenancy(args: argparse.Namespace) -> Tenancy:
+    """The ``tenancy`` block of ``--config``, with ``--local-namespace`` added to its
+    local namespaces. Raises ValueError with the file, field and what is wrong."""
+    from pydantic import ValidationError
+
+    from .api.scenario import validation_problems
+    from .api.tenancy import Tenancy
+
+    block = _config_data(args).get(TENANCY) or {}
+    if not isinstance(block, dict):
+        raise ValueError(f"{args.config}: {TENANCY}: a mapping, got {type(block).__name__}")
+    where = args.config or "--local-namespace"
+    try:
+        tenancy = Tenancy.model_validate(block)
+        if args.local_namespace:
+            tenancy = tenancy.model_copy(update={"local_namespaces": [
+                *tenancy.local_namespaces, *args.local_namespace]})
+            Tenancy.model_validate(tenancy.model_dump(by_alias=True))  # the names checked
+    except ValidationError as exc:
+        raise ValueError("\n".join(f"{where}: {TENANCY}.{p}" for p in validation_problems(
+            exc, ("config", TENANCY)))) from None
+    return tenancy
+
+
 def cmd_operator(args: argparse.Namespace) -> int:
     """Run the Kopf operator against the cluster of a kubeconfig."""
     from .kube import handlers
 
     try:
         config = operator_config(args)
+        tenancy = operator_tenancy(args)
     except ValueError as exc:
         return fail(str(exc).splitlines())
     peering = None
@@ -91,11 +129,17 @@ def cmd_operator(args: argparse.Namespace) -> int:
         peering = handlers.PeeringOptions(args.peering, lifetime=args.peering_lifetime)
         if args.priority is not None:
             peering = replace(peering, priority=args.priority)
+    if (args.metrics_cert is None) != (args.metrics_key is None):
+        return fail(["--metrics-cert and --metrics-key: give both (HTTPS) or neither"
+                     " (HTTP)"])
+    metrics = handlers.MetricsOptions(args.metrics_address, args.metrics_port,
+                                      args.metrics_cert, args.metrics_key) \
+        if args.metrics_port else None
     try:
-        handlers.run(config, args.kubeconfig, args.metrics_port or None, peering,
+        handlers.run(config, args.kubeconfig, metrics, peering,
                      handlers.JournalOptions(args.journal_namespace,
-                                             args.journal_snapshot_every))
-    except ValueError as exc:  # a kubeconfig it cannot use
+                                             args.journal_snapshot_every), tenancy)
+    except ValueError as exc:  # a kubeconfig, metrics address or certificate it cannot use
         return fail([str(exc)])
     return 0
 
@@ -136,9 +180,9 @@ def add_operator(sub: Subparsers) -> None:
     op = sub.add_parser("operator", help="run the operator against a cluster (KUBECONFIG)")
     op.add_argument("--kubeconfig", help="the cluster's kubeconfig (default: $KUBECONFIG)")
     op.add_argument("--config", metavar="FILE",
-                    help="scheduler configuration: YAML with a scenario's config keys"
-                         " (policy, alpha, backfilling, suspendBeforeBlocking); flags"
-                         " given here win over it")
+                    help="configuration: YAML with a scenario's config keys"
+                         " (policy, alpha, backfilling, suspendBeforeBlocking) and a"
+                         " tenancy block (docs/operator.md); flags given here win over it")
     op.add_argument("--policy", choices=POLICIES,
                     help="preemption policy (default: the config's, else moml)")
     op.add_argument("--backfilling", choices=BACKFILLING,
@@ -146,6 +190,16 @@ def add_operator(sub: Subparsers) -> None:
     op.add_argument("--alpha", help="MOML's threshold (default: the config's, else median)")
     op.add_argument("--metrics-port", type=int, default=8080, metavar="PORT",
                     help="serve /metrics and /healthz on PORT (default: 8080; 0: off)")
+    op.add_argument("--metrics-address", default="127.0.0.1", metavar="ADDRESS",
+                    help="the address /metrics binds (default: 127.0.0.1, this machine"
+                         " only; the chart gives the pod's IP)")
+    op.add_argument("--metrics-cert", metavar="FILE",
+                    help="serve /metrics over HTTPS with this PEM certificate (chain)")
+    op.add_argument("--metrics-key", metavar="FILE",
+                    help="the private key (PEM) of --metrics-cert")
+    op.add_argument("--local-namespace", action="append", metavar="NAMESPACE",
+                    help="a namespace whose Leases are local, repeatable; added to the"
+                         " config's tenancy.localNamespaces (default: none, all external)")
     op.add_argument("--journal-namespace", metavar="NAMESPACE",
                     help="where the operator keeps its journal (ConfigMaps no tenant may"
                          " write; default: the pod's namespace, else leasehold-system,"

@@ -78,8 +78,8 @@ def test_a_local_namespace_makes_a_local_lease_that_wants_its_vms_now():
 @pytest.mark.parametrize(("spec", "origin", "problem"), [
     ({"type": "DeadlineMigratable", "vms": 1, "duration": "1h", "origin": "local",
       "deadline": "3h"}, Origin.EXTERNAL,
-     "spec.origin: local, but namespace 'team' is not labelled leasehold.io/origin=local;"
-     " a Lease cannot make itself local"),
+     "spec.origin: local, but namespace 'team' is not local; a Lease cannot make itself"
+     " local"),
     ({"type": "DeadlineMigratable", "vms": 1, "duration": "1h", "deadline": "30m"},
      Origin.EXTERNAL,
      "spec.deadline: 2026-11-22T10:30:00Z is before the earliest end, 2026-11-22T11:00:00Z"

@@ -117,7 +117,50 @@ def test_the_config_map_is_the_scheduler_values():
                   and d["metadata"]["name"] == "lh-leasehold-config")
     assert yaml.safe_load(config["data"]["config.yaml"]) == {
         "policy": "mov", "alpha": "p75", "backfilling": "easy",
-        "suspendBeforeBlocking": True}
+        "suspendBeforeBlocking": True, "tenancy": {
+            "localNamespaces": ["owners"], "trustNamespaceLabels": True,
+            "localNamespaceSelector": {"matchLabels": {"example.com/owners": "true"}},
+            "maxPendingLeases": 500, "maxPendingVMs": None, "discloseOtherTenants": True}}
+
+
+@pytest.mark.parametrize("values", VALUES.values(), ids=VALUES.keys())
+def test_the_operator_accepts_the_config_map_it_is_given(tmp_path, values):
+    """The rendered config.yaml is what the operator reads (its tenancy block
+    included), with the defaults and with everything on."""
+    from leasehold.cli import build_parser, operator_config, operator_tenancy
+    config = next(d for d in rendered(*values) if d["kind"] == "ConfigMap"
+                  and d["metadata"]["name"] == "lh-leasehold-config")
+    path = tmp_path / "config.yaml"
+    path.write_text(config["data"]["config.yaml"])
+    args = build_parser().parse_args(["operator", "--config", str(path)])
+    operator_config(args)
+    tenancy = operator_tenancy(args)
+    assert tenancy.max_pending_leases == (500 if values else 1000)
+    assert tenancy.local("owners", {}) is bool(values)
+
+
+def test_metrics_bind_the_pods_ip_and_tls_serves_them_from_the_secret():
+    plain = next(d for d in rendered() if d["kind"] == "Deployment")
+    container = plain["spec"]["template"]["spec"]["containers"][0]
+    args = container["args"]
+    assert args[args.index("--metrics-address") + 1] == "$(POD_IP)"
+    assert {"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}} \
+        in container["env"]
+    assert "--metrics-cert" not in args
+    docs = rendered("-f", str(ALL_ON))
+    pod = next(d for d in docs if d["kind"] == "Deployment")["spec"]["template"]["spec"]
+    container = pod["containers"][0]
+    args = container["args"]
+    mount = next(m["mountPath"] for m in container["volumeMounts"] if m["name"] == "metrics-tls")
+    assert args[args.index("--metrics-cert") + 1] == f"{mount}/tls.crt"
+    assert args[args.index("--metrics-key") + 1] == f"{mount}/tls.key"
+    assert {"name": "metrics-tls", "secret": {"secretName": "leasehold-metrics-tls"}} \
+        in pod["volumes"]
+    assert container["livenessProbe"]["httpGet"]["scheme"] == "HTTPS"
+    assert container["readinessProbe"]["httpGet"]["scheme"] == "HTTPS"
+    monitor = next(d for d in docs if d["kind"] == "ServiceMonitor")["spec"]["endpoints"][0]
+    assert monitor["scheme"] == "https" and monitor["tlsConfig"]["ca"]["secret"]["key"] \
+        == "ca.crt"
 
 
 def test_the_dashboards_config_map_is_for_the_grafana_sidecar():
@@ -177,6 +220,9 @@ def test_the_values_table_documents_every_value_with_its_default():
     ("securityContext.allowPrivilegeEscalation=true", "securityContext.allowPrivilegeEscalation"),
     ("securityContext.privileged=true", "securityContext.privileged"),
     ("securityContext.capabilities.drop[0]=NET_RAW", "securityContext.capabilities.drop"),
+    ("tenancy.maxPendingLeases=0", "tenancy.maxPendingLeases"),
+    ("tenancy.localNamespaces={Owners}", "tenancy.localNamespaces.0"),
+    ("metrics.tls.enabled=true", "metrics.tls.enabled needs metrics.tls.secretName"),
 ])
 def test_bad_values_are_refused_with_the_field(setting, problem):
     r = helm("template", "lh", str(CHART), "--set", setting, check=False)

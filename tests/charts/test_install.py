@@ -134,6 +134,8 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Installed]:
         r = subprocess.run([HELM, "--kubeconfig", str(c.kubeconfig), "install", RELEASE,
                             str(CHART), "-n", NAMESPACE, "--create-namespace",
                             "--set", "replicaCount=2", "--set", f"scheduler.policy={POLICY}",
+                            # the testbed's local namespace, named by its admins
+                            "--set", "tenancy.localNamespaces={owners}",
                             # snapshots during the run: every journal verb is used
                             "--set", "journal.snapshotEvery=4"],
                            capture_output=True, text=True, timeout=120)
@@ -142,6 +144,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Installed]:
         # NOTES.txt, rendered for these values
         assert f"with policy {POLICY}" in r.stdout
         assert "2 replicas, one active through Kopf peering" in r.stdout
+        assert "Local namespaces: owners." in r.stdout
         # the operator as the Deployment would run it, with its ConfigMap as the file
         deployment = c.get("deployment", "-n", NAMESPACE, f"{RELEASE}-leasehold")
         container = deployment["spec"]["template"]["spec"]["containers"][0]
@@ -151,6 +154,8 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Installed]:
         port = free_port()
         args = [a.replace(mount, str(data)) for a in container["args"]]
         args[args.index("--metrics-port") + 1] = str(port)
+        # the pod's IP, which the kubelet would give ($(POD_IP)): here, this machine's
+        args[args.index("--metrics-address") + 1] = "127.0.0.1"
         log = data / "operator.log"
         operator = subprocess.Popen(
             [sys.executable, "-m", "leasehold.cli", *args, "--kubeconfig", str(c.kubeconfig)],

@@ -119,3 +119,52 @@ def test_the_operator_uses_its_kubeconfig_and_leaves_the_environment_alone(clust
     op.wait(timeout=20)
     last = (cluster.data / "operator.log").read_text().splitlines()[-1]
     assert last == f"KUBECONFIG={elsewhere}"
+
+
+# ---- origin from the administrator (issue 17) ------------------------------------
+BEST_EFFORT = {"type": "BestEffortSuspendable", "vms": 1, "duration": "1h",
+               "resources": {"cpu": 1, "memory": "256Mi"}}
+
+
+def namespace(name: str, labels: dict[str, str] | None = None) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Namespace",
+            "metadata": {"name": name, "labels": labels or {}}}
+
+
+def origin_of_lease(c: Operated, ns: str) -> str | None:
+    """The origin the operator gives a Lease created in ``ns``."""
+    c.apply({"apiVersion": "leasehold.io/v1alpha1", "kind": "Lease",
+             "metadata": {"name": "probe", "namespace": ns}, "spec": BEST_EFFORT})
+    return until(lambda: c.lease(ns, "probe").get("status", {}).get("origin"), 30, 0.1,
+                 lambda: (c.data / "operator.log").read_text()[-3000:])
+
+
+def test_a_tenant_labelling_its_namespace_local_does_not_become_local(cluster):
+    """A self-service tenant creates its namespace with the old origin label (and
+    another label an admin might select on): the operator, configured by its admins
+    with no selector, still takes it for external."""
+    cluster.apply(namespace("mine", {"leasehold.io/origin": "local", "team": "owners"}))
+    cluster.start_operator("moml", 0, local=())
+    assert origin_of_lease(cluster, "mine") == "external"
+
+
+@pytest.mark.parametrize(("config", "flags", "ns", "labels", "want"), [
+    ({"tenancy": {"localNamespaces": ["mine"]}}, (), "mine", {}, "local"),
+    ({}, ("--local-namespace", "mine"), "mine", {}, "local"),
+    # the label mode, turned on by the admins: their selector, not the old label
+    ({"tenancy": {"trustNamespaceLabels": True,
+                  "localNamespaceSelector": {"matchLabels": {"team": "owners"}}}},
+     (), "mine", {"team": "owners"}, "local"),
+    ({"tenancy": {"trustNamespaceLabels": True,
+                  "localNamespaceSelector": {"matchExpressions": [
+                      {"key": "team", "operator": "In", "values": ["owners"]}]}}},
+     (), "mine", {"leasehold.io/origin": "local"}, "external"),
+    ({"tenancy": {"localNamespaces": ["other"]}}, (), "mine", {}, "external"),
+], ids=["listed", "flag", "selector", "selector-not-matched", "not-listed"])
+def test_the_admins_config_says_which_namespaces_are_local(cluster, config, flags, ns,
+                                                           labels, want):
+    path = cluster.data / "operator.yaml"
+    path.write_text(yaml.safe_dump(config))
+    cluster.apply(namespace(ns, labels))
+    cluster.start_operator("moml", 0, "--config", str(path), *flags, local=())
+    assert origin_of_lease(cluster, ns) == want

@@ -100,3 +100,18 @@ def test_while_held_no_report_is_begun_and_a_later_status_supersedes() -> None:
     during, written = asyncio.run(scenario())
     assert during == []
     assert written == ["a:Started", "a:status2"]
+
+
+def test_background_statuses_wait_behind_every_other_report_and_are_superseded() -> None:
+    """A held Lease's status (background) given first is written after another
+    Lease's reports given later; an ordinary status of the same Lease replaces it."""
+    async def scenario() -> list[str]:
+        out, written = Outbox(in_flight=1), []
+        for key in ("h1", "h2", "h3"):
+            out.status(key, f"flood/{key}", _recorder(written, f"{key}:held"), background=True)
+        out.status("q", "quiet/q", _recorder(written, "q:scheduled"))
+        out.status("h2", "flood/h2", _recorder(written, "h2:scheduled"))  # it entered
+        assert len(out) == 4
+        await out.flush()
+        return written
+    assert asyncio.run(scenario()) == ["q:scheduled", "h2:scheduled", "h1:held", "h3:held"]

@@ -40,6 +40,14 @@ def test_up_runs_a_lease_and_stops_everything(tmp_path):
                  "spec": {"type": "BestEffortSuspendable", "vms": 2, "duration": "1h"}}
         kubectl("apply", "-f", "-", stdin=yaml.safe_dump(lease))
         until(lambda: "Running" in kubectl("get", "lhl", "hello"), 30)
+        # the testbed's local namespace is local by the operator's configuration
+        # (`up` names it), not by a label on it
+        kubectl("create", "namespace", "owners")
+        owned = {**lease, "metadata": {"name": "owned", "namespace": "owners"},
+                 "spec": {"type": "DeadlineNonPreemptable", "vms": 1, "duration": "1h"}}
+        kubectl("apply", "-f", "-", stdin=yaml.safe_dump(owned))
+        until(lambda: "local" in kubectl("get", "lhl", "-n", "owners", "owned",
+                                         "-o", "jsonpath={.status.origin}"), 30)
 
         def scrape() -> str:
             with urllib.request.urlopen(f"http://127.0.0.1:{metrics}/metrics", timeout=5) as r:

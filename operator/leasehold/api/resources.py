@@ -69,8 +69,9 @@ class LeaseResourceSpec(_K8s):
     pool: str | None = Field(default=None, pattern=DNS_LABEL, max_length=63,
                              description="The NodePool to run in (default: any that fits).")
     origin: Literal["local", "external"] | None = Field(
-        default=None, description="Must match the namespace's leasehold.io/origin label"
-                                  " (a Lease cannot make itself local); set by the operator.")
+        default=None, description="Must match the namespace's origin, which the cluster's"
+                                  " admins configure (a Lease cannot make itself local); set"
+                                  " by the operator.")
     image: str | None = Field(default=None, description="The VM image, for the transfer"
                                                         " overhead model.")
     image_size_mb: float | None = Field(default=None, ge=0, alias="imageSizeMB")
@@ -233,9 +234,9 @@ def lease_spec(obj: dict[str, Any], origin: Origin, arrival: float, clock: Clock
     problems: list[str] = []
     if spec.origin == "local" and origin is not Origin.LOCAL:
         problems.append(
-            f"spec.origin: local, but namespace {meta.get('namespace')!r} is not labelled"
-            f" {ORIGIN_LABEL}=local; a Lease cannot make itself local: remove spec.origin,"
-            " or ask the cluster's admins to label the namespace")
+            f"spec.origin: local, but namespace {meta.get('namespace')!r} is not local;"
+            " a Lease cannot make itself local: remove spec.origin, or ask the cluster's"
+            " admins to make the namespace local (the operator's tenancy.localNamespaces)")
     times = {f: _time(getattr(spec, f), arrival, clock, f, problems)
              for f in ("ready", "start", "deadline")}
     duration = _seconds(spec.duration, "duration", problems)

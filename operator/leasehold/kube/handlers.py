@@ -23,6 +23,7 @@ import contextlib
 import logging
 import os
 import socket
+import ssl
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,11 +35,8 @@ from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from leasehold.api.clock import CLOCK_PATH, Clock
-from leasehold.api.resources import (
-    GROUP,
-    ORIGIN_LABEL,
-    VERSION,
-)
+from leasehold.api.resources import GROUP, VERSION
+from leasehold.api.tenancy import Tenancy
 from leasehold.core.model import Origin, SchedulerConfig
 
 from .capacity import read_pools
@@ -76,6 +74,18 @@ JOURNAL_NAMESPACE = "leasehold-system"
 
 
 @dataclass(frozen=True)
+class MetricsOptions:
+    """Where ``/metrics`` and ``/healthz`` are served: ``address`` (this machine only
+    by default: the chart gives the pod's IP), ``port``, and HTTPS with ``cert`` and
+    ``key`` (PEM files) when given."""
+
+    address: str = "127.0.0.1"
+    port: int = 8080
+    cert: str | None = None
+    key: str | None = None
+
+
+@dataclass(frozen=True)
 class JournalOptions:
     """Where the journal lives (None: the pod's namespace, else leasehold-system),
     and how often it takes a snapshot (None: :data:`journal.SNAPSHOT_EVERY`)."""
@@ -107,6 +117,8 @@ class OperatorMemo:
     #: the socket ``/metrics`` and ``/healthz`` are served on, bound before Kopf starts
     #: (a port in use is a one-line error and a non-zero exit, not a silent operator)
     metrics_socket: socket.socket | None = None
+    #: HTTPS for them (None: HTTP)
+    metrics_tls: ssl.SSLContext | None = None
     peering: PeeringOptions | None = None
     journal: JournalOptions = field(default_factory=JournalOptions)
     #: the scheduling shell while this replica is active and has rebuilt it
@@ -123,6 +135,8 @@ class OperatorMemo:
     failure: str | None = None
     #: each namespace's origin, as last seen
     origins: dict[str, Origin] = field(default_factory=dict)
+    #: what the admins say about tenants: which namespaces are local, the caps
+    tenancy: Tenancy = field(default_factory=Tenancy)
     #: the versions of the listings the shell was built from (Leases, pods,
     #: namespaces): its watches go on from there
     versions: dict[str, str] = field(default_factory=dict)
@@ -171,7 +185,8 @@ async def startup(settings: kopf.OperatorSettings, memo: OperatorMemo, **_: Any)
     settings.posting.enabled = False  # the shell posts leasehold's own events
     settings.watching.server_timeout = 300
     if memo.metrics_socket is not None:
-        memo.metrics_runner = await serve_metrics(memo, memo.metrics_socket)
+        memo.metrics_runner = await serve_metrics(memo, memo.metrics_socket,
+                                                  memo.metrics_tls)
     if memo.peering is None:
         switch(memo, True)  # alone: active from the start
         return
@@ -206,14 +221,14 @@ async def build_shell(memo: OperatorMemo) -> Shell:
     journal = Journal(client, memo.journal.where())
     if memo.journal.snapshot_every:
         journal.snapshot_every = memo.journal.snapshot_every
-    shell = Shell(client, pools, memo.config, clock, metrics, journal)
+    shell = Shell(client, pools, memo.config, clock, metrics, journal, memo.tenancy)
     memo.shell = shell
     # what changes after these listings, the watches begun from their versions tell
     # (a lease told twice is one lease)
     namespaces, memo.versions[NAMESPACES] = await listing(client, NAMESPACES)
     leases, memo.versions[LEASES] = await listing(client, LEASES)
     pods, memo.versions[PODS] = await listing(client, PODS, labelSelector=LEASE_LABEL)
-    memo.origins = {ns["metadata"]["name"]: _origin_of(ns) for ns in namespaces}
+    memo.origins = {ns["metadata"]["name"]: origin_of(memo.tenancy, ns) for ns in namespaces}
     await shell.recover(leases, memo.origins, pods)
     metrics.observe(shell.core, [], [], 0.0)
     metrics.active.set(1)
@@ -302,7 +317,7 @@ def _namespace_seen(memo: OperatorMemo, kind: str, namespace: Obj) -> None:
     if kind == "DELETED":
         memo.origins.pop(name, None)
     else:
-        memo.origins[name] = _origin_of(namespace)
+        memo.origins[name] = origin_of(memo.tenancy, namespace)
 
 
 async def _lease_seen(memo: OperatorMemo, shell: Shell, kind: str, lease: Obj) -> None:
@@ -321,7 +336,8 @@ async def _lease_seen(memo: OperatorMemo, shell: Shell, kind: str, lease: Obj) -
     else:
         origin = memo.origins.get(namespace)
         if origin is None:  # its namespace not seen yet: asked for
-            origin = memo.origins[namespace] = await _origin(shell.client, namespace)
+            origin = memo.origins[namespace] = await _origin(memo.tenancy, shell.client,
+                                                             namespace)
         shell.submit({"metadata": meta, "spec": lease.get("spec") or {}}, origin)
 
 
@@ -345,21 +361,37 @@ async def cleanup(memo: OperatorMemo, **_: Any) -> None:
         await memo.metrics_runner.cleanup()
 
 
-def listen(port: int, host: str = "0.0.0.0") -> socket.socket:
-    """The metrics port, bound now; ValueError (one line) when it cannot be."""
+def listen(port: int, host: str = "127.0.0.1") -> socket.socket:
+    """The metrics port on ``host``, bound now; ValueError (one line) when it cannot
+    be."""
     try:
-        return socket.create_server((host, port))
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        return socket.create_server((host, port), family=family)
     except OSError as exc:
         raise ValueError(f"--metrics-port {port}: cannot listen on {host}:{port}:"
                          f" {exc.strerror or exc}; choose another port (0: no metrics)"
                          ) from None
 
 
-async def serve_metrics(memo: OperatorMemo, sock: socket.socket) -> web.AppRunner:
-    """``/metrics`` (Prometheus text format) and ``/healthz`` on ``sock``; the
-    metrics are the current ones (a replica that stands by has fresh, empty ones).
-    ``/healthz`` fails (503, with why) while this replica is active and its scheduling
-    is stopped by an error; a standby is healthy."""
+def tls_context(cert: str, key: str) -> ssl.SSLContext:
+    """The server side of HTTPS for ``/metrics``; ValueError (one line) for files it
+    cannot use."""
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    try:
+        context.load_cert_chain(cert, key)
+    except (OSError, ssl.SSLError) as exc:
+        raise ValueError(f"--metrics-cert {cert}, --metrics-key {key}: cannot use them:"
+                         f" {getattr(exc, 'strerror', None) or exc}") from None
+    return context
+
+
+async def serve_metrics(memo: OperatorMemo, sock: socket.socket,
+                        tls: ssl.SSLContext | None = None) -> web.AppRunner:
+    """``/metrics`` (Prometheus text format) and ``/healthz`` on ``sock`` (over HTTPS
+    with ``tls``); the metrics are the current ones (a replica that stands by has
+    fresh, empty ones). ``/healthz`` fails (503, with why) while this replica is
+    active and its scheduling is stopped by an error; a standby is healthy."""
     async def scrape(request: web.Request) -> web.Response:
         return web.Response(body=generate_latest(memo.metrics.registry),
                             headers={"Content-Type": CONTENT_TYPE_LATEST})
@@ -373,21 +405,24 @@ async def serve_metrics(memo: OperatorMemo, sock: socket.socket) -> web.AppRunne
     app.router.add_get("/healthz", healthz)
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()
-    await web.SockSite(runner, sock).start()
-    host, port = sock.getsockname()[:2]
-    log.info("metrics at http://%s:%d/metrics", host, port)
+    await web.SockSite(runner, sock, ssl_context=tls).start()
+    host, port = sock.getsockname()[:2]  # where it is bound, as the kernel says
+    log.info("metrics at %s://%s:%d/metrics", "https" if tls else "http",
+             f"[{host}]" if ":" in host else host, port)
     return runner
 
 
-def _origin_of(namespace: dict[str, Any]) -> Origin:
-    """A namespace's origin label (DESIGN §2.1): external unless it says local."""
-    label = (namespace["metadata"].get("labels") or {}).get(ORIGIN_LABEL, "external")
-    return Origin.LOCAL if label == "local" else Origin.EXTERNAL
+def origin_of(tenancy: Tenancy, namespace: dict[str, Any]) -> Origin:
+    """A namespace's origin (DESIGN §2.1): local if the admins' configuration says
+    so (by name, or by its labels where they turned that on), else external."""
+    meta = namespace["metadata"]
+    return Origin.LOCAL if tenancy.local(meta["name"], meta.get("labels")) \
+        else Origin.EXTERNAL
 
 
-async def _origin(client: KubeClient, namespace: str) -> Origin:
+async def _origin(tenancy: Tenancy, client: KubeClient, namespace: str) -> Origin:
     try:
-        return _origin_of(await client.get(f"/api/v1/namespaces/{namespace}"))
+        return origin_of(tenancy, await client.get(f"/api/v1/namespaces/{namespace}"))
     except KubeError:
         return Origin.EXTERNAL
 
@@ -423,22 +458,26 @@ def _node_state(node: Any) -> tuple[Any, ...]:
 
 
 def run(config: SchedulerConfig, kubeconfig: str | None = None,
-        metrics_port: int | None = None, peering: PeeringOptions | None = None,
-        journal: JournalOptions | None = None) -> None:
+        metrics: MetricsOptions | None = None, peering: PeeringOptions | None = None,
+        journal: JournalOptions | None = None, tenancy: Tenancy | None = None) -> None:
     """``leasehold operator``: run until interrupted; alone, or with ``peering`` as
     one of several replicas of which one is active. ``kubeconfig`` (else $KUBECONFIG,
     ~/.kube/config, the pod's service account) goes to the operator's client and to
-    Kopf's login alike. Raises ValueError (one line) for a kubeconfig it cannot use,
-    or a metrics port it cannot listen on."""
+    Kopf's login alike; ``tenancy``, what the admins say about tenants. Raises
+    ValueError (one line) for a kubeconfig it cannot use, a metrics port it cannot
+    listen on, or a certificate it cannot serve with."""
     # the library's own switch (process-wide): a ``_created`` series per counter and
     # histogram says when the operator started, over and over
     prometheus_client.disable_created_metrics()  # type: ignore[no-untyped-call]
     tune_collector()
     client = KubeClient.from_environment(kubeconfig)
-    sock = None if metrics_port is None else listen(metrics_port)
+    tls = None if metrics is None or metrics.cert is None or metrics.key is None \
+        else tls_context(metrics.cert, metrics.key)
+    sock = None if metrics is None else listen(metrics.port, metrics.address)
     memo = OperatorMemo(config, client,
                         str(Path(kubeconfig).expanduser()) if kubeconfig else None,
-                        sock, peering, journal or JournalOptions())
+                        sock, tls, peering, journal or JournalOptions(),
+                        tenancy=tenancy or Tenancy())
     kopf.configure(verbose=False)
     # a line per handled event costs more than the handling, at a thousand Leases
     logging.getLogger("kopf.objects").setLevel(logging.WARNING)

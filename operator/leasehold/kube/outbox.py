@@ -13,6 +13,10 @@ and goes on, and they are written meanwhile, a bounded number at a time.
   Lease's pending statuses goes out (a lease decided, then moved, then started
   within a few steps is one write, not three).
 - Each write is its own: one that fails is logged and the others go on.
+- A status given as ``background`` (a Lease held back at the edge, not planned)
+  is written only when nothing else is pending: one tenant's thousands of held
+  Leases never delay another's decided ones. A later ordinary report of the Lease
+  supersedes it.
 - While the step makes pods (:meth:`held`), no report is begun: the API server
   serves the pods first (a burst of starts waits on the pods, not on the reports
   of thousands of leases decided with them), and a status given meanwhile still
@@ -53,6 +57,8 @@ class Outbox:
         self.in_flight = in_flight
         #: by Lease uid, in the order each was first given
         self._pending: dict[str, _Pending] = {}
+        #: background statuses, by Lease uid, written when ``_pending`` has none free
+        self._later: dict[str, _Pending] = {}
         #: the Leases whose reports are being written (one writer per Lease)
         self._busy: set[str] = set()
         self._more = asyncio.Event()
@@ -64,21 +70,27 @@ class Outbox:
 
     def __len__(self) -> int:
         """Leases with writes pending."""
-        return len(self._pending)
+        return len(self._pending) + len(self._later)
 
     def event(self, key: str, about: str, write: Write) -> None:
         self._pending.setdefault(key, _Pending(about)).events.append(write)
         self._more.set()
 
-    def status(self, key: str, about: str, write: Write) -> None:
-        """The Lease's status, replacing any of its statuses not yet written."""
-        self._pending.setdefault(key, _Pending(about)).status = write
+    def status(self, key: str, about: str, write: Write, background: bool = False) -> None:
+        """The Lease's status, replacing any of its statuses not yet written; in the
+        background lane if ``background`` (and no ordinary report of it is pending)."""
+        if background and key not in self._pending:
+            self._later.setdefault(key, _Pending(about)).status = write
+        else:
+            self._later.pop(key, None)
+            self._pending.setdefault(key, _Pending(about)).status = write
         self._more.set()
 
     def drop(self, key: str) -> None:
         """Forget what is pending for a Lease (deleted: its name may soon be
         another Lease's, which must not get this one's status)."""
         self._pending.pop(key, None)
+        self._later.pop(key, None)
 
     @contextlib.contextmanager
     def held(self) -> Iterator[None]:
@@ -105,14 +117,18 @@ class Outbox:
         while True:
             await self._open.wait()
             # the busy ones are at most ``in_flight``: this looks at a few keys
-            key = next((k for k in self._pending if k not in self._busy), None)
+            lane = self._pending
+            key = next((k for k in lane if k not in self._busy), None)
+            if key is None:
+                lane = self._later
+                key = next((k for k in lane if k not in self._busy), None)
             if key is None:
                 if not forever:
                     return
                 self._more.clear()  # nothing is given between the look and here
                 await self._more.wait()
                 continue
-            pending = self._pending.pop(key)
+            pending = lane.pop(key)
             self._busy.add(key)
             try:
                 for write in pending.events:

@@ -38,6 +38,7 @@ import aiohttp
 from leasehold.api.clock import Clock, epoch
 from leasehold.api.podpolicy import RESTRICTED, PodPolicy
 from leasehold.api.resources import LeaseInputError, lease_spec
+from leasehold.api.tenancy import Tenancy
 from leasehold.core.model import (
     Absence,
     Action,
@@ -47,6 +48,7 @@ from leasehold.core.model import (
     Lost,
     Migrate,
     Origin,
+    Phase,
     Reject,
     Reserve,
     Resume,
@@ -67,7 +69,7 @@ from .journal import Journal, Known, Log, State, core_name, entry, made, read_lo
 from .metrics import Metrics
 from .outbox import Outbox
 from .pods import API_VERSION, Pods, gone
-from .status import Echoes, Tracked, condition, status_of
+from .status import OTHER_TENANT, Echoes, Tracked, condition, redacted, status_of
 
 log = logging.getLogger("leasehold.operator")
 
@@ -96,9 +98,14 @@ def transient(exc: BaseException) -> bool:
 class Shell:
     def __init__(self, client: KubeClient, pools: Iterable[ClusterPool],
                  config: SchedulerConfig, clock: Clock, metrics: Metrics | None = None,
-                 journal: Journal | None = None) -> None:
+                 journal: Journal | None = None, tenancy: Tenancy | None = None) -> None:
         self.client = client
         self.config = config
+        #: what the admins say about tenants: the caps, what a tenant is told of others
+        self.tenancy = tenancy or Tenancy()
+        #: Leases held back at the edge, their namespace over its caps: by namespace,
+        #: by uid in the order they came (:meth:`_capped`)
+        self.capped: dict[str, dict[str, tuple[Obj, Origin]]] = {}
         #: where every input is written before the core is told of it (None: nowhere,
         #: for a shell that is never restarted)
         self.journal = journal
@@ -179,7 +186,8 @@ class Shell:
     def knows(self, uid: str) -> bool:
         """Whether the Lease of ``uid`` was submitted already (a Lease is new by its
         uid: a status someone wrote on it before the operator saw it hides nothing)."""
-        return uid in self._uids or uid in self.ended or uid in self._held
+        return uid in self._uids or uid in self.ended or uid in self._held \
+            or any(uid in waiting for waiting in self.capped.values())
 
     def status_seen(self, uid: str, status: Obj) -> None:
         """A Lease's status as the API server holds it: one someone else wrote is
@@ -209,6 +217,9 @@ class Shell:
         if uid is not None:
             self.ended.discard(uid)
             self._held.pop(uid, None)
+            waiting = self.capped.get(namespace)
+            if waiting is not None and waiting.pop(uid, None) is not None and not waiting:
+                del self.capped[namespace]
             self.outbox.drop(uid)
             self.echoes.forget(uid)
             self._fixed.pop(uid, None)
@@ -361,6 +372,8 @@ class Shell:
         for name in touched:
             self._write_status(name)
         self._stalled = stops(self.core, self._unfed, self._unmade(), now)
+        if self._room_again():  # a held Lease may enter: at the next step
+            self._wake.set()
         # a snapshot holds the core only: not while inputs journaled since wait for
         # it, or a hold is on (the snapshot would lose them, or refuse)
         if self.journal is not None and self.journal.due and not self._unfed \
@@ -457,13 +470,19 @@ class Shell:
         ``self._rejected``), and the others go on."""
         told: list[Input] = []
         entries: list[dict[str, Any]] = []
-        for kind, name, arg in inputs:
+        pending = self._pending() if self._caps() else None
+        released = self._release(pending) if pending is not None else []
+        let_in = {x[2][0]["metadata"].get("uid", "") for x in released}
+        for kind, name, arg in [*released, *inputs]:
             if kind == "submit":
                 obj, origin = arg
                 uid = obj["metadata"].get("uid", "")
                 if uid in self._uids or uid in self.ended or uid in self._deleted:
                     continue  # told twice (a handler retried), over, or gone already
                 if self._hold(obj, origin):
+                    continue
+                if pending is not None and uid not in let_in \
+                        and self._capped(obj, origin, pending):
                     continue
                 name = self._fresh(name)
                 self._uids[uid] = name
@@ -540,6 +559,86 @@ class Shell:
         beyond Pod Security restricted, whatever pool it lands in)."""
         named = self.cluster.get(pool) if isinstance(pool, str) else None
         return named.policy if named is not None else RESTRICTED
+
+    # ---- caps: admission at the edge (issue 17) ---------------------------------------
+    # A namespace's Leases beyond its caps wait here, not in the core: the core plans
+    # only what was admitted, so one tenant's flood costs the others' decisions
+    # nothing. Which Lease enters is no scheduling decision: the namespace's own, in
+    # the order they came, as its pending ones start or end.
+    def _caps(self) -> bool:
+        return self.tenancy.max_pending_leases is not None \
+            or self.tenancy.max_pending_vms is not None
+
+    def _pending(self) -> dict[str, list[int]]:
+        """Per namespace, its Leases the core holds that wait (not started, or
+        suspended): how many, and their VMs."""
+        out: dict[str, list[int]] = {}
+        for st in self.core.leases():
+            if st.phase in WAITING:
+                t = self.tracked.get(st.name)
+                if t is not None:
+                    counts = out.setdefault(t.namespace, [0, 0])
+                    counts[0] += 1
+                    counts[1] += st.request.vms
+        return out
+
+    def _release(self, pending: dict[str, list[int]]) -> list[tuple[str, str, Any]]:
+        """The held Leases that fit under their namespace's caps now, in the order
+        they came (``pending`` counts them in)."""
+        out: list[tuple[str, str, Any]] = []
+        for namespace, waiting in list(self.capped.items()):
+            counts = pending.setdefault(namespace, [0, 0])
+            for uid, (obj, origin) in list(waiting.items()):
+                vms = _vms(obj)
+                if self.tenancy.over_cap(counts[0], counts[1], vms) is not None:
+                    break
+                counts[0] += 1
+                counts[1] += vms
+                del waiting[uid]
+                self._fixed.pop(uid, None)
+                out.append(("submit", core_name(namespace, obj["metadata"]["name"]),
+                            (obj, origin)))
+            if not waiting:
+                del self.capped[namespace]
+        return out
+
+    def _capped(self, obj: Obj, origin: Origin, pending: dict[str, list[int]]) -> bool:
+        """Whether the Lease is held back: its namespace has Leases held already
+        (it waits behind them), or is at its caps. Else it is counted in."""
+        meta = obj["metadata"]
+        namespace, uid, vms = meta["namespace"], meta.get("uid", ""), _vms(obj)
+        counts = pending.setdefault(namespace, [0, 0])
+        waiting = self.capped.get(namespace)
+        why = self.tenancy.over_cap(counts[0], counts[1], vms)
+        if waiting is None and why is None:
+            counts[0] += 1
+            counts[1] += vms
+            return False
+        if waiting is None:
+            waiting = self.capped[namespace] = {}
+        if uid not in waiting:
+            waiting[uid] = (obj, origin)
+            why = why or "Leases of its namespace held back before it wait first"
+            t = Tracked(namespace, meta["name"], uid, None, None, origin)
+            self._fix(t, {"phase": "Pending", "origin": origin.value,
+                          "observedGeneration": int(meta.get("generation") or 1),
+                          "message": f"not planned yet: {why}; it enters, in the order its"
+                                     " namespace's Leases came, when fewer are pending",
+                          "conditions": [condition("Admitted", "False", "NamespaceCap", why,
+                                                   self._stamp())]}, background=True)
+        return True
+
+    def _room_again(self) -> bool:
+        """Whether a namespace with Leases held back has room for one now."""
+        if not self.capped:
+            return False
+        pending = self._pending()
+        for namespace, waiting in self.capped.items():
+            obj, _ = next(iter(waiting.values()))
+            counts = pending.get(namespace, [0, 0])
+            if self.tenancy.over_cap(counts[0], counts[1], _vms(obj)) is None:
+                return True
+        return False
 
     def _hold(self, obj: Obj, origin: Origin) -> bool:
         """A Lease naming a NodePool that does not exist (yet) waits for it, Pending:
@@ -946,11 +1045,20 @@ class Shell:
                                  f" {self.clock.stamp(action.running)}")
 
     def _preempted(self, t: Tracked, st: LeaseView, how: str, reason: str) -> None:
+        """The events of a preemption, on both sides. Each names the other side only
+        in its own namespace, or where the admins allow it
+        (``tenancy.discloseOtherTenants``): a tenant learns no other's Leases."""
         by = self.tracked.get(st.preempted_by or "")
-        who = f"{by.namespace}/{by.name}" if by else "another lease"
-        self._event(t, "Preempted", f"{how} for {who}: {reason}", warning=True)
+        disclose = self.tenancy.disclose_other_tenants \
+            or (by is not None and by.namespace == t.namespace)
+        who = f"{by.namespace}/{by.name}" if by and disclose else (
+            OTHER_TENANT if by else "another lease")
+        self._event(t, "Preempted", f"{how} for {who}: "
+                    f"{redacted(reason, t.namespace, disclose, st.preempted_by)}",
+                    warning=True)
         if by is not None:
-            self._event(by, "PreemptedOthers", f"{how} {t.namespace}/{t.name}")
+            victim = f"{t.namespace}/{t.name}" if disclose else OTHER_TENANT
+            self._event(by, "PreemptedOthers", f"{how} {victim}")
 
     def _count(self, kind: str) -> None:
         self.writes[kind] = self.writes.get(kind, 0) + 1
@@ -991,10 +1099,10 @@ class Shell:
                                    "Admitted", "False", "InvalidSpec", message,
                                    self._stamp())]})
 
-    def _fix(self, t: Tracked, status: dict[str, Any]) -> None:
+    def _fix(self, t: Tracked, status: dict[str, Any], background: bool = False) -> None:
         """The status of a Lease the core does not hold, kept to be written again."""
         self._fixed[t.uid] = (t, status)
-        self._patch_status(t, status)
+        self._patch_status(t, status, background)
 
     def _stamp(self) -> str:
         """The core's time as a wall-clock time (before its first step: now)."""
@@ -1008,7 +1116,8 @@ class Shell:
             return
         self._shown[name] = _shown(st)
         now = self.core.now if math.isfinite(self.core.now) else self.clock.now()
-        self._patch_status(t, status_of(st, t, self.clock, now, self.nodes))
+        self._patch_status(t, status_of(st, t, self.clock, now, self.nodes,
+                                        self.tenancy.disclose_other_tenants))
 
     async def _patch(self, t: Tracked, status: dict[str, Any]) -> None:
         # the whole status replaced, not merged: nothing another writer put there stays
@@ -1018,11 +1127,13 @@ class Shell:
             [{"op": "add", "path": "/status", "value": status}])
         self._count("status")
 
-    def _patch_status(self, t: Tracked, status: dict[str, Any]) -> None:
-        """The Lease's status as it is now, into the outbox."""
+    def _patch_status(self, t: Tracked, status: dict[str, Any], background: bool = False
+                      ) -> None:
+        """The Lease's status as it is now, into the outbox (``background``: behind
+        every other report, :class:`Outbox`)."""
         self.echoes.given(t.uid, status)
         self.outbox.status(t.uid, f"{t.namespace}/{t.name}",
-                           lambda: self._send_status(t, status))
+                           lambda: self._send_status(t, status), background)
 
     async def _send_status(self, t: Tracked, status: dict[str, Any]) -> None:
         try:
@@ -1035,6 +1146,16 @@ class Shell:
 
 #: a Lease rejected for its spec: the core's name, the problems, its type if any
 Rejected = tuple[str, list[str], str | None]
+
+#: the phases a namespace's caps count: admitted, and holding no nodes
+WAITING = frozenset({Phase.PENDING, Phase.QUEUED, Phase.SCHEDULED, Phase.SUSPENDED})
+
+
+def _vms(obj: Obj) -> int:
+    """A Lease's VMs as its spec says, for the caps (1 for a spec that does not say
+    it well: the core's reading of the spec rejects it)."""
+    vms = (obj.get("spec") or {}).get("vms", 1)
+    return vms if isinstance(vms, int) and not isinstance(vms, bool) and vms > 0 else 1
 
 
 def _kind(obj: Obj) -> str | None:

@@ -35,6 +35,19 @@ class Tracked:
     deleted: bool = False
 
 
+#: what a tenant is told of a Lease in another namespace, unless the admins allow more
+OTHER_TENANT = "a Lease of another namespace"
+
+
+def redacted(text: str, namespace: str, disclose: bool, who: str | None) -> str:
+    """``text`` (about a Lease of ``namespace``) with the core's name ``who`` of
+    another namespace's Lease (``namespace/name``, or ``namespace/name~2``) replaced,
+    unless ``disclose``."""
+    if disclose or not who or who.split("/", 1)[0] == namespace:
+        return text
+    return text.replace(who, OTHER_TENANT)
+
+
 def condition(kind: str, status: str, reason: str, message: str, stamp: str
               ) -> dict[str, str]:
     return {"type": kind, "status": status, "reason": reason, "message": message,
@@ -42,9 +55,11 @@ def condition(kind: str, status: str, reason: str, message: str, stamp: str
 
 
 def status_of(st: LeaseView, t: Tracked, clock: Clock, now: float,
-              nodes: dict[str, str] | None = None) -> dict[str, Any]:
+              nodes: dict[str, str] | None = None, disclose: bool = False
+              ) -> dict[str, Any]:
     """A Lease's status from the core's state at ``now`` (the core's time); ``nodes``
-    renames the core's nodes to the cluster's."""
+    renames the core's nodes to the cluster's. Its preemptor is named only if in its
+    own namespace, or ``disclose`` (the admins allow it)."""
     nodes = nodes or {}
     stamp = clock.stamp(now)
     ran = st.ran_by(now)
@@ -57,7 +72,8 @@ def status_of(st: LeaseView, t: Tracked, clock: Clock, now: float,
         # emulated seconds: submission (and its order), first start and final end
         "submittedAt": st.request.submitted, "sequence": st.sequence,
         "startedAt": st.first_start, "endedAt": st.end,
-        "message": st.reason,
+        "message": redacted(st.reason, t.namespace, disclose, st.preempted_by)
+        if st.reason else st.reason,
     }
     booking = st.reservation
     if booking is not None and st.pool is not None:
@@ -72,7 +88,9 @@ def status_of(st: LeaseView, t: Tracked, clock: Clock, now: float,
                             st.reason or "" if rejected else "", stamp)]
     if st.preempted_by:
         conditions.append(condition("Preempted", "True", "PreemptedBy",
-                                    f"preempted by {st.preempted_by}", stamp))
+                                    "preempted by " + redacted(
+                                        st.preempted_by, t.namespace, disclose,
+                                        st.preempted_by), stamp))
     if st.phase.terminal:
         conditions.append(condition("Finished", "True", st.phase.value, st.reason or "",
                                     stamp))
