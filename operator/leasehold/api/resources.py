@@ -27,7 +27,6 @@ from .scenario import field_problem, validation_problems
 
 GROUP = "leasehold.io"
 VERSION = "v1alpha1"
-ORIGIN_LABEL = "leasehold.io/origin"
 
 #: Kubernetes' int-or-string: quantities, durations
 IntOrString = Annotated[int | str, Field(json_schema_extra={"x-kubernetes-int-or-string": True})]
