@@ -167,12 +167,40 @@ def _delete_options(data: bytes) -> dict[str, Any]:
     return obj
 
 
+#: authorization/v1: what ``kubectl auth can-i`` asks (and ``--list``)
+RESOURCE_ATTRIBUTES: Layout = {1: ("namespace", "text"), 2: ("verb", "text"),
+                               3: ("group", "text"), 4: ("version", "text"),
+                               5: ("resource", "text"), 6: ("subresource", "text"),
+                               7: ("name", "text")}
+NON_RESOURCE_ATTRIBUTES: Layout = {1: ("path", "text"), 2: ("verb", "text")}
+
+
+def _access_review(data: bytes) -> dict[str, Any]:
+    spec: dict[str, Any] = {}
+    for n, v in fields(data):
+        if n == 2 and isinstance(v, bytes):
+            for m, part in fields(v):
+                if m == 1 and isinstance(part, bytes):
+                    spec["resourceAttributes"] = _message(part, RESOURCE_ATTRIBUTES)
+                elif m == 2 and isinstance(part, bytes):
+                    spec["nonResourceAttributes"] = _message(part, NON_RESOURCE_ATTRIBUTES)
+    return {"metadata": {}, "spec": spec}
+
+
+def _rules_review(data: bytes) -> dict[str, Any]:
+    spec = next((_message(v, {1: ("namespace", "text")}) for n, v in fields(data)
+                 if n == 2 and isinstance(v, bytes)), {})
+    return {"metadata": {}, "spec": spec}
+
+
 DECODERS: dict[tuple[str, str], Callable[[bytes], dict[str, Any]]] = {
     ("v1", "Secret"): lambda data: _message(data, SECRET),
     ("v1", "ConfigMap"): lambda data: _message(data, CONFIG_MAP),
     ("v1", "Namespace"): lambda data: _message(data, NAMESPACE),
     ("v1", "DeleteOptions"): _delete_options,
     ("meta.k8s.io/v1", "DeleteOptions"): _delete_options,
+    ("authorization.k8s.io/v1", "SelfSubjectAccessReview"): _access_review,
+    ("authorization.k8s.io/v1", "SelfSubjectRulesReview"): _rules_review,
 }
 
 
