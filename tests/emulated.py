@@ -119,8 +119,9 @@ class Emulated:
 
     def request(self, method: str, path: str, body: Any = None, token: str | None = None,
                 headers: dict[str, str] | None = None) -> tuple[int, Any]:
-        """(status, decoded JSON body) of a raw HTTPS request with this view's
-        token (or ``token``; "" for none): what kubectl cannot send."""
+        """(status, decoded JSON body, or the text of one that is not JSON) of a
+        raw HTTPS request with this view's token (or ``token``; "" for none): what
+        kubectl cannot send."""
         import ssl
         import urllib.error
         import urllib.request
@@ -131,11 +132,16 @@ class Emulated:
             sent["Authorization"] = f"Bearer {token}"
         data = None if body is None else json.dumps(body).encode()
         req = urllib.request.Request(self.url + path, data=data, method=method, headers=sent)
+        def decoded(raw: bytes) -> Any:
+            try:
+                return json.loads(raw or b"null")
+            except ValueError:
+                return raw.decode(errors="replace")  # a watch's stream of events
         try:
             with urllib.request.urlopen(req, context=ctx, timeout=10) as r:
-                return r.status, json.loads(r.read() or b"null")
+                return r.status, decoded(r.read())
         except urllib.error.HTTPError as exc:
-            return exc.code, json.loads(exc.read() or b"null")
+            return exc.code, decoded(exc.read())
 
 
 CRD = {
