@@ -173,6 +173,9 @@ def test_what_can_i_allows_is_done_and_what_it_refuses_is_not(subjects):
                             "--type=merge", "-p", '{"status":{"submittedAt":1e9}}',
                             check=False)
     assert "(Forbidden)" in refused.stderr
+    # counted as kube-apiserver counts refusals: apiserver_request_total{code="403"}
+    assert subjects["admin"].requests()[("GET", "leasehold.io", "leases", "status", "403",
+                                         "kubectl")] >= 1
     assert "submittedAt" not in subjects["admin"].get("lhl", "-n", "lab", "mine").get(
         "status", {})
     alice.kubectl("delete", "lhl", "mine", "-n", "lab", "--wait=false")
@@ -260,3 +263,24 @@ def test_emulator_token_says_what_is_wrong(cluster, args, error):
                         str(cluster.data), *args], capture_output=True, text=True)
     assert r.returncode != 0 and error in r.stderr, r.stderr
     assert "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize("create,can_i", [
+    (["clusterrole", "frank-nodes", "--verb=get", "--resource=nodes"], ["get", "nodes/n1"]),
+    (["role", "frank-maps", "-n", "lab", "--verb=list", "--resource=configmaps"],
+     ["list", "configmaps", "-n", "lab"]),
+], ids=["clusterrole and clusterrolebinding", "role and rolebinding"])
+def test_kubectl_create_role_and_binding_grant_what_they_say(cluster, create, can_i):
+    """`kubectl create role|rolebinding|...` (protobuf bodies, as the chart's README
+    tells admins to bind the tenant role) are stored as written and enforced."""
+    frank = cluster.as_subject("--user", "frank")
+    assert frank.kubectl("auth", "can-i", *can_i, check=False).stdout.strip() == "no"
+    cluster.kubectl("create", *create)
+    kind, name = create[0], create[1]
+    if kind == "clusterrole":
+        cluster.kubectl("create", "clusterrolebinding", name, f"--clusterrole={name}",
+                        "--user=frank")
+    else:
+        cluster.kubectl("create", "rolebinding", name, "-n", "lab", f"--role={name}",
+                        "--user=frank")
+    assert frank.kubectl("auth", "can-i", *can_i, check=False).stdout.strip() == "yes"

@@ -2,6 +2,8 @@
 local process with the Deployment's own arguments and ConfigMap (the image cannot be
 pulled here), the testbed applied, and a real Prometheus scraping the operator:
 
+- the operator runs as the chart's service account, with the chart's RBAC enforced
+  by the emulated server, and is never refused;
 - the Leases are scheduled as `leasehold simulate` schedules them;
 - the chart's RBAC grants exactly the verbs and resources the operator and Kopf used;
 - every dashboard query and every alert's signal returns data, the rules load, and
@@ -75,6 +77,8 @@ class Installed:
     operator: subprocess.Popen[bytes]
     log: Path
     metrics_port: int
+    #: the cluster as the operator's service account sees it
+    account: Emulated | None = None
     prometheus: str | None = None
     procs: list[subprocess.Popen[bytes]] = field(default_factory=list)
 
@@ -152,11 +156,15 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Installed]:
         args = [a.replace(mount, str(data)) for a in container["args"]]
         args[args.index("--metrics-port") + 1] = str(port)
         log = data / "operator.log"
+        # as the chart's service account, with only the rights the chart gives it (the
+        # emulated server enforces RBAC)
+        account = c.as_subject("--service-account", f"{NAMESPACE}/{RELEASE}-leasehold")
         operator = subprocess.Popen(
-            [sys.executable, "-m", "leasehold.cli", *args, "--kubeconfig", str(c.kubeconfig)],
+            [sys.executable, "-m", "leasehold.cli", *args, "--kubeconfig",
+             str(account.kubeconfig)],
             stdout=log.open("ab"), stderr=subprocess.STDOUT)
         procs.append(operator)
-        run = Installed(c, operator, log, port, procs=procs)
+        run = Installed(c, operator, log, port, account, procs=procs)
         if PROMETHEUS:
             proc, run.prometheus = start_prometheus(data, port)
             procs.append(proc)
@@ -215,6 +223,18 @@ def _used(cluster: Emulated) -> set[tuple[str, str, str]]:
                                                    if s.labels["subresource"] else "")
                 used.add((s.labels["group"], resource, RBAC_VERBS[s.labels["verb"]]))
     return used
+
+
+def test_the_operator_ran_as_the_charts_service_account_and_was_never_refused(
+        installed: Installed):
+    refused = {k: n for k, n in installed.cluster.requests().items()
+               if k[4] == "403" and k[5] in OPERATOR_CLIENTS}
+    assert refused == {}
+    assert "Forbidden" not in installed.log.read_text()
+    assert installed.account is not None
+    whoami = installed.account.kubectl("auth", "whoami", "-o", "json")
+    assert json.loads(whoami.stdout)["status"]["userInfo"]["username"] == \
+        f"system:serviceaccount:{NAMESPACE}:{RELEASE}-leasehold"
 
 
 def test_the_chart_grants_exactly_what_the_operator_used(installed: Installed):

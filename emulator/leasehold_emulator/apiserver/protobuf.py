@@ -193,6 +193,47 @@ def _rules_review(data: bytes) -> dict[str, Any]:
     return {"metadata": {}, "spec": spec}
 
 
+#: rbac.authorization.k8s.io/v1: what `kubectl create role|clusterrole|rolebinding|
+#: clusterrolebinding` sends
+POLICY_RULE = {1: "verbs", 2: "apiGroups", 3: "resources", 4: "resourceNames",
+               5: "nonResourceURLs"}
+SUBJECT: Layout = {1: ("kind", "text"), 2: ("apiGroup", "text"), 3: ("name", "text"),
+                   4: ("namespace", "text")}
+ROLE_REF: Layout = {1: ("apiGroup", "text"), 2: ("kind", "text"), 3: ("name", "text")}
+
+
+def _rule(data: bytes) -> dict[str, Any]:
+    rule: dict[str, Any] = {}
+    for n, v in fields(data):
+        if n in POLICY_RULE:
+            rule.setdefault(POLICY_RULE[n], []).append(_text(v))
+    return rule
+
+
+def _role(data: bytes) -> dict[str, Any]:
+    obj: dict[str, Any] = {"rules": []}
+    for n, v in fields(data):
+        if n == 1 and isinstance(v, bytes):
+            obj["metadata"] = object_meta(v)
+        elif n == 2 and isinstance(v, bytes):
+            obj["rules"].append(_rule(v))
+    return obj
+
+
+def _binding(data: bytes) -> dict[str, Any]:
+    obj: dict[str, Any] = {}
+    for n, v in fields(data):
+        if n == 1 and isinstance(v, bytes):
+            obj["metadata"] = object_meta(v)
+        elif n == 2 and isinstance(v, bytes):
+            # empty strings are sent for what is unset; the real server omits them
+            obj.setdefault("subjects", []).append(
+                {k: x for k, x in _message(v, SUBJECT).items() if x})
+        elif n == 3 and isinstance(v, bytes):
+            obj["roleRef"] = _message(v, ROLE_REF)
+    return obj
+
+
 DECODERS: dict[tuple[str, str], Callable[[bytes], dict[str, Any]]] = {
     ("v1", "Secret"): lambda data: _message(data, SECRET),
     ("v1", "ConfigMap"): lambda data: _message(data, CONFIG_MAP),
@@ -201,6 +242,10 @@ DECODERS: dict[tuple[str, str], Callable[[bytes], dict[str, Any]]] = {
     ("meta.k8s.io/v1", "DeleteOptions"): _delete_options,
     ("authorization.k8s.io/v1", "SelfSubjectAccessReview"): _access_review,
     ("authorization.k8s.io/v1", "SelfSubjectRulesReview"): _rules_review,
+    ("rbac.authorization.k8s.io/v1", "Role"): _role,
+    ("rbac.authorization.k8s.io/v1", "ClusterRole"): _role,
+    ("rbac.authorization.k8s.io/v1", "RoleBinding"): _binding,
+    ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"): _binding,
 }
 
 

@@ -137,6 +137,11 @@ class ApiServer:
             raise ApiError(401, "Unauthorized")
         attributes = rbac.attributes(request.method, request.path, request.query)
         if not self.authorizer.authorize(user, attributes).allowed:
+            if attributes.resource_request:  # counted, as kube-apiserver counts its 403s
+                request[COUNTED] = (_verb(request.method, attributes.name or None,
+                                          request.query, request.content_type),
+                                    attributes.group, attributes.resource,
+                                    attributes.subresource)
             raise rbac.forbidden(user, attributes)
         request[USER] = user
         return await handler(request)
