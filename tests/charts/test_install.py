@@ -243,7 +243,16 @@ def test_the_chart_grants_exactly_what_the_operator_used(installed: Installed):
                for verb in rule["verbs"]}
     used = _used(installed.cluster)
     assert used - granted == set(), "used but not granted"
-    assert granted - used == set(), "granted but never used"
+    assert granted - used == set(RARELY_USED), "granted but never used"
+
+
+#: what the chart grants for a path this run does not take, each with the test that
+#: takes it (as the chart's service account, under enforced RBAC)
+RARELY_USED = {
+    # a pod's name is taken: whose pod is it? (kube/shell.py)
+    ("", "pods", "get"): "tests/charts/test_roles.py::"
+                         "test_every_call_of_the_operator_is_allowed_by_the_charts_role",
+}
 
 
 def test_every_dashboard_query_returns_data(installed: Installed):

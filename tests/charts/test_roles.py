@@ -11,6 +11,8 @@ row is tried for real, refused (403) exactly where can-i says no."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -20,7 +22,8 @@ import pytest
 import yaml
 from test_chart import rendered
 
-from emulated import KUBECTL, Emulated
+from emulated import KUBECTL, Emulated, pod, until
+from operated import one_node_pool
 
 GOLDEN = Path(__file__).parent / "golden"
 UPDATE = os.environ.get("LEASEHOLD_UPDATE_GOLDEN") == "1"
@@ -226,3 +229,61 @@ def test_what_can_i_says_is_what_the_server_does(bound, who):
             wrong.append(f"{method} {path}: {code} where can-i says {row[column]}"
                          f" ({body.get('message') if isinstance(body, dict) else body})")
     assert wrong == []
+
+
+def _lease(name: str) -> dict[str, Any]:
+    return {"apiVersion": "leasehold.io/v1alpha1", "kind": "Lease",
+            "metadata": {"name": name, "namespace": TENANT_NS},
+            "spec": {"type": "BestEffortCancellable", "vms": 1, "duration": "10m",
+                     "resources": {"cpu": 1, "memory": "256Mi"}}}
+
+
+@pytest.fixture
+def operated_as_account(tmp_path: Path) -> Iterator[tuple[Emulated, Path]]:
+    """The emulated cluster (one node, a minute a second) with the chart's RBAC
+    objects, and the operator running as the chart's service account; its log."""
+    if KUBECTL is None:
+        pytest.skip("kubectl is not installed (apt-get install kubectl)")
+    c = Emulated(tmp_path / "cluster")
+    c.start(0, "--time-scale", "60", "--pools", str(one_node_pool(tmp_path)))
+    log = tmp_path / "operator.log"
+    operator = None
+    try:
+        c.apply(*[{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": n}}
+                  for n in (NAMESPACE, TENANT_NS)])
+        c.apply(*rbac_objects())
+        account = c.as_subject("--service-account", OPERATOR)
+        with log.open("a") as out:
+            operator = subprocess.Popen(
+                [sys.executable, "-m", "leasehold.cli", "operator", "--kubeconfig",
+                 str(account.kubeconfig), "--policy", "moml", "--metrics-port", "0",
+                 "--journal-namespace", NAMESPACE], stdout=out, stderr=subprocess.STDOUT)
+        until(lambda: "] recovered " in log.read_text(), 30, 0.1,
+              lambda: log.read_text()[-2000:])
+        yield c, log
+    finally:
+        if operator is not None and operator.poll() is None:
+            operator.terminate()
+            operator.wait(timeout=20)
+        c.stop()
+
+
+def test_every_call_of_the_operator_is_allowed_by_the_charts_role(operated_as_account):
+    """The operator as the chart's service account schedules a Lease, and where a
+    pod's name is taken (here by a tenant's own pod) it reads that pod to see whose
+    it is (kube/shell.py): the chart grants that read, so the Lease fails for the
+    pod in its way, not for a refusal of the operator's own request."""
+    c, log = operated_as_account
+    c.apply(pod("taken-vm-0", namespace=TENANT_NS), _lease("taken"), _lease("fine"))
+    phase = lambda name: c.get("lhl", "-n", TENANT_NS, name).get(  # noqa: E731
+        "status", {}).get("phase")
+    until(lambda: phase("fine") in ("Running", "Completed"), 60, 0.2,
+          lambda: log.read_text()[-3000:])
+    until(lambda: phase("taken") == "Failed", 60, 0.2, lambda: log.read_text()[-3000:])
+    said = [x["message"] for x in c.get("lhl", "-n", TENANT_NS, "taken")["status"].get(
+        "conditions", []) if x.get("message")]
+    assert any("taken-vm-0 exists and is not this Lease's" in m for m in said), said
+    refused = {k: n for k, n in c.requests().items()
+               if k[4] == "403" and k[5] in ("leasehold-operator", "kopf")}
+    assert refused == {}
+    assert "forbidden" not in log.read_text().lower()
