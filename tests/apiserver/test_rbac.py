@@ -284,3 +284,36 @@ def test_kubectl_create_role_and_binding_grant_what_they_say(cluster, create, ca
         cluster.kubectl("create", "rolebinding", name, "-n", "lab", f"--role={name}",
                         "--user=frank")
     assert frank.kubectl("auth", "can-i", *can_i, check=False).stdout.strip() == "yes"
+
+
+MALFORMED = [
+    binding("ClusterRoleBinding", "bad-ref", "ClusterRole", "all", [user("gina")]) | {
+        "roleRef": "all"},
+    binding("ClusterRoleBinding", "bad-subjects", "ClusterRole", "all", []) | {
+        "subjects": "gina"},
+    binding("RoleBinding", "bad-subject", "ClusterRole", "all", [], "lab") | {
+        "subjects": ["gina", {"kind": 7, "name": ["gina"]}]},
+    role("ClusterRole", "bad-rules", [{"nonResourceURLs": ["/metrics"]}, "get",
+                                      {"verbs": "get", "apiGroups": "", "resources": "pods",
+                                       "resourceNames": "x"}]),
+    binding("ClusterRoleBinding", "bad-rules", "ClusterRole", "bad-rules", [user("gina")]),
+    role("Role", "no-rules", [], "lab") | {"rules": "everything"},
+    binding("RoleBinding", "no-rules", "Role", "no-rules", [user("gina")], "lab"),
+]
+
+
+def test_malformed_roles_and_bindings_grant_nothing_and_break_nothing(cluster):
+    """Roles and bindings are stored as written (the server checks no schema for
+    them): one of the wrong shape grants nothing, and every other request is still
+    answered, never with a 500."""
+    cluster.kubectl("apply", "-f", "-", stdin=yaml.safe_dump_all(MALFORMED))
+    gina = cluster.as_subject("--user", "gina")
+    for args in (["get", "pods", "-n", "lab"], ["get", "--raw", "/metrics"],
+                 ["get", "pods/x", "-n", "lab"], ["get", "ns"]):
+        r = gina.kubectl(*args, check=False)
+        assert "(Forbidden)" in r.stderr, (args, r.stderr)
+    listed = gina.kubectl("auth", "can-i", "--list", "-n", "lab")
+    assert "pods" not in listed.stdout
+    assert gina.kubectl("auth", "can-i", "get", "pods/x", "-n", "lab",
+                        check=False).stdout.strip() == "no"
+    cluster.kubectl("delete", "-f", "-", stdin=yaml.safe_dump_all(MALFORMED))

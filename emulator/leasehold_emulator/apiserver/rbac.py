@@ -193,20 +193,35 @@ class Decision:
     rules: list[Obj] = field(default_factory=list)
 
 
+def _strings(value: Any) -> list[str]:
+    """The strings of a list in a rule; anything else counts as nothing: roles and
+    bindings are stored as written, and one of the wrong shape must grant nothing
+    rather than break every request."""
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+
+def _subjects(binding: Obj) -> list[Obj]:
+    subjects = binding.get("subjects")
+    return [s for s in subjects if isinstance(s, dict)] if isinstance(subjects, list) else []
+
+
 def _applies(subject: Obj, user: User, namespace: str) -> bool:
     kind, name = subject.get("kind"), subject.get("name")
+    if not isinstance(name, str):
+        return False
     if kind == "User":
         return bool(name == user.name)
     if kind == "Group":
         return name in user.groups
     if kind == "ServiceAccount":
         ns = subject.get("namespace") or namespace
-        return f"system:serviceaccount:{ns}:{name}" == user.name
+        return isinstance(ns, str) and f"system:serviceaccount:{ns}:{name}" == user.name
     return False
 
 
 def _has(values: Any, wanted: str) -> bool:
-    return isinstance(values, list) and (wanted in values or "*" in values)
+    strings = _strings(values)
+    return wanted in strings or "*" in strings
 
 
 def rule_allows(rule: Obj, a: Attributes) -> bool:
@@ -214,7 +229,7 @@ def rule_allows(rule: Obj, a: Attributes) -> bool:
     if not _has(rule.get("verbs"), a.verb):
         return False
     if not a.resource_request:
-        for url in rule.get("nonResourceURLs") or []:
+        for url in _strings(rule.get("nonResourceURLs")):
             if url == "*" or url == a.path or (
                     url.endswith("*") and a.path.startswith(url[:-1])):
                 return True
@@ -222,11 +237,11 @@ def rule_allows(rule: Obj, a: Attributes) -> bool:
     if not _has(rule.get("apiGroups"), a.group):
         return False
     combined = f"{a.resource}/{a.subresource}" if a.subresource else a.resource
-    resources = rule.get("resources") or []
+    resources = _strings(rule.get("resources"))
     if not any(r in ("*", combined) or (a.subresource and r == f"*/{a.subresource}")
                for r in resources):
         return False
-    names = rule.get("resourceNames") or []
+    names = _strings(rule.get("resourceNames"))
     return not names or a.name in names
 
 
@@ -237,13 +252,16 @@ class Authorizer:
     def __init__(self, store: Store) -> None:
         self.store = store
 
-    def _role(self, ref: Obj, namespace: str) -> tuple[str, list[Obj]]:
-        kind, name = ref.get("kind"), ref.get("name", "")
-        role = self.store.get(f"{RBAC}/clusterroles", "", name) if kind == "ClusterRole" \
-            else self.store.get(f"{RBAC}/roles", namespace, name) if kind == "Role" \
-            else None
-        rules = (role or {}).get("rules") or []
-        return f"{kind} \"{name}\"", [r for r in rules if isinstance(r, dict)]
+    def _role(self, binding: Obj, namespace: str) -> tuple[str, list[Obj]]:
+        ref = binding.get("roleRef")
+        kind, name = (ref.get("kind"), ref.get("name")) if isinstance(ref, dict) else ("", "")
+        role = None
+        if isinstance(name, str) and kind in ("ClusterRole", "Role"):
+            role = self.store.get(f"{RBAC}/clusterroles", "", name) if kind == "ClusterRole" \
+                else self.store.get(f"{RBAC}/roles", namespace, name)
+        rules = (role or {}).get("rules")
+        return f"{kind} \"{name}\"", [r for r in rules if isinstance(r, dict)] \
+            if isinstance(rules, list) else []
 
     def bound(self, user: User, namespace: str) -> list[tuple[str, list[Obj]]]:
         """(where from, rules) of every role bound to ``user`` that counts in
@@ -254,16 +272,14 @@ class Authorizer:
         if AUTHENTICATED in user.groups:
             out.append(("the bootstrap policy", list(BOOTSTRAP)))
         for binding in self.store.items(f"{RBAC}/clusterrolebindings"):
-            if any(_applies(s, user, "") for s in binding.get("subjects") or []
-                   if isinstance(s, dict)):
-                role, rules = self._role(binding.get("roleRef") or {}, "")
+            if any(_applies(s, user, "") for s in _subjects(binding)):
+                role, rules = self._role(binding, "")
                 out.append((f"ClusterRoleBinding \"{binding['metadata']['name']}\" of {role}",
                             rules))
         if namespace:
             for binding in self.store.items(f"{RBAC}/rolebindings", namespace):
-                if any(_applies(s, user, namespace) for s in binding.get("subjects") or []
-                       if isinstance(s, dict)):
-                    role, rules = self._role(binding.get("roleRef") or {}, namespace)
+                if any(_applies(s, user, namespace) for s in _subjects(binding)):
+                    role, rules = self._role(binding, namespace)
                     out.append((f"RoleBinding \"{binding['metadata']['name']}/{namespace}\""
                                 f" of {role}", rules))
         return out
@@ -280,15 +296,16 @@ class Authorizer:
         resource, non_resource = [], []
         for _, rules in self.bound(user, namespace):
             for rule in rules:
-                keep = {k: rule[k] for k in ("verbs", "apiGroups", "resources",
-                                             "resourceNames", "nonResourceURLs")
-                        if rule.get(k)}
-                if rule.get("nonResourceURLs"):
+                keep = {k: _strings(rule.get(k)) for k in (
+                    "verbs", "apiGroups", "resources", "resourceNames", "nonResourceURLs")}
+                if not keep["verbs"]:
+                    continue
+                if keep["nonResourceURLs"]:
                     non_resource.append({"verbs": keep["verbs"],
                                          "nonResourceURLs": keep["nonResourceURLs"]})
-                if rule.get("resources"):
-                    keep.pop("nonResourceURLs", None)
-                    resource.append(keep)
+                if keep["resources"]:
+                    resource.append({k: v for k, v in keep.items()
+                                     if v and k != "nonResourceURLs"})
         return resource, non_resource
 
 
