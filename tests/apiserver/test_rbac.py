@@ -317,3 +317,73 @@ def test_malformed_roles_and_bindings_grant_nothing_and_break_nothing(cluster):
     assert gina.kubectl("auth", "can-i", "get", "pods/x", "-n", "lab",
                         check=False).stdout.strip() == "no"
     cluster.kubectl("delete", "-f", "-", stdin=yaml.safe_dump_all(MALFORMED))
+
+
+#: hank may manage RBAC objects in lab, and Leases there, not their status
+HANK = [
+    role("Role", "lab-admin", [
+        {"apiGroups": ["rbac.authorization.k8s.io"],
+         "resources": ["roles", "rolebindings"], "verbs": ["create", "update", "get"]},
+        {"apiGroups": ["leasehold.io"], "resources": ["leases"], "verbs": ["*"]}], "lab"),
+    binding("RoleBinding", "hank", "Role", "lab-admin", [user("hank")], "lab"),
+    role("ClusterRole", "lease-writer", [
+        {"apiGroups": ["leasehold.io"], "resources": ["leases", "leases/status"],
+         "verbs": ["get", "patch"]}]),
+    role("ClusterRole", "lease-reader", [
+        {"apiGroups": ["leasehold.io"], "resources": ["leases"], "verbs": ["get", "list"]}]),
+]
+NOT_HELD = ('is attempting to grant RBAC permissions not currently held:\n'
+            '{APIGroups:["leasehold.io"], Resources:["leases/status"], Verbs:["get" "patch"]}')
+# (what hank writes in lab, the answer: None if allowed, else what the 403 says)
+ESCALATIONS = [
+    (binding("RoleBinding", "to-writer", "ClusterRole", "lease-writer", [user("hank")], "lab"),
+     'rolebindings.rbac.authorization.k8s.io "to-writer" is forbidden: user "hank" (groups=['
+     '"system:authenticated"]) ' + NOT_HELD),
+    (role("Role", "writer", HANK[2]["rules"], "lab"),
+     'roles.rbac.authorization.k8s.io "writer" is forbidden: user "hank" (groups=['
+     '"system:authenticated"]) ' + NOT_HELD),
+    (binding("RoleBinding", "to-reader", "ClusterRole", "lease-reader", [user("ivan")], "lab"),
+     None),
+    (role("Role", "reader", HANK[3]["rules"], "lab"), None),
+]
+
+
+@pytest.mark.parametrize("obj,refusal", ESCALATIONS, ids=[
+    "a binding to a role with more", "a role with more", "a binding to a role held",
+    "a role held"])
+def test_no_one_grants_what_they_do_not_hold(cluster, obj, refusal):
+    """kube-apiserver's escalation check: whoever may write roles and bindings may
+    grant only what they hold themselves (or what `escalate` and `bind` allow)."""
+    cluster.apply(*HANK)
+    hank = cluster.as_subject("--user", "hank")
+    try:
+        r = hank.kubectl("create", "-f", "-", stdin=yaml.safe_dump(obj), check=False)
+        if refusal is None:
+            assert r.returncode == 0, r.stderr
+        else:
+            assert f"Error from server (Forbidden): error when creating \"STDIN\": {refusal}" \
+                in r.stderr
+            assert hank.kubectl("auth", "can-i", "patch", "leases.leasehold.io",
+                                "--subresource=status", "-n", "lab",
+                                check=False).stdout.strip() == "no"
+    finally:
+        cluster.kubectl("delete", "-f", "-", "--ignore-not-found", stdin=yaml.safe_dump(obj))
+
+
+def test_bind_and_escalate_allow_what_is_not_held(cluster):
+    cluster.apply(*HANK, role("ClusterRole", "binder", [
+        {"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["clusterroles"],
+         "verbs": ["bind"], "resourceNames": ["lease-writer"]},
+        {"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["roles"],
+         "verbs": ["escalate"]}]),
+        binding("RoleBinding", "hank-binds", "ClusterRole", "binder", [user("hank")], "lab"))
+    hank = cluster.as_subject("--user", "hank")
+    granted = [binding("RoleBinding", "to-writer", "ClusterRole", "lease-writer",
+                       [user("ivan")], "lab"),
+               role("Role", "writer", HANK[2]["rules"], "lab")]
+    try:
+        hank.kubectl("create", "-f", "-", stdin=yaml.safe_dump_all(granted))
+    finally:
+        cluster.kubectl("delete", "-f", "-", "--ignore-not-found",
+                        stdin=yaml.safe_dump_all(granted))
+        cluster.kubectl("delete", "rolebinding", "hank-binds", "-n", "lab")

@@ -4,9 +4,9 @@ format) and the RBAC authorizer over the Roles, ClusterRoles and bindings the se
 stores; plus the reviews clients ask about themselves (``kubectl auth can-i``,
 ``kubectl auth can-i --list``, ``kubectl auth whoami``).
 
-What the server does not do: aggregated ClusterRoles, the ``escalate`` and ``bind``
-checks on writes of roles and bindings, impersonation, anonymous requests (a request
-without a known token is 401, as with ``--anonymous-auth=false``)."""
+What the server does not do: aggregated ClusterRoles, impersonation, anonymous
+requests (a request without a known token is 401, as with ``--anonymous-auth=false``),
+the TokenRequest API."""
 
 from __future__ import annotations
 
@@ -14,11 +14,13 @@ import csv
 import hmac
 import io
 import os
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .errors import ApiError
+from .resources import Resource
 from .store import Obj, Store
 
 RBAC = "rbac.authorization.k8s.io"
@@ -57,6 +59,8 @@ class User:
 
 #: the holder of the admin token: a member of system:masters, as kind's admin is
 ADMIN = User("kubernetes-admin", (MASTERS, AUTHENTICATED))
+#: who sent the request being served (None: the server itself, e.g. installing CRDs)
+REQUESTER: ContextVar[User | None] = ContextVar("requester", default=None)
 
 
 def service_account(namespace: str, name: str) -> User:
@@ -307,6 +311,81 @@ class Authorizer:
                     resource.append({k: v for k, v in keep.items()
                                      if v and k != "nonResourceURLs"})
         return resource, non_resource
+
+
+    def admit(self, r: Resource, obj: Obj, old: Obj | None = None) -> None:
+        """kube-apiserver's escalation check on a role or binding being written: its
+        writer may grant only rules they hold themselves, unless they may ``escalate``
+        (roles) or ``bind`` (the role a binding refers to)."""
+        user = REQUESTER.get()
+        if user is None or MASTERS in user.groups or r.group != RBAC:
+            return
+        meta = obj.get("metadata") or {}
+        ns, name = meta.get("namespace") or "", meta.get("name", "")
+        if r.plural in ("roles", "clusterroles"):
+            if self.authorize(user, Attributes("escalate", True, RBAC, r.version, r.plural,
+                                               "", ns, name)).allowed:
+                return
+            rules = obj.get("rules")
+            granted = [x for x in rules if isinstance(x, dict)] if isinstance(rules, list) \
+                else []
+        elif r.plural in ("rolebindings", "clusterrolebindings"):
+            ref = obj.get("roleRef")
+            kind, role = (ref.get("kind"), ref.get("name")) if isinstance(ref, dict) \
+                else ("", "")
+            plural = "clusterroles" if kind == "ClusterRole" else "roles"
+            if isinstance(role, str) and self.authorize(user, Attributes(
+                    "bind", True, RBAC, r.version, plural, "", ns, role)).allowed:
+                return
+            granted = self._role(obj, ns)[1]
+        else:
+            return
+        held = [rule for _, rules in self.bound(user, ns) for rule in rules]
+        missing = [a for a in _atomic(granted) if not any(rule_allows(h, a) for h in held)]
+        if missing:
+            groups = " ".join(f'"{g}"' for g in user.groups)
+            raise ApiError(403, f'{r.plural}.{RBAC} "{name}" is forbidden: user "{user.name}"'
+                                f" (groups=[{groups}]) is attempting to grant RBAC permissions"
+                                f" not currently held:\n{_compact(missing)}",
+                           details={"name": name, "group": RBAC, "kind": r.plural})
+
+
+def _atomic(rules: list[Obj]) -> list[Attributes]:
+    """Rules broken into one verb on one thing each (as kube-apiserver checks
+    coverage: a wildcard granted is covered only by a wildcard held)."""
+    out: list[Attributes] = []
+    for rule in rules:
+        verbs = _strings(rule.get("verbs"))
+        for url in _strings(rule.get("nonResourceURLs")):
+            out.extend(Attributes(v, False, path=url) for v in verbs)
+        for group in _strings(rule.get("apiGroups")):
+            for resource in _strings(rule.get("resources")):
+                plural, _, sub = resource.partition("/")
+                for name in _strings(rule.get("resourceNames")) or [""]:
+                    out.extend(Attributes(v, True, group, "", plural, sub, "", name)
+                               for v in verbs)
+    return out
+
+
+def _compact(missing: list[Attributes]) -> str:
+    """The rules not held, one line per thing with its verbs, as Go prints them."""
+    verbs: dict[tuple[bool, str, str, str], list[str]] = {}
+    for a in missing:
+        resource = f"{a.resource}/{a.subresource}" if a.subresource else a.resource
+        verbs.setdefault((a.resource_request, a.group, resource if a.resource_request
+                          else a.path, a.name), []).append(a.verb)
+
+    def quoted(values: list[str]) -> str:
+        return "[" + " ".join(f'"{v}"' for v in values) + "]"
+    lines = []
+    for (is_resource, group, what, name), vs in verbs.items():
+        if not is_resource:
+            lines.append(f"{{NonResourceURLs:{quoted([what])}, Verbs:{quoted(vs)}}}")
+            continue
+        names = f", ResourceNames:{quoted([name])}" if name else ""
+        lines.append(f"{{APIGroups:{quoted([group])}, Resources:{quoted([what])}{names},"
+                     f" Verbs:{quoted(vs)}}}")
+    return "\n".join(lines)
 
 
 def forbidden(user: User, a: Attributes) -> ApiError:

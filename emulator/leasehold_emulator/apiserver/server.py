@@ -70,6 +70,7 @@ class ApiServer:
         self.token = token
         self.tokens = rbac.Tokens(token, tokens_file)
         self.authorizer = rbac.Authorizer(store)
+        self.cluster.admission.append(self.authorizer.admit)
         self.max_body = max_body
         self.bookmark_seconds = bookmark_seconds
         self.address = "127.0.0.1:6443"
@@ -144,7 +145,12 @@ class ApiServer:
                                     attributes.subresource)
             raise rbac.forbidden(user, attributes)
         request[USER] = user
-        return await handler(request)
+        # the requester, for the checks of what it writes (rbac.Authorizer.admit)
+        token = rbac.REQUESTER.set(user)
+        try:
+            return await handler(request)
+        finally:
+            rbac.REQUESTER.reset(token)
 
     # ---- routing ------------------------------------------------------------------
     async def _route(self, request: web.Request) -> web.StreamResponse:
