@@ -107,7 +107,9 @@ class Tokens:
             return None
         # bytes: compare_digest refuses str with non-ASCII characters
         given = parts[1].encode("utf-8", "surrogateescape")
-        found = ADMIN if hmac.compare_digest(given, self.admin.encode()) else None
+        if hmac.compare_digest(given, self.admin.encode()):
+            return ADMIN  # nearly every request: no look at the file
+        found = None
         for token, user in self._load():
             if hmac.compare_digest(given, token) and found is None:
                 found = user
@@ -289,6 +291,8 @@ class Authorizer:
         return out
 
     def authorize(self, user: User, a: Attributes) -> Decision:
+        if MASTERS in user.groups:
+            return Decision(True, f"allowed: User \"{user.name}\" is in Group \"{MASTERS}\"")
         for where, rules in self.bound(user, a.namespace):
             if any(rule_allows(rule, a) for rule in rules):
                 return Decision(True, f"RBAC: allowed by {where} to User \"{user.name}\"")
