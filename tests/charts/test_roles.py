@@ -42,6 +42,7 @@ RESOURCES = {
     "secrets": ("/api/v1", "secrets", True),
     "configmaps": ("/api/v1", "configmaps", True),
     "events": ("/api/v1", "events", True),
+    "events.events.k8s.io": ("/apis/events.k8s.io/v1", "events", True),
     "namespaces": ("/api/v1", "namespaces", False),
     "nodes": ("/api/v1", "nodes", False),
     "serviceaccounts": ("/api/v1", "serviceaccounts", True),
@@ -86,6 +87,9 @@ MATRIX = [
     ("create", "configmaps", TENANT_NS),
     ("create", "events", TENANT_NS),
     ("list", "events", TENANT_NS),
+    ("watch", "events", TENANT_NS),
+    ("list", "events", "owners"),
+    ("list", "events.events.k8s.io", TENANT_NS),
     *[(v, "namespaces", "") for v in ("get", "list", "watch", "create", "patch", "update")],
     ("list", "nodes", ""),
     ("watch", "nodes", ""),
@@ -129,11 +133,23 @@ def test_the_rendered_roles_equal_the_golden_file():
     compare("rbac.yaml", text)
 
 
-def test_the_tenant_role_grants_leases_only_and_never_their_status():
+def test_the_tenant_role_grants_leases_and_events_only_never_a_status():
     tenant = next(d for d in rbac_objects() if d["metadata"]["name"] == "lh-leasehold-tenant")
     assert tenant["kind"] == "ClusterRole"  # bound per namespace with RoleBindings
     assert tenant["rules"] == [{"apiGroups": ["leasehold.io"], "resources": ["leases"],
-                                "verbs": ["create", "get", "list", "watch", "delete"]}]
+                                "verbs": ["create", "get", "list", "watch", "delete"]},
+                               {"apiGroups": ["", "events.k8s.io"], "resources": ["events"],
+                                "verbs": ["get", "list", "watch"]}]
+
+
+def tenant_binding() -> dict[str, Any]:
+    """The chart's tenant role bound to the tenant in its namespace."""
+    return {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+            "metadata": {"name": f"{TENANT}-leases", "namespace": TENANT_NS},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                        "name": f"{RELEASE}-leasehold-tenant"},
+            "subjects": [{"kind": "User", "name": TENANT,
+                          "apiGroup": "rbac.authorization.k8s.io"}]}
 
 
 @pytest.fixture(scope="module")
@@ -147,13 +163,7 @@ def bound(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Emulat
     try:
         c.apply(*[{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": n}}
                   for n in (NAMESPACE, TENANT_NS, "owners")])
-        c.apply(*rbac_objects(), {
-            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
-            "metadata": {"name": f"{TENANT}-leases", "namespace": TENANT_NS},
-            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
-                        "name": f"{RELEASE}-leasehold-tenant"},
-            "subjects": [{"kind": "User", "name": TENANT,
-                          "apiGroup": "rbac.authorization.k8s.io"}]})
+        c.apply(*rbac_objects(), tenant_binding())
         yield {"tenant": c.as_subject("--user", TENANT),
                "operator": c.as_subject("--service-account", OPERATOR)}
     finally:
@@ -251,7 +261,7 @@ def operated_as_account(tmp_path: Path) -> Iterator[tuple[Emulated, Path]]:
     try:
         c.apply(*[{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": n}}
                   for n in (NAMESPACE, TENANT_NS)])
-        c.apply(*rbac_objects())
+        c.apply(*rbac_objects(), tenant_binding())
         account = c.as_subject("--service-account", OPERATOR)
         with log.open("a") as out:
             operator = subprocess.Popen(
@@ -287,3 +297,7 @@ def test_every_call_of_the_operator_is_allowed_by_the_charts_role(operated_as_ac
                if k[4] == "403" and k[5] in ("leasehold-operator", "kopf")}
     assert refused == {}
     assert "forbidden" not in log.read_text().lower()
+    # and the tenant reads what became of its Leases, as the chart's tenant role
+    tenant = c.as_subject("--user", TENANT)
+    described = tenant.kubectl("describe", "lhl", "fine", "-n", TENANT_NS).stdout
+    assert "Started" in described and "running on p-0" in described, described
