@@ -234,6 +234,9 @@ def test_a_token_minted_while_the_server_runs_is_taken_at_once(cluster):
     erin = cluster.as_subject("--user", "erin")
     assert erin.request("GET", "/version")[0] == 200
     assert erin.request("GET", "/api/v1/namespaces")[0] == 403
+    # what holds tokens is its owner's alone
+    for path in (cluster.data / "tokens.csv", erin.kubeconfig):
+        assert path.stat().st_mode & 0o777 == 0o600, path
 
 
 @pytest.mark.parametrize("body,code", [
