@@ -390,3 +390,47 @@ def test_bind_and_escalate_allow_what_is_not_held(cluster):
         cluster.kubectl("delete", "-f", "-", "--ignore-not-found",
                         stdin=yaml.safe_dump_all(granted))
         cluster.kubectl("delete", "rolebinding", "hank-binds", "-n", "lab")
+
+
+def test_kubectl_create_token_gives_a_service_account_its_own_token(cluster):
+    """The TokenRequest API (`kubectl create token`): a token for a service account
+    that exists, as the admin (or whoever may create serviceaccounts/token) asks."""
+    cluster.apply({"apiVersion": "v1", "kind": "ServiceAccount",
+                   "metadata": {"name": "robot", "namespace": "ops"}})
+    token = cluster.kubectl("create", "token", "robot", "-n", "ops", "--duration=15m"
+                            ).stdout.strip()
+    code, body = cluster.request("POST", "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+                                 {"kind": "SelfSubjectReview"}, token=token)
+    assert (code, body["status"]["userInfo"]["username"]) == (
+        201, "system:serviceaccount:ops:robot")
+    # its rights are the service account's: nodes, not pods
+    assert cluster.request("GET", "/api/v1/nodes", token=token)[0] == 200
+    assert cluster.request("GET", "/api/v1/pods", token=token)[0] == 403
+    missing = cluster.kubectl("create", "token", "nobody", "-n", "ops", check=False)
+    assert 'serviceaccounts "nobody" not found' in missing.stderr
+    short = cluster.kubectl("create", "token", "robot", "-n", "ops", "--duration=1m",
+                            check=False)
+    assert "may not specify a duration less than 10 minutes" in short.stderr
+    # and only whoever may create serviceaccounts/token gets one
+    alice = cluster.as_subject("--user", "alice")
+    refused = alice.kubectl("create", "token", "robot", "-n", "ops", check=False)
+    assert 'cannot create resource "serviceaccounts/token"' in refused.stderr
+
+
+def test_an_expired_token_is_refused(cluster):
+    cluster.apply({"apiVersion": "v1", "kind": "ServiceAccount",
+                   "metadata": {"name": "robot", "namespace": "ops"}})
+    code, body = cluster.request(
+        "POST", "/api/v1/namespaces/ops/serviceaccounts/robot/token",
+        {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+         "spec": {"expirationSeconds": 600}})
+    assert code == 201, body
+    token = body["status"]["token"]
+    assert cluster.request("GET", "/api/v1/nodes", token=token)[0] == 200
+    # the tokens file's fifth column is when a requested token expires: move it back
+    path = cluster.data / "tokens.csv"
+    lines = path.read_text().splitlines()
+    lines = [line.rsplit(",", 1)[0] + ",1.0" if line.startswith(token) else line
+             for line in lines]
+    path.write_text("\n".join(lines) + "\n")
+    assert cluster.request("GET", "/api/v1/nodes", token=token)[0] == 401

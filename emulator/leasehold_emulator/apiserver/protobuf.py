@@ -234,6 +234,20 @@ def _binding(data: bytes) -> dict[str, Any]:
     return obj
 
 
+def _token_request(data: bytes) -> dict[str, Any]:
+    """authentication/v1 TokenRequest (`kubectl create token`): its spec's audiences
+    and expirationSeconds."""
+    spec: dict[str, Any] = {}
+    for n, v in fields(data):
+        if n == 2 and isinstance(v, bytes):
+            for m, part in fields(v):
+                if m == 1:
+                    spec.setdefault("audiences", []).append(_text(part))
+                elif m == 4 and isinstance(part, int):
+                    spec["expirationSeconds"] = part - (1 << 64) if part >= 1 << 63 else part
+    return {"metadata": {}, "spec": spec}
+
+
 DECODERS: dict[tuple[str, str], Callable[[bytes], dict[str, Any]]] = {
     ("v1", "Secret"): lambda data: _message(data, SECRET),
     ("v1", "ConfigMap"): lambda data: _message(data, CONFIG_MAP),
@@ -242,6 +256,7 @@ DECODERS: dict[tuple[str, str], Callable[[bytes], dict[str, Any]]] = {
     ("meta.k8s.io/v1", "DeleteOptions"): _delete_options,
     ("authorization.k8s.io/v1", "SelfSubjectAccessReview"): _access_review,
     ("authorization.k8s.io/v1", "SelfSubjectRulesReview"): _rules_review,
+    ("authentication.k8s.io/v1", "TokenRequest"): _token_request,
     ("rbac.authorization.k8s.io/v1", "Role"): _role,
     ("rbac.authorization.k8s.io/v1", "ClusterRole"): _role,
     ("rbac.authorization.k8s.io/v1", "RoleBinding"): _binding,

@@ -6,7 +6,7 @@ stores; plus the reviews clients ask about themselves (``kubectl auth can-i``,
 
 What the server does not do: aggregated ClusterRoles, impersonation, anonymous
 requests (a request without a known token is 401, as with ``--anonymous-auth=false``),
-the TokenRequest API."""
+bound service-account tokens (a requested token is not tied to a pod or secret)."""
 
 from __future__ import annotations
 
@@ -14,12 +14,16 @@ import csv
 import hmac
 import io
 import os
+import time
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import ApiError
+from leasehold.api.clock import rfc3339
+
+from .errors import ApiError, not_found
+from .kubeconfig import new_token
 from .resources import Resource
 from .store import Obj, Store
 
@@ -70,20 +74,37 @@ def service_account(namespace: str, name: str) -> User:
                  AUTHENTICATED))
 
 
+#: a known token: its bytes, its user, when it expires (None: never)
+Known = tuple[bytes, User, float | None]
+
+
 class Tokens:
     """Bearer tokens to users: the admin token, and the lines of a token file
-    (``token,user,uid,"group1,group2"``, kube-apiserver's static token file), read
-    again whenever it changes so that tokens minted while the server runs work."""
+    (``token,user,uid,"group1,group2"``, kube-apiserver's static token file, and a
+    fifth column of ours that kube-apiserver ignores: when a token from the
+    TokenRequest API expires), read again whenever it changes so that tokens minted
+    while the server runs work."""
 
     def __init__(self, admin: str | None, path: Path | None = None) -> None:
         self.admin = admin
         self.path = path
         self._stamp: tuple[int, int] | None = None
-        self._users: list[tuple[bytes, User]] = []
+        self._users: list[Known] = []
+        #: tokens given while there is no file to keep them in
+        self._given: list[Known] = []
 
-    def _load(self) -> list[tuple[bytes, User]]:
+    def add(self, token: str, user: User, expires: float | None = None) -> None:
+        """A new token, kept where the others are (so it outlives a restart)."""
         if self.path is None:
-            return []
+            self._given.append((token.encode(), user, expires))
+            return
+        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        with os.fdopen(fd, "a") as fh:
+            fh.write(token_line(token, user, expires))
+
+    def _load(self) -> list[Known]:
+        if self.path is None:
+            return self._given
         try:
             st = os.stat(self.path)
         except FileNotFoundError:
@@ -110,31 +131,39 @@ class Tokens:
         if hmac.compare_digest(given, self.admin.encode()):
             return ADMIN  # nearly every request: no look at the file
         found = None
-        for token, user in self._load():
-            if hmac.compare_digest(given, token) and found is None:
+        now = time.time()
+        for token, user, expires in self._load():
+            if hmac.compare_digest(given, token) and found is None and (
+                    expires is None or now < expires):
                 found = user
         return found
 
 
-def parse_token_file(text: str) -> list[tuple[bytes, User]]:
+def parse_token_file(text: str) -> list[Known]:
     """The users of a static token file; a malformed line is skipped (the file is the
-    operator of the server's, checked where it is written)."""
-    out = []
+    owner of the server's, checked where it is written)."""
+    out: list[Known] = []
     for row in csv.reader(io.StringIO(text)):
         if len(row) < 2 or not row[0].strip() or row[0].startswith("#"):
             continue
         groups = [g for g in (row[3].split(",") if len(row) > 3 else []) if g]
+        try:
+            expires = float(row[4]) if len(row) > 4 and row[4] else None
+        except ValueError:
+            continue
         out.append((row[0].strip().encode(), User(row[1], (*groups, AUTHENTICATED),
-                                                  row[2] if len(row) > 2 else "")))
+                                                  row[2] if len(row) > 2 else ""), expires))
     return out
 
 
-def token_line(token: str, user: User) -> str:
+def token_line(token: str, user: User, expires: float | None = None) -> str:
     """A line of the static token file for ``user``."""
     groups = [g for g in user.groups if g != AUTHENTICATED]
+    row = [token, user.name, user.uid, ",".join(groups)]
+    if expires is not None:
+        row.append(f"{expires:.3f}")
     buf = io.StringIO()
-    csv.writer(buf, lineterminator="\n").writerow([token, user.name, user.uid,
-                                                   ",".join(groups)])
+    csv.writer(buf, lineterminator="\n").writerow(row)
     return buf.getvalue()
 
 
@@ -466,6 +495,44 @@ def self_review(user: User) -> Obj:
     """A SelfSubjectReview answered (``kubectl auth whoami``)."""
     return {"kind": "SelfSubjectReview", "apiVersion": "authentication.k8s.io/v1",
             "metadata": {"creationTimestamp": None}, "status": {"userInfo": user.info()}}
+
+
+#: the shortest and the default life of a requested token (kube-apiserver's)
+TOKEN_MIN_SECONDS = 600
+TOKEN_DEFAULT_SECONDS = 3600
+#: the longest we give (a year; kube-apiserver's --service-account-max-token-expiration
+#: is unset by default)
+TOKEN_MAX_SECONDS = 365 * 24 * 3600
+
+
+def token_request(tokens: Tokens, store: Store, namespace: str, name: str, body: Any
+                  ) -> Obj:
+    """A TokenRequest answered (``kubectl create token``): a new token of the
+    service account, which must exist."""
+    if store.get("/serviceaccounts", namespace, name) is None:
+        raise not_found("serviceaccounts", name)
+    spec = _spec(body if body is not None else {}, "TokenRequest")
+    seconds = spec.get("expirationSeconds", TOKEN_DEFAULT_SECONDS)
+    if seconds is None:
+        seconds = TOKEN_DEFAULT_SECONDS
+    if not isinstance(seconds, int) or isinstance(seconds, bool):
+        raise ApiError(422, "TokenRequest.authentication.k8s.io \"\" is invalid:"
+                            " spec.expirationSeconds: Invalid value: must be an integer")
+    if seconds < TOKEN_MIN_SECONDS:
+        raise ApiError(422, "TokenRequest.authentication.k8s.io \"\" is invalid:"
+                            f" spec.expirationSeconds: Invalid value: {seconds}: may not"
+                            " specify a duration less than 10 minutes")
+    seconds = min(seconds, TOKEN_MAX_SECONDS)
+    audiences = _strings(spec.get("audiences"))
+    token = new_token()
+    expires = time.time() + seconds
+    tokens.add(token, service_account(namespace, name), expires)
+    return {"kind": "TokenRequest", "apiVersion": "authentication.k8s.io/v1",
+            "metadata": {"name": name, "namespace": namespace,
+                         "creationTimestamp": rfc3339()},
+            "spec": {"audiences": audiences, "expirationSeconds": seconds,
+                     "boundObjectRef": spec.get("boundObjectRef")},
+            "status": {"token": token, "expirationTimestamp": rfc3339(expires)}}
 
 
 #: the review resources: (group, version, plural) -> what answers them

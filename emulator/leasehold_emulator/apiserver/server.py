@@ -168,6 +168,11 @@ class ApiServer:
             static = self._static(parts)
             if static is not None:
                 return _json(static)
+        if request.method == "POST" and len(parts) == 7 and parts[:3] == [
+                "api", "v1", "namespaces"] and parts[4:7:2] == ["serviceaccounts", "token"]:
+            body = await self._body(request, optional=True)
+            return _json(rbac.token_request(self.tokens, self.store, parts[3], parts[5],
+                                            body), 201)
         if request.method == "POST" and len(parts) == 4 and parts[0] == "apis":
             review = self._review(request, (parts[1], parts[2], parts[3]))
             if review is not None:
