@@ -4,7 +4,7 @@ PYTHON ?= python3
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: demo test lint bench reproduce clean helm generate chaos
+.PHONY: demo test lint bench reproduce clean helm generate chaos golden-rbac
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -38,6 +38,13 @@ generate: $(STAMP)
 		--rules prometheus --rules charts/leasehold/files
 	rm -f emulator/leasehold_emulator/data/testbed/*.yaml
 	cp examples/testbed/*.yaml emulator/leasehold_emulator/data/testbed/
+
+## make golden-rbac: record anew the chart's rendered RBAC objects and what `kubectl auth
+## can-i` answers its tenant and operator (tests/charts/golden/, which
+## tests/charts/test_roles.py compares); review the diff: it is a change of who may do what
+golden-rbac: $(STAMP) helm
+	LEASEHOLD_UPDATE_GOLDEN=1 $(BIN)/pytest -q -p no:cacheprovider tests/charts/test_roles.py \
+		-k golden
 
 ## make lint: ruff; the architecture (import-linter's contracts in pyproject.toml, the
 ## same a bare `lint-imports` runs; no import cycle between modules, tools/import_cycles.py);

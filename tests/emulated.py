@@ -100,6 +100,49 @@ class Emulated:
     def token(self) -> str:
         return (self.data / "token").read_text().strip()
 
+    def as_subject(self, *who: str) -> Emulated:
+        """The cluster as another subject sees it: a new token minted with
+        ``leasehold emulator token`` (``who``: ``--user NAME [--group G]`` or
+        ``--service-account NS/NAME``), and a kubeconfig that uses it."""
+        other = Emulated(self.data)
+        other.url = self.url
+        name = "-".join(w.strip("-").replace("/", "-") for w in who)
+        other.kubeconfig = self.data / f"kubeconfig-{name}"
+        subprocess.run([sys.executable, "-m", "leasehold.cli", "emulator", "token", "--data",
+                        str(self.data), *who, "--kubeconfig", str(other.kubeconfig)],
+                       check=True, capture_output=True, text=True)
+        return other
+
+    def subject_token(self) -> str:
+        """The bearer token of this view's kubeconfig."""
+        return str(yaml.safe_load(self.kubeconfig.read_text())["users"][0]["user"]["token"])
+
+    def request(self, method: str, path: str, body: Any = None, token: str | None = None,
+                headers: dict[str, str] | None = None) -> tuple[int, Any]:
+        """(status, decoded JSON body, or the text of one that is not JSON) of a
+        raw HTTPS request with this view's token (or ``token``; "" for none): what
+        kubectl cannot send."""
+        import ssl
+        import urllib.error
+        import urllib.request
+        ctx = ssl.create_default_context(cafile=str(self.data / "pki" / "ca.crt"))
+        token = self.subject_token() if token is None else token
+        sent = {"Content-Type": "application/json", **(headers or {})}
+        if token and "Authorization" not in sent:
+            sent["Authorization"] = f"Bearer {token}"
+        data = None if body is None else json.dumps(body).encode()
+        req = urllib.request.Request(self.url + path, data=data, method=method, headers=sent)
+        def decoded(raw: bytes) -> Any:
+            try:
+                return json.loads(raw or b"null")
+            except ValueError:
+                return raw.decode(errors="replace")  # a watch's stream of events
+        try:
+            with urllib.request.urlopen(req, context=ctx, timeout=10) as r:
+                return r.status, decoded(r.read())
+        except urllib.error.HTTPError as exc:
+            return exc.code, decoded(exc.read())
+
 
 CRD = {
     "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",

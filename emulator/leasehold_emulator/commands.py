@@ -168,6 +168,13 @@ def cmd_emulator(args: argparse.Namespace) -> int:
             run.up(data, port=args.port, time_scale=args.time_scale,
                    pools=Path(args.pools) if args.pools else None, with_nodes=not args.no_nodes,
                    max_body=args.max_body, event_ttl=args.event_ttl)
+        elif args.emulator_command == "token":
+            user = run.subject(args.user, args.group or [], args.service_account)
+            token = run.mint(data, user, Path(args.kubeconfig) if args.kubeconfig else None)
+            if args.kubeconfig:
+                print(f"wrote {args.kubeconfig}: {user.name} with a new token")
+            else:
+                print(token)
         elif args.emulator_command == "down":
             print(f"stopped the emulated cluster of {data} (pid {run.down(data)})")
         else:
@@ -354,6 +361,20 @@ def add_emulator(sub: Subparsers) -> None:
     em_nodes.add_argument("--time-scale", type=positive, default=None,
                           help="emulated seconds per real second (default: the cluster's"
                                " leasehold-clock ConfigMap, else 1)")
+    em_token = em_sub.add_parser(
+        "token", help="a new bearer token for a user or a service account (who then has"
+        " the rights RBAC bindings give them; the admin token has all)")
+    em_token.add_argument("--data", default="~/.leasehold/cluster", help=data_help)
+    who = em_token.add_mutually_exclusive_group(required=True)
+    who.add_argument("--user", help="the user name the token authenticates as")
+    who.add_argument("--service-account", metavar="NAMESPACE/NAME",
+                     help="authenticate as this service account"
+                          " (system:serviceaccount:NAMESPACE:NAME)")
+    em_token.add_argument("--group", action="append", help="a group of the --user"
+                          " (repeatable)")
+    em_token.add_argument("--kubeconfig", metavar="FILE", help="write a kubeconfig that"
+                          " uses the token (else print the token)")
+    em_token.set_defaults(extra="emulator")
     for name, text in (("down", "stop the running server"),
                        ("status", "where the server runs and whether it answers")):
         em_cmd = em_sub.add_parser(name, help=text)

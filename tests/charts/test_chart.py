@@ -64,9 +64,11 @@ def test_the_rendered_manifests_are_valid_kubernetes_objects(values):
             pytest.fail(f"{doc['kind']} {doc['metadata']['name']}: {exc.message}"
                         f" at {'.'.join(map(str, exc.path))}")
     kinds = sorted(d["kind"] for d in docs)
-    expected = ["ClusterRole", "ClusterRoleBinding", "ConfigMap", "CustomResourceDefinition",
-                "CustomResourceDefinition", "CustomResourceDefinition", "Deployment",
-                "Role", "RoleBinding", "Service", "ServiceAccount"]
+    # two ClusterRoles: the operator's and the tenants'
+    expected = ["ClusterRole", "ClusterRole", "ClusterRoleBinding", "ConfigMap",
+                "CustomResourceDefinition", "CustomResourceDefinition",
+                "CustomResourceDefinition", "Deployment", "Role", "RoleBinding", "Service",
+                "ServiceAccount"]
     if values:
         expected = sorted([*expected, "ConfigMap", "PrometheusRule", "ServiceMonitor"])
     assert kinds == expected

@@ -14,6 +14,7 @@ import random
 import re
 import string
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 from leasehold.api.clock import rfc3339
@@ -50,6 +51,9 @@ class Cluster:
     def __init__(self, store: Store, seed: int | None = None) -> None:
         self.store = store
         self.registry = Registry()
+        #: checks of an object about to be written, after its validation (the API
+        #: server's RBAC escalation check)
+        self.admission: list[Callable[[Resource, Obj, Obj | None], None]] = []
         self._rand = random.Random(seed)
         # uid -> where the object is, and owner uid -> its dependents: garbage
         # collection looks these up instead of scanning every object per deletion
@@ -209,6 +213,8 @@ class Cluster:
             causes = self._crd_problems(obj)
         if causes:
             raise invalid(r.kind, name, causes, r.group)
+        for admit in self.admission:
+            admit(r, obj, old)
 
     def _crd_problems(self, crd: Obj) -> list[tuple[str, str, str]]:
         spec = crd.get("spec") or {}

@@ -167,12 +167,100 @@ def _delete_options(data: bytes) -> dict[str, Any]:
     return obj
 
 
+#: authorization/v1: what ``kubectl auth can-i`` asks (and ``--list``)
+RESOURCE_ATTRIBUTES: Layout = {1: ("namespace", "text"), 2: ("verb", "text"),
+                               3: ("group", "text"), 4: ("version", "text"),
+                               5: ("resource", "text"), 6: ("subresource", "text"),
+                               7: ("name", "text")}
+NON_RESOURCE_ATTRIBUTES: Layout = {1: ("path", "text"), 2: ("verb", "text")}
+
+
+def _access_review(data: bytes) -> dict[str, Any]:
+    spec: dict[str, Any] = {}
+    for n, v in fields(data):
+        if n == 2 and isinstance(v, bytes):
+            for m, part in fields(v):
+                if m == 1 and isinstance(part, bytes):
+                    spec["resourceAttributes"] = _message(part, RESOURCE_ATTRIBUTES)
+                elif m == 2 and isinstance(part, bytes):
+                    spec["nonResourceAttributes"] = _message(part, NON_RESOURCE_ATTRIBUTES)
+    return {"metadata": {}, "spec": spec}
+
+
+def _rules_review(data: bytes) -> dict[str, Any]:
+    spec = next((_message(v, {1: ("namespace", "text")}) for n, v in fields(data)
+                 if n == 2 and isinstance(v, bytes)), {})
+    return {"metadata": {}, "spec": spec}
+
+
+#: rbac.authorization.k8s.io/v1: what `kubectl create role|clusterrole|rolebinding|
+#: clusterrolebinding` sends
+POLICY_RULE = {1: "verbs", 2: "apiGroups", 3: "resources", 4: "resourceNames",
+               5: "nonResourceURLs"}
+SUBJECT: Layout = {1: ("kind", "text"), 2: ("apiGroup", "text"), 3: ("name", "text"),
+                   4: ("namespace", "text")}
+ROLE_REF: Layout = {1: ("apiGroup", "text"), 2: ("kind", "text"), 3: ("name", "text")}
+
+
+def _rule(data: bytes) -> dict[str, Any]:
+    rule: dict[str, Any] = {}
+    for n, v in fields(data):
+        if n in POLICY_RULE:
+            rule.setdefault(POLICY_RULE[n], []).append(_text(v))
+    return rule
+
+
+def _role(data: bytes) -> dict[str, Any]:
+    obj: dict[str, Any] = {"rules": []}
+    for n, v in fields(data):
+        if n == 1 and isinstance(v, bytes):
+            obj["metadata"] = object_meta(v)
+        elif n == 2 and isinstance(v, bytes):
+            obj["rules"].append(_rule(v))
+    return obj
+
+
+def _binding(data: bytes) -> dict[str, Any]:
+    obj: dict[str, Any] = {}
+    for n, v in fields(data):
+        if n == 1 and isinstance(v, bytes):
+            obj["metadata"] = object_meta(v)
+        elif n == 2 and isinstance(v, bytes):
+            # empty strings are sent for what is unset; the real server omits them
+            obj.setdefault("subjects", []).append(
+                {k: x for k, x in _message(v, SUBJECT).items() if x})
+        elif n == 3 and isinstance(v, bytes):
+            obj["roleRef"] = _message(v, ROLE_REF)
+    return obj
+
+
+def _token_request(data: bytes) -> dict[str, Any]:
+    """authentication/v1 TokenRequest (`kubectl create token`): its spec's audiences
+    and expirationSeconds."""
+    spec: dict[str, Any] = {}
+    for n, v in fields(data):
+        if n == 2 and isinstance(v, bytes):
+            for m, part in fields(v):
+                if m == 1:
+                    spec.setdefault("audiences", []).append(_text(part))
+                elif m == 4 and isinstance(part, int):
+                    spec["expirationSeconds"] = part - (1 << 64) if part >= 1 << 63 else part
+    return {"metadata": {}, "spec": spec}
+
+
 DECODERS: dict[tuple[str, str], Callable[[bytes], dict[str, Any]]] = {
     ("v1", "Secret"): lambda data: _message(data, SECRET),
     ("v1", "ConfigMap"): lambda data: _message(data, CONFIG_MAP),
     ("v1", "Namespace"): lambda data: _message(data, NAMESPACE),
     ("v1", "DeleteOptions"): _delete_options,
     ("meta.k8s.io/v1", "DeleteOptions"): _delete_options,
+    ("authorization.k8s.io/v1", "SelfSubjectAccessReview"): _access_review,
+    ("authorization.k8s.io/v1", "SelfSubjectRulesReview"): _rules_review,
+    ("authentication.k8s.io/v1", "TokenRequest"): _token_request,
+    ("rbac.authorization.k8s.io/v1", "Role"): _role,
+    ("rbac.authorization.k8s.io/v1", "ClusterRole"): _role,
+    ("rbac.authorization.k8s.io/v1", "RoleBinding"): _binding,
+    ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"): _binding,
 }
 
 

@@ -61,8 +61,8 @@ def _in(group: str, version: str, kind: str, plural: str, namespaced: bool = Tru
     return Resource(group, version, kind, plural, namespaced, short_names=short, status=status)
 
 
-#: what a real server serves that leasehold, kubectl, Helm and Kopf use. RBAC kinds are
-#: stored (so charts install) but not enforced; the token is the only credential.
+#: what a real server serves that leasehold, kubectl, Helm and Kopf use. The RBAC kinds
+#: are enforced (:mod:`.rbac`) for every token but the admin's.
 BUILTIN: tuple[Resource, ...] = (
     _core("Namespace", "namespaces", False, ("ns",), status=True),
     _core("Node", "nodes", False, ("no",), status=True),

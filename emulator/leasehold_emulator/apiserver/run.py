@@ -1,8 +1,9 @@
 """``leasehold emulator up | down | status``: the emulated cluster's lifecycle.
 
 A data directory holds everything: ``state.db`` (the objects), ``pki/`` (the CA and
-the server certificate), ``token`` (the bearer token), ``kubeconfig``, and
-``server.pid`` / ``server.json`` while the server runs."""
+the server certificate), ``token`` (the admin's bearer token), ``tokens.csv`` (the
+other subjects' tokens, kube-apiserver's static token file: ``leasehold emulator token``
+adds to it), ``kubeconfig``, and ``server.pid`` / ``server.json`` while the server runs."""
 
 from __future__ import annotations
 
@@ -28,12 +29,15 @@ from leasehold.kube.client import KubeClient
 from ..nodes import KUBELET, NodeEmulator
 from .errors import ApiError
 from .kubeconfig import new_token, write_kubeconfig
+from .rbac import User, service_account, token_line
 from .server import MAX_BODY, ApiServer, serve
 from .store import Store
 from .tls import ensure_certificates
 
 DEFAULT_DATA = Path.home() / ".leasehold" / "cluster"
 DEFAULT_PORT = 6443
+#: the tokens of subjects other than the admin (users, service accounts)
+TOKENS = "tokens.csv"
 #: the ConfigMap both sides read emulated time from (DESIGN §4)
 CLOCK = ("kube-system", "leasehold-clock")
 
@@ -58,6 +62,43 @@ def _token(data: Path) -> str:
     with os.fdopen(fd, "w") as fh:
         fh.write(token + "\n")
     return token
+
+
+def mint(data: Path, user: User, kubeconfig: Path | None = None) -> str:
+    """A new bearer token for ``user`` (a running server takes it at once), and if
+    asked a kubeconfig that uses it: how tests and people act as a tenant or as the
+    operator's service account rather than as the admin."""
+    if not user.name or any(c in user.name for c in "\n\r\x00"):
+        raise EmulatorError(f"not a user name: {user.name!r}")
+    server = None
+    if kubeconfig is not None:
+        admin = data / "kubeconfig"
+        try:
+            doc = yaml.safe_load(admin.read_text())
+            server = doc["clusters"][0]["cluster"]["server"]
+        except (OSError, yaml.YAMLError, KeyError, IndexError, TypeError):
+            raise EmulatorError(f"no emulated cluster's kubeconfig in {data} (start it"
+                                f" with: leasehold emulator up --data {data})") from None
+    data.mkdir(parents=True, exist_ok=True)
+    token = new_token()
+    fd = os.open(data / TOKENS, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    with os.fdopen(fd, "a") as fh:
+        fh.write(token_line(token, user))
+    if kubeconfig is not None and server is not None:
+        write_kubeconfig(kubeconfig, server, token, data / "pki" / "ca.crt")
+    return token
+
+
+def subject(user: str | None, groups: list[str], account: str | None) -> User:
+    """The user of ``--user NAME --group G`` or ``--service-account NAMESPACE/NAME``."""
+    if account is not None:
+        namespace, _, name = account.partition("/")
+        if not namespace or not name or "/" in name or ":" in account:
+            raise EmulatorError(f"--service-account: expected NAMESPACE/NAME, got {account!r}")
+        return service_account(namespace, name)
+    if not user:
+        raise EmulatorError("give --user NAME or --service-account NAMESPACE/NAME")
+    return User(user, tuple(groups))
 
 
 def running(data: Path) -> Running | None:
@@ -98,7 +139,8 @@ async def _serve(data: Path, host: str, port: int, time_scale: float,
     certs = ensure_certificates(data / "pki")
     try:
         runner, server = await serve(store, host, port, _token(data),
-                                     ssl_context=certs.server_context(), max_body=max_body)
+                                     ssl_context=certs.server_context(), max_body=max_body,
+                                     tokens_file=data / TOKENS)
     except OSError as exc:
         store.close()
         if exc.errno == errno.EADDRINUSE:

@@ -10,6 +10,7 @@ import json
 import logging
 import ssl
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -22,7 +23,7 @@ from prometheus_client import (
     generate_latest,
 )
 
-from . import discovery, protobuf
+from . import discovery, protobuf, rbac
 from .errors import ApiError
 from .objects import Cluster
 from .resources import Resource
@@ -51,6 +52,8 @@ WATCH_BATCH = 500
 #: what a resource request is, for apiserver_request_total: verb, group, resource,
 #: subresource
 COUNTED = web.RequestKey("counted", tuple)
+#: who sent a request (set once its token is known)
+USER = web.RequestKey("user", rbac.User)
 
 
 def _json(data: Any, status: int = 200) -> web.Response:
@@ -60,10 +63,14 @@ def _json(data: Any, status: int = 200) -> web.Response:
 
 class ApiServer:
     def __init__(self, store: Store, token: str | None = None, max_body: int = MAX_BODY,
-                 bookmark_seconds: float = 30.0, seed: int | None = None) -> None:
+                 bookmark_seconds: float = 30.0, seed: int | None = None,
+                 tokens_file: Path | None = None) -> None:
         self.store = store
         self.cluster = Cluster(store, seed)
         self.token = token
+        self.tokens = rbac.Tokens(token, tokens_file)
+        self.authorizer = rbac.Authorizer(store)
+        self.cluster.admission.append(self.authorizer.admit)
         self.max_body = max_body
         self.bookmark_seconds = bookmark_seconds
         self.address = "127.0.0.1:6443"
@@ -123,9 +130,30 @@ class ApiServer:
     async def _auth(self, request: web.Request,
                     handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
                     ) -> web.StreamResponse:
-        if self.token and request.headers.get("Authorization") != f"Bearer {self.token}":
+        """Authentication (a bearer token per subject), then authorization (RBAC),
+        from the request's method and path alone, as kube-apiserver does both before
+        it routes."""
+        user = self.tokens.authenticate(request.headers.get("Authorization"))
+        if user is None:
             raise ApiError(401, "Unauthorized")
-        return await handler(request)
+        # system:masters may do anything, before any lookup (as in kube-apiserver): the
+        # admin's requests, nearly all of a benchmark's, cost what they did before RBAC
+        attributes = None if rbac.MASTERS in user.groups else \
+            rbac.attributes(request.method, request.path, request.query)
+        if attributes is not None and not self.authorizer.authorize(user, attributes).allowed:
+            if attributes.resource_request:  # counted, as kube-apiserver counts its 403s
+                request[COUNTED] = (_verb(request.method, attributes.name or None,
+                                          request.query, request.content_type),
+                                    attributes.group, attributes.resource,
+                                    attributes.subresource)
+            raise rbac.forbidden(user, attributes)
+        request[USER] = user
+        # the requester, for the checks of what it writes (rbac.Authorizer.admit)
+        token = rbac.REQUESTER.set(user)
+        try:
+            return await handler(request)
+        finally:
+            rbac.REQUESTER.reset(token)
 
     # ---- routing ------------------------------------------------------------------
     async def _route(self, request: web.Request) -> web.StreamResponse:
@@ -140,11 +168,35 @@ class ApiServer:
             static = self._static(parts)
             if static is not None:
                 return _json(static)
+        if request.method == "POST" and len(parts) == 7 and parts[:3] == [
+                "api", "v1", "namespaces"] and parts[4:7:2] == ["serviceaccounts", "token"]:
+            body = await self._body(request, optional=True)
+            return _json(rbac.token_request(self.tokens, self.store, parts[3], parts[5],
+                                            body), 201)
+        if request.method == "POST" and len(parts) == 4 and parts[0] == "apis":
+            review = self._review(request, (parts[1], parts[2], parts[3]))
+            if review is not None:
+                return _json(await review, 201)
         if len(parts) >= 2 and parts[0] == "api" and parts[1] == "v1":
             return await self._resource_request(request, "", "v1", parts[2:])
         if len(parts) >= 3 and parts[0] == "apis":
             return await self._resource_request(request, parts[1], parts[2], parts[3:])
         raise ApiError(404, "the server could not find the requested resource")
+
+    def _review(self, request: web.Request, where: tuple[str, str, str]
+                ) -> Awaitable[Obj] | None:
+        """The answer to a review of the requester itself (``kubectl auth can-i``,
+        ``kubectl auth whoami``), if ``where`` is a review resource."""
+        user = request[USER]
+        answer = rbac.REVIEWS.get(where)
+        if answer is None and where != rbac.SELF_REVIEW:
+            return None
+
+        async def review() -> Obj:
+            if answer is None:
+                return rbac.self_review(user)
+            return answer(self.authorizer, user, await self._body(request))
+        return review()
 
     def _static(self, parts: list[str]) -> Obj | None:
         reg = self.cluster.registry
