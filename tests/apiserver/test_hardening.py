@@ -260,3 +260,24 @@ def test_the_store_alone_makes_its_files_private(tmp_path: Path):
     modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in tmp_path.iterdir()}
     store.close()
     assert modes == dict.fromkeys(modes, 0o600), modes
+
+
+def test_a_request_the_http_parser_refuses_is_one_line_in_the_log(caplog):
+    """The fuzzer's NUL byte in a header: aiohttp answers 400 and used to log the
+    parser's traceback; the log now says it in one line."""
+    async def main() -> bytes:
+        runner, server = await serve(Store(), port=0)
+        host, port = server.address.rsplit(":", 1)
+        try:
+            reader, writer = await asyncio.open_connection(host, int(port))
+            writer.write(b"GET /version HTTP/1.1\r\nHost: x\r\nX-Probe: \x00\r\n\r\n")
+            line = await reader.readline()
+            writer.close()
+            return line
+        finally:
+            await runner.cleanup()
+    with caplog.at_level("DEBUG", logger="aiohttp.server"):
+        assert b" 400 " in asyncio.run(main())
+    logged = [r for r in caplog.records if r.name == "aiohttp.server"]
+    assert logged, "aiohttp logged nothing"
+    assert all(r.exc_info is None for r in logged), [r.getMessage() for r in logged]
