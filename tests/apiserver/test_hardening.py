@@ -6,6 +6,7 @@ directory private."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import ssl
 import stat
@@ -127,6 +128,17 @@ REFUSED = [
                  id="json-patch-removes-the-name"),
     pytest.param("PATCH", f"{CMS}/victim", b'{"metadata": "x"}', "application/merge-patch+json",
                  400, "metadata must be an object", id="merge-patch-metadata-a-string"),
+    pytest.param("POST", PODS, json.dumps({"metadata": {"name": "n"}, "spec": {
+        "nodeName": {}, "containers": [{"name": "c", "image": "i"}]}}).encode(), JSON, 422,
+        "spec.nodeName", id="pod-node-name-an-object"),
+    pytest.param("POST", PODS, json.dumps({"metadata": {"name": "g"}, "spec": {
+        "terminationGracePeriodSeconds": "x", "containers": [{"name": "c", "image": "i"}]}}
+    ).encode(), JSON, 422, "spec.terminationGracePeriodSeconds", id="pod-grace-a-string"),
+    pytest.param("DELETE", f"{CMS}/victim?gracePeriodSeconds={10**30}", None, JSON, 422,
+                 "gracePeriodSeconds", id="delete-grace-beyond-int64"),
+    pytest.param("GET", f"{CMS}?limit=1&continue="
+                 + base64.urlsafe_b64encode(b'{"after": [1, 2]}').decode(), None, JSON, 400,
+                 "continue token", id="continue-token-of-numbers"),
     pytest.param("GET", f"{CMS}/a%0Ab", None, JSON, 400, "invalid path", id="newline-in-path"),
     pytest.param("GET", "/api/v1/namespaces/%0A/configmaps", None, JSON, 400, "invalid path",
                  id="newline-in-namespace"),

@@ -593,7 +593,8 @@ def _delete_options(options: Any) -> Obj:
         causes.append(("propagationPolicy", f"Unsupported value: {policy!r}: supported values:"
                        f" {', '.join(repr(p) for p in POLICIES)}", "FieldValueNotSupported"))
     grace = options.get("gracePeriodSeconds")
-    if grace is not None and (not isinstance(grace, int) or isinstance(grace, bool)):
+    if grace is not None and (not isinstance(grace, int) or isinstance(grace, bool)
+                              or not -(2**63) <= grace < 2**63):
         causes.append(("gracePeriodSeconds", f"Invalid value: {grace!r}: must be an integer",
                        "FieldValueTypeInvalid"))
     pre = options.get("preconditions")

@@ -365,6 +365,8 @@ class ApiServer:
         if q.get("continue"):
             try:
                 after = tuple(json.loads(base64.urlsafe_b64decode(q["continue"]))["after"])
+                if len(after) != 2 or not all(isinstance(x, str) for x in after):
+                    raise ValueError(after)  # compared with (namespace, name) below
             except (ValueError, KeyError, TypeError):
                 raise ApiError(400, "the continue token is not valid") from None
             items = [o for o in items if (o["metadata"].get("namespace", ""),

@@ -178,6 +178,14 @@ def pod(obj: dict[str, Any]) -> list[Cause]:
     """Containers' resources: valid quantities, and no request above its limit."""
     out: list[Cause] = []
     spec = obj.get("spec") or {}
+    # read on every deletion of the pod (is it on a node? how long does it wait?)
+    if spec.get("nodeName") is not None and not isinstance(spec["nodeName"], str):
+        out.append(_type("spec.nodeName", "a string"))
+    grace = spec.get("terminationGracePeriodSeconds")
+    if grace is not None and (not isinstance(grace, int) or isinstance(grace, bool)
+                              or not 0 <= grace < 2**63):
+        out.append(_invalid("spec.terminationGracePeriodSeconds", grace,
+                            "must be a non-negative integer"))
     for field in ("containers", "initContainers"):
         containers = spec.get(field)
         if containers is None:
