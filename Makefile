@@ -4,7 +4,7 @@ PYTHON ?= python3
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: demo test lint bench reproduce clean helm generate chaos golden-rbac
+.PHONY: demo test lint bench reproduce clean helm generate chaos golden-rbac fuzz
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -60,6 +60,14 @@ lint: $(STAMP)
 ## tests/kube/test_chaos.py, whose small version `make test` runs); CHAOS_SEED=n
 chaos: $(STAMP)
 	CHAOS=full $(BIN)/pytest tests/kube/test_chaos.py -k survives -s
+
+## make fuzz: schemathesis against the emulated API server's own OpenAPI, stateless and
+## stateful, for 20 minutes (tests/apiserver/test_fuzz.py, whose two-minute version
+## `make test` runs): no answer may be a 500, no traceback in the server's log;
+## FUZZ_SEED=n, FUZZ_SECONDS=s; its summary and the server's log go to out/fuzz-summary.txt
+fuzz: $(STAMP)
+	mkdir -p out
+	FUZZ=full FUZZ_REPORT=out $(BIN)/pytest tests/apiserver/test_fuzz.py -s
 
 ## make bench: CPU-time benchmarks; record results in docs/benchmarks.md
 bench: $(STAMP)

@@ -133,6 +133,11 @@ def _params(*names: str) -> list[Obj]:
             for n in names]
 
 
+def _path_param(name: str) -> Obj:
+    return {"name": name, "in": "path", "required": True, "uniqueItems": True,
+            "schema": {"type": "string"}}
+
+
 def _operations(r: Resource) -> dict[str, Obj]:
     gvk = {"group": r.group, "version": r.version, "kind": r.kind}
     ref = {"$ref": f"#/components/schemas/{_schema_name(r)}"}
@@ -170,18 +175,38 @@ def openapi_document(registry: Registry, group: str, version: str) -> Obj | None
     for r in sorted(served, key=lambda x: x.plural):
         scope = f"{prefix}/namespaces/{{namespace}}/{r.plural}" if r.namespaced \
             else f"{prefix}/{r.plural}"
+        # declared as a real server declares them (once per path): a client or a
+        # fuzzer generating requests from this document reaches every operation
+        in_scope = [_path_param("namespace")] if r.namespaced else []
         ops = _operations(r)
-        paths[f"{scope}/{{name}}"] = ops
+        paths[f"{scope}/{{name}}"] = {"parameters": [*in_scope, _path_param("name")], **ops}
         if r.status:
-            paths[f"{scope}/{{name}}/status"] = {k: ops[k] for k in ("get", "put", "patch")}
+            paths[f"{scope}/{{name}}/status"] = {
+                "parameters": [*in_scope, _path_param("name")],
+                **{k: ops[k] for k in ("get", "put", "patch")}}
         ref = {"$ref": f"#/components/schemas/{_schema_name(r)}"}
-        paths[scope] = {"post": {
-            "operationId": f"create{r.kind}{r.version}", "x-kubernetes-action": "post",
-            "x-kubernetes-group-version-kind": {"group": r.group, "version": r.version,
-                                                "kind": r.kind},
-            "parameters": _params("dryRun", "fieldManager", "fieldValidation"),
-            "requestBody": {"content": {"application/json": {"schema": ref}}},
-            "responses": {"201": {"description": "Created"}}}}
+        gvk = {"group": r.group, "version": r.version, "kind": r.kind}
+        collection: Obj = {
+            "get": {
+                "operationId": f"list{r.kind}{r.version}", "x-kubernetes-action": "list",
+                "x-kubernetes-group-version-kind": gvk,
+                "parameters": _params("labelSelector", "fieldSelector", "limit", "continue"),
+                "responses": {"200": {"description": "OK"}}},
+            "post": {
+                "operationId": f"create{r.kind}{r.version}", "x-kubernetes-action": "post",
+                "x-kubernetes-group-version-kind": gvk,
+                "parameters": _params("dryRun", "fieldManager", "fieldValidation"),
+                "requestBody": {"content": {"application/json": {"schema": ref}}},
+                "responses": {"201": {"description": "Created"}}},
+            "delete": {
+                "operationId": f"deletecollection{r.kind}{r.version}",
+                "x-kubernetes-action": "deletecollection",
+                "x-kubernetes-group-version-kind": gvk,
+                "parameters": _params("labelSelector", "fieldSelector", "dryRun",
+                                      "gracePeriodSeconds", "propagationPolicy"),
+                "responses": {"200": {"description": "OK"}}},
+        }
+        paths[scope] = {"parameters": in_scope, **collection} if in_scope else collection
         schemas[_schema_name(r)] = _kind_schema(r)
     return {"openapi": "3.0.0",
             "info": {"title": "Kubernetes (leasehold emulated)", "version": VERSION["gitVersion"]},

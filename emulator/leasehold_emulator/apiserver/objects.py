@@ -20,6 +20,7 @@ from typing import Any
 from leasehold.api.clock import rfc3339
 
 from . import patch as patches
+from . import validation
 from .errors import ApiError, already_exists, conflict, invalid, not_found
 from .resources import Registry, Resource, crd_resources
 from .schema import UNKNOWN, validate
@@ -136,13 +137,20 @@ class Cluster:
         obj = copy.deepcopy(body)
         for field, want in (("apiVersion", r.api_version), ("kind", r.kind)):
             got = obj.setdefault(field, want)
-            if got != want and not (field == "apiVersion" and got.split("/")[0] == r.group):
-                raise ApiError(400, f"the {field} of the object ({got}) does not match the"
+            if got != want and not (field == "apiVersion" and self._served_as(r, got)):
+                raise ApiError(400, f"the {field} of the object ({got!r}) does not match the"
                                     f" {field} of the endpoint ({want})")
         obj["apiVersion"] = r.api_version
         meta = obj.setdefault("metadata", {})
         if not isinstance(meta, dict):
             raise ApiError(400, "metadata must be an object")
+        # the fields read below and on every later request: wrong types are refused
+        # here, before anything relies on them
+        causes = validation.metadata(meta)
+        if r.schema is None:
+            causes += validation.builtin(r.kind, obj)
+        if causes:
+            raise invalid(r.kind, str(meta.get("name", "")), causes, r.group)
         if r.namespaced:
             if meta.get("namespace") not in (None, "", ns):
                 raise ApiError(400, f"the namespace of the object ({meta['namespace']}) does"
@@ -151,6 +159,15 @@ class Cluster:
         else:
             meta.pop("namespace", None)
         return obj
+
+    def _served_as(self, r: Resource, api_version: Any) -> bool:
+        """Whether ``api_version`` is another served version of ``r``'s kind (all
+        versions share one schema here)."""
+        if not isinstance(api_version, str) or api_version.count("/") != (1 if r.group else 0):
+            return False
+        group, _, version = api_version.rpartition("/")
+        other = self.registry.get(group, version, r.plural)
+        return other is not None and other.kind == r.kind
 
     def _check_name(self, r: Resource, name: str) -> None:
         pattern = NAMESPACE if r.plural == "namespaces" else NAME
@@ -190,7 +207,13 @@ class Cluster:
 
     def _validate(self, r: Resource, obj: Obj, strict: bool, old: Obj | None = None) -> None:
         name = obj["metadata"]["name"]
-        causes: list[tuple[str, str, str]] = []
+        causes = validation.metadata(obj["metadata"])
+        if r.schema is None:
+            causes += validation.builtin(r.kind, obj)
+            if not causes:
+                causes += validation.semantics(r.kind, obj)
+        if causes:
+            raise invalid(r.kind, name, causes, r.group)
         if r.schema is not None:
             found = validate(obj, r.schema, strict, old)
             unknown = [c.field for c in found if c.reason == UNKNOWN]
@@ -217,18 +240,11 @@ class Cluster:
             admit(r, obj, old)
 
     def _crd_problems(self, crd: Obj) -> list[tuple[str, str, str]]:
-        spec = crd.get("spec") or {}
-        out = []
-        names = spec.get("names") or {}
-        for field in ("plural", "kind"):
-            if not names.get(field):
-                out.append((f"spec.names.{field}", "Required value", "FieldValueRequired"))
-        if not spec.get("group"):
-            out.append(("spec.group", "Required value", "FieldValueRequired"))
-        if not spec.get("versions"):
-            out.append(("spec.versions", "Required value", "FieldValueRequired"))
+        out = validation.crd(crd)
         if out:
             return out
+        spec = crd["spec"]
+        names = spec["names"]
         want = f"{names['plural']}.{spec['group']}"
         if crd["metadata"]["name"] != want:
             out.append(("metadata.name", f"Invalid value: {crd['metadata']['name']!r}: must be"
@@ -327,15 +343,23 @@ class Cluster:
             raise ApiError(422, str(exc)) from None
         if not isinstance(patched, dict):
             raise ApiError(422, "the patch does not leave an object")
+        if isinstance(patched.get("metadata"), dict) \
+                and patched["metadata"].get("name") != name:
+            # removed or renamed: the name is the object's identity, never patched
+            given = patched["metadata"].get("name")
+            raise invalid(r.kind, name, [(
+                "metadata.name", "Required value: name is required" if given is None else
+                f"Invalid value: {given!r}: field is immutable",
+                "FieldValueRequired" if given is None else "FieldValueInvalid")], r.group)
         patched = self._body(r, ns, patched)
-        wanted = (body.get("metadata") or {}).get("resourceVersion") \
-            if isinstance(body, dict) else None
+        meta_in_body = body.get("metadata") if isinstance(body, dict) else None
+        meta_in_body = meta_in_body if isinstance(meta_in_body, dict) else {}
+        wanted = meta_in_body.get("resourceVersion")
         if wanted and wanted != current["metadata"]["resourceVersion"]:
             raise conflict(r.plural, name, r.group)
         # a uid in the patch is a precondition (a kubelet's status patch carries its
         # pod's, so that it never lands on a new pod of the same name)
-        _same_uid((body.get("metadata") or {}).get("uid") if isinstance(body, dict) else None,
-                  current)
+        _same_uid(meta_in_body.get("uid"), current)
         obj = self._replace(r, current, patched, sub, dry_run, strict, manager,
                             "Apply" if kind == "apply" else "Update",
                             body if kind == "apply" else None)
@@ -350,6 +374,12 @@ class Cluster:
             new["status"] = obj.get("status")
             if new["status"] is None:
                 new.pop("status")
+            if (r.group, r.kind) == ("", "Namespace"):
+                # defaulted as a real server defaults it: no status, or no phase, is
+                # Active (validation then refuses it on a namespace being deleted)
+                status = new.setdefault("status", {})
+                if isinstance(status, dict) and not status.get("phase"):
+                    status["phase"] = "Active"
         else:
             new = obj
             if r.status:
@@ -406,7 +436,7 @@ class Cluster:
     # ---- delete -------------------------------------------------------------------
     def delete(self, r: Resource, ns: str | None, name: str, options: Obj | None = None,
                dry_run: bool = False) -> Obj:
-        options = options or {}
+        options = _delete_options(options)
         current = self.store.get(r.key, ns or "", name)
         if current is None:
             raise not_found(r.plural, name, r.group)
@@ -425,6 +455,8 @@ class Cluster:
         if (r.group, r.kind) == ("", "Namespace"):
             new = copy.deepcopy(current)
             new["metadata"].setdefault("deletionTimestamp", rfc3339())
+            if not isinstance(new.get("status"), dict):
+                new["status"] = {}
             new["status"]["phase"] = "Terminating"
             if new != current:
                 self.store.write(r.key, new, "MODIFIED")
@@ -549,6 +581,36 @@ class Cluster:
             current = self.store.get(NS_KEY, "", ns)
             if current is not None:
                 self.store.remove(NS_KEY, copy.deepcopy(current))
+
+
+#: DeleteOptions.propagationPolicy's values
+POLICIES = ("Foreground", "Background", "Orphan")
+
+
+def _delete_options(options: Any) -> Obj:
+    """DeleteOptions, checked as a real server checks them (422, kind DeleteOptions)."""
+    if options is None:
+        return {}
+    if not isinstance(options, dict):
+        raise ApiError(400, "the body of a deletion must be a DeleteOptions object")
+    causes = []
+    policy = options.get("propagationPolicy")
+    if policy is not None and policy not in POLICIES:
+        causes.append(("propagationPolicy", f"Unsupported value: {policy!r}: supported values:"
+                       f" {', '.join(repr(p) for p in POLICIES)}", "FieldValueNotSupported"))
+    grace = options.get("gracePeriodSeconds")
+    if grace is not None and (not isinstance(grace, int) or isinstance(grace, bool)
+                              or not -(2**63) <= grace < 2**63):
+        causes.append(("gracePeriodSeconds", f"Invalid value: {grace!r}: must be an integer",
+                       "FieldValueTypeInvalid"))
+    pre = options.get("preconditions")
+    if pre is not None and (not isinstance(pre, dict) or not all(
+            isinstance(pre.get(k), (str, type(None))) for k in ("uid", "resourceVersion"))):
+        causes.append(("preconditions", "Invalid value: must be an object of strings (uid,"
+                       " resourceVersion)", "FieldValueTypeInvalid"))
+    if causes:
+        raise invalid("DeleteOptions", "", causes, "meta.k8s.io")
+    return options
 
 
 def _same_uid(uid: Any, current: Obj) -> None:

@@ -130,7 +130,9 @@ async def _expire(store: Store, ttl: float) -> None:
 async def _serve(data: Path, host: str, port: int, time_scale: float,
                  pools: Path | None = None, with_nodes: bool = True,
                  max_body: int = MAX_BODY, event_ttl: float = EVENT_TTL) -> None:
-    data.mkdir(parents=True, exist_ok=True)
+    data.mkdir(parents=True, exist_ok=True, mode=0o700)
+    # its owner's only: the state holds Secrets, the token is the cluster's key
+    data.chmod(0o700)
     if running(data):
         raise EmulatorError(f"an emulated cluster already runs on {data}"
                             f" (leasehold emulator down --data {data})")

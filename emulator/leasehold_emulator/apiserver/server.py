@@ -13,8 +13,8 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-import yaml
 from aiohttp import web
+from aiohttp.http_exceptions import HttpProcessingError
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
     CollectorRegistry,
@@ -23,7 +23,7 @@ from prometheus_client import (
     generate_latest,
 )
 
-from . import discovery, protobuf, rbac
+from . import bodies, discovery, protobuf, rbac
 from .errors import ApiError
 from .objects import Cluster
 from .resources import Resource
@@ -42,6 +42,12 @@ PATCH_TYPES = {
     "application/apply-patch+yaml": "apply",
     "application/apply-patch+cbor": None,
 }
+#: seconds a connection has to send its first complete request header (kube-apiserver's
+#: ReadHeaderTimeout): a connection that sends nothing, or its headers a byte at a
+#: time, is closed then instead of being held for as long as the client likes
+HEADER_TIMEOUT = 32.0
+#: seconds an idle keep-alive connection is kept (kube-apiserver's IdleTimeout)
+IDLE_TIMEOUT = 90.0
 #: a watcher that falls this far behind has its stream ended (it resumes from the last
 #: change it got, or re-lists if that is compacted away)
 WATCH_BACKLOG = 50_000
@@ -56,6 +62,23 @@ COUNTED = web.RequestKey("counted", tuple)
 USER = web.RequestKey("user", rbac.User)
 
 
+class _OneLine(logging.Filter):
+    """aiohttp logs a request its parser refuses (a NUL in a header, say) with the
+    parser's traceback: the client's mistake, answered 400, is worth one line."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        if isinstance(exc, HttpProcessingError):
+            record.msg = f"{record.getMessage()}: {exc.code} {exc.message!r}"
+            record.args = ()
+            record.exc_info = None
+            record.exc_text = None
+        return True
+
+
+_ONE_LINE = _OneLine()
+
+
 def _json(data: Any, status: int = 200) -> web.Response:
     return web.Response(body=json.dumps(data, separators=(",", ":")).encode(), status=status,
                         content_type="application/json")
@@ -64,7 +87,8 @@ def _json(data: Any, status: int = 200) -> web.Response:
 class ApiServer:
     def __init__(self, store: Store, token: str | None = None, max_body: int = MAX_BODY,
                  bookmark_seconds: float = 30.0, seed: int | None = None,
-                 tokens_file: Path | None = None) -> None:
+                 tokens_file: Path | None = None,
+                 header_timeout: float = HEADER_TIMEOUT) -> None:
         self.store = store
         self.cluster = Cluster(store, seed)
         self.token = token
@@ -84,11 +108,36 @@ class ApiServer:
                                  ["verb", "group", "resource", "subresource", "client"],
                                  registry=self.metrics)
         self._stopping = asyncio.Event()
+        self.header_timeout = header_timeout
+        #: connections that have not yet sent a complete request: id -> their deadline
+        self._fresh: dict[int, asyncio.TimerHandle] = {}
+
+    def protocol(self, factory: Callable[[], asyncio.Protocol]) -> Callable[[], asyncio.Protocol]:
+        """``factory``'s connections, each closed unless it sends a complete request
+        header within :attr:`header_timeout`."""
+        loop = asyncio.get_running_loop()
+
+        def expire(handler: Any, again: bool) -> None:
+            self._fresh.pop(id(handler), None)
+            transport = handler.transport
+            if transport is not None:
+                transport.abort()
+            elif again:  # still in its TLS handshake (which has a deadline of its own)
+                self._fresh[id(handler)] = loop.call_later(self.header_timeout, expire,
+                                                           handler, False)
+
+        def guarded() -> asyncio.Protocol:
+            handler = factory()
+            self._fresh[id(handler)] = loop.call_later(self.header_timeout, expire, handler,
+                                                       True)
+            return handler
+        return guarded
 
     def app(self) -> web.Application:
         app = web.Application(client_max_size=self.max_body,
                               middlewares=[self._count, self._errors, self._auth])
-        app.router.add_route("*", "/{path:.*}", self._route)
+        # every path reaches _route, control characters included (which it refuses)
+        app.router.add_route("*", r"/{path:[\s\S]*}", self._route)
         app.on_shutdown.append(self._shutdown)
         return app
 
@@ -103,6 +152,9 @@ class ApiServer:
         """``apiserver_request_total`` as the real server has it, and one more label:
         ``client``, the user agent's name (what benchmarks count an operator's
         writes by)."""
+        deadline = self._fresh.pop(id(request.protocol), None)
+        if deadline is not None:
+            deadline.cancel()
         response = await handler(request)
         target = request.get(COUNTED)
         if target is not None:
@@ -120,6 +172,10 @@ class ApiServer:
         except web.HTTPRequestEntityTooLarge:
             return _json(ApiError(413, f"the request body is larger than {self.max_body} bytes"
                                   ).status(), 413)
+        except web.HTTPException as exc:  # aiohttp's own answers, as a Status too
+            if exc.status < 400:
+                raise
+            return _json(ApiError(exc.status, exc.reason).status(), exc.status)
         except (ConnectionResetError, asyncio.CancelledError):
             raise
         except Exception as exc:  # a bug of ours: the client still gets a Status
@@ -159,7 +215,8 @@ class ApiServer:
     async def _route(self, request: web.Request) -> web.StreamResponse:
         raw = request.path
         parts = [p for p in raw.split("/") if p]
-        if any(p in (".", "..") or "\\" in p for p in parts) or "//" in raw.rstrip("/"):
+        if any(p in (".", "..") or "\\" in p for p in parts) or "//" in raw.rstrip("/") \
+                or any(ord(c) < 0x20 or c == "\x7f" for c in raw):
             raise ApiError(400, f"invalid path {raw!r}")
         if request.method == "GET" and parts == ["metrics"]:
             return web.Response(body=generate_latest(self.metrics),
@@ -299,6 +356,8 @@ class ApiServer:
             return self._reply(request, r, obj, 201 if created else 200)
         if method == "DELETE":
             options = await self._body(request, optional=True) or {}
+            if not isinstance(options, dict):
+                raise ApiError(400, "the body of a deletion must be a DeleteOptions object")
             if "gracePeriodSeconds" in q:
                 options["gracePeriodSeconds"] = _int(q["gracePeriodSeconds"], "gracePeriodSeconds")
             if "propagationPolicy" in q:
@@ -321,20 +380,17 @@ class ApiServer:
         ctype = request.content_type
         if ctype == protobuf.CONTENT_TYPE:
             try:
-                return protobuf.decode(raw)
+                decoded = protobuf.decode(raw)
             except (protobuf.ProtobufError, UnicodeDecodeError) as exc:
                 raise ApiError(415, str(exc), "UnsupportedMediaType") from None
-        try:
-            if ctype in ("application/yaml", "application/apply-patch+yaml") and yaml_ok:
-                return yaml.safe_load(raw)
-            if ctype in ("application/json", "application/merge-patch+json",
-                         "application/json-patch+json",
-                         "application/strategic-merge-patch+json", "",
-                         "application/octet-stream", "text/plain"):
-                return json.loads(raw)
-        except (json.JSONDecodeError, yaml.YAMLError, UnicodeDecodeError) as exc:
-            raise ApiError(400, f"the body is not valid {ctype.split('/')[-1]}: {exc}"
-                           ) from None
+            bodies.check(decoded)
+            return decoded
+        if ctype in ("application/yaml", "application/apply-patch+yaml") and yaml_ok:
+            return bodies.parse_yaml(raw)
+        if ctype in ("application/json", "application/merge-patch+json",
+                     "application/json-patch+json", "application/strategic-merge-patch+json",
+                     "", "application/octet-stream", "text/plain"):
+            return bodies.parse_json(raw)
         raise ApiError(415, f"unsupported media type {ctype!r}", "UnsupportedMediaType")
 
     def _reply(self, request: web.Request, r: Resource, obj: Obj, status: int = 200
@@ -361,6 +417,8 @@ class ApiServer:
         if q.get("continue"):
             try:
                 after = tuple(json.loads(base64.urlsafe_b64decode(q["continue"]))["after"])
+                if len(after) != 2 or not all(isinstance(x, str) for x in after):
+                    raise ValueError(after)  # compared with (namespace, name) below
             except (ValueError, KeyError, TypeError):
                 raise ApiError(400, "the continue token is not valid") from None
             items = [o for o in items if (o["metadata"].get("namespace", ""),
@@ -536,15 +594,26 @@ async def serve(store: Store, host: str = "127.0.0.1", port: int = 6443,
                 **options: Any) -> tuple[web.AppRunner, ApiServer]:
     """Start serving (returns once listening; port 0 picks a free one); stop with
     ``await runner.cleanup()``."""
+    logging.getLogger("aiohttp.server").addFilter(_ONE_LINE)
     server = ApiServer(store, token, **options)
+    app = server.app()
+    listening: list[asyncio.Server] = []
+
+    async def close(app: web.Application) -> None:
+        for s in listening:
+            s.close()
+    app.on_shutdown.insert(0, close)
     # open keep-alive connections and watches get one second to close on shutdown
-    runner = web.AppRunner(server.app(), access_log=None, handle_signals=False,
-                           shutdown_timeout=1.0)
+    runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=1.0,
+                           keepalive_timeout=IDLE_TIMEOUT)
     await runner.setup()
-    site = web.TCPSite(runner, host, port, ssl_context=ssl_context)
-    await site.start()
-    sockets = site._server.sockets if site._server else []  # type: ignore[union-attr]
-    if sockets:
-        bound = sockets[0].getsockname()
-        server.address = f"{bound[0]}:{bound[1]}"
+    assert runner.server is not None
+    # aiohttp's TCPSite, but with each connection's header deadline (aiohttp has none)
+    # and the TLS handshake held to the same bound
+    listening.append(await asyncio.get_running_loop().create_server(
+        server.protocol(runner.server), host, port, ssl=ssl_context,
+        ssl_handshake_timeout=server.header_timeout if ssl_context else None,
+        reuse_address=True))
+    bound = listening[0].sockets[0].getsockname()
+    server.address = f"{bound[0]}:{bound[1]}"
     return runner, server

@@ -9,7 +9,9 @@ from before them gets 410 Gone, as from a real server)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import sqlite3
 import time
 from collections import deque
@@ -42,6 +44,16 @@ CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
 """
 
 
+def _private(path: Path) -> None:
+    """The database readable by its owner only: it holds every Secret. SQLite creates
+    the WAL and shared-memory files with the database's own mode; files made by an
+    older version (0644) are brought down to it."""
+    os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))
+    for f in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+        with contextlib.suppress(FileNotFoundError):
+            f.chmod(0o600)
+
+
 class Gone(Exception):
     """The resource version asked for has been compacted away."""
 
@@ -60,6 +72,8 @@ class Store:
         self.ttl: dict[str, float] = {}
         #: (key, namespace, name) -> when (monotonic) an expiring object was last written
         self._written: dict[tuple[str, str, str], float] = {}
+        if path:
+            _private(Path(path))
         self.db = sqlite3.connect(str(path) if path else ":memory:", isolation_level=None,
                                   check_same_thread=False)
         self.db.execute("PRAGMA journal_mode=WAL")
