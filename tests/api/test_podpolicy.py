@@ -17,10 +17,17 @@ from leasehold.core.model import Origin
 CLOCK = Clock(1.0, epoch("2026-11-22T09:00:00Z"))
 
 
+#: the template metadata of the cases that need some, by their template spec's id
+METADATA = {"seccomp annotation": {"annotations": {
+    "seccomp.security.alpha.kubernetes.io/pod": "unconfined"}}}
+
+
 def lease(template_spec: dict[str, Any], pool: str | None = "trusted",
           **resources: Any) -> dict[str, Any]:
+    meta = next((m for k, m in METADATA.items() if ATTACKS[k][0] is template_spec), None)
+    template = {"spec": template_spec, **({"metadata": meta} if meta else {})}
     spec: dict[str, Any] = {"type": "BestEffortSuspendable", "vms": 1, "duration": "1h",
-                            "template": {"spec": template_spec}}
+                            "template": template}
     if pool is not None:
         spec["pool"] = pool
     if resources:
@@ -102,6 +109,18 @@ ATTACKS: dict[str, tuple[dict[str, Any], str, dict[str, Any]]] = {
     "probe of another host": (
         {"containers": [app(livenessProbe={"tcpSocket": {"host": "10.0.0.1", "port": 22}})]},
         "spec.template.spec.containers[0].livenessProbe.tcpSocket.host", {"unconfined": True}),
+    "seccomp of no known type": (
+        {"containers": [app(securityContext={"seccompProfile": {"type": "Bogus"}})]},
+        "spec.template.spec.containers[0].securityContext.seccompProfile.type",
+        {"unconfined": True}),
+    "seccomp annotation": (
+        {"containers": [app()]}, "spec.template.metadata.annotations"
+        "[seccomp.security.alpha.kubernetes.io/pod]", {"unconfined": True}),
+    "projected service account token": (
+        {"containers": [app()], "volumes": [{"name": "t", "projected": {"sources": [
+            {"serviceAccountToken": {"path": "token"}}]}}]},
+        "spec.template.spec.volumes[0].projected.sources[0].serviceAccountToken",
+        {"serviceAccount": True}),
     "Windows HostProcess": (
         {"containers": [app(securityContext={"windowsOptions": {"hostProcess": True}})]},
         "spec.template.spec.containers[0].securityContext.windowsOptions.hostProcess",
@@ -188,3 +207,28 @@ def test_a_nodepools_policy_is_read_from_its_spec():
     assert policy.host_network and policy.capabilities == ["NET_RAW"] and not policy.privileged
     with pytest.raises(LeaseInputError, match=r"NodePool p: spec.podPolicy.hostnet"):
         pod_policy({"metadata": {"name": "p"}, "spec": {"podPolicy": {"hostnet": True}}})
+
+
+#: templates of the wrong shapes (a template keeps unknown fields: any JSON reaches the
+#: operator): one problem naming the field, never a TypeError from the checks
+MALFORMED = {
+    "a capability that is no string": (
+        {"containers": [app(securityContext={"capabilities": {"add": [{}]}})]},
+        "spec.template.spec.containers[0].securityContext.capabilities.add"),
+    "a sysctl name that is no string": (
+        {"securityContext": {"sysctls": [{"name": ["a"]}]}, "containers": [app()]},
+        "spec.template.spec.securityContext.sysctls"),
+    "an SELinux type that is no string": (
+        {"securityContext": {"seLinuxOptions": {"type": ["a"]}}, "containers": [app()]},
+        "spec.template.spec.securityContext.seLinuxOptions"),
+    "a container that is a string": (
+        {"containers": ["x"]}, "spec.template.spec.containers[0]"),
+    "a container without an image": (
+        {"containers": [{"name": "app"}]}, "spec.template.spec.containers[0]"),
+}
+
+
+@pytest.mark.parametrize(("template", "field"), MALFORMED.values(), ids=MALFORMED.keys())
+def test_a_template_of_the_wrong_shape_is_one_problem_naming_the_field(template, field):
+    found = problems(template)
+    assert len(found) == 1 and found[0].startswith(f"{field}: "), found

@@ -225,6 +225,8 @@ def test_the_values_table_documents_every_value_with_its_default():
     ("tenancy.maxPendingLeases=0", "tenancy.maxPendingLeases"),
     ("tenancy.localNamespaces={Owners}", "tenancy.localNamespaces.0"),
     ("metrics.tls.enabled=true", "metrics.tls.enabled needs metrics.tls.secretName"),
+    # the operator would refuse it at start-up, and its pod crash-loop
+    ("tenancy.localNamespaceSelector.matchLabels.team=a", "trustNamespaceLabels"),
 ])
 def test_bad_values_are_refused_with_the_field(setting, problem):
     r = helm("template", "lh", str(CHART), "--set", setting, check=False)

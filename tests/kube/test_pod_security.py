@@ -49,6 +49,16 @@ TEMPLATES: dict[str, dict[str, Any] | None] = {
             resources={"requests": {"cpu": "17"}, "limits": {"cpu": "17"}})],
         "initContainers": [app(name="init", resources={"requests": {"cpu": "17"}})],
         "ephemeralContainers": [app(name="debug", securityContext={"privileged": True})]}},
+    # a null is no value to a pod (it must not stand for one the template gave), and
+    # profiles "restricted" does not name are not taken for confined ones
+    "nulls and unknown profiles": {"metadata": {"annotations": {
+        "seccomp.security.alpha.kubernetes.io/pod": "bogus",
+        "container.apparmor.security.beta.kubernetes.io/app": "bogus"}},
+        "spec": {"securityContext": {"runAsNonRoot": None, "seccompProfile": {"type": "Bogus"}},
+                 "containers": [app(securityContext={
+                     "allowPrivilegeEscalation": None, "runAsNonRoot": None,
+                     "capabilities": None, "seccompProfile": {},
+                     "appArmorProfile": {"type": "Bogus"}})]}},
 }
 
 
@@ -164,6 +174,12 @@ PIECES = [
     ("csc", "appArmorProfile", {"type": "Unconfined"}),
     ("csc", "seccompProfile", {"type": "Unconfined"}),
     ("csc", "windowsOptions", {"hostProcess": True}),
+    # nulls (no value to a pod) and values of the wrong type or no known kind
+    ("sc", "runAsNonRoot", None), ("sc", "seccompProfile", {"type": "Bogus"}),
+    ("sc", "sysctls", [{"name": ["a"]}]), ("sc", "seLinuxOptions", {"type": {}}),
+    ("csc", "allowPrivilegeEscalation", None), ("csc", "runAsNonRoot", None),
+    ("csc", "capabilities", {"add": [{}, None, 7]}), ("csc", "seccompProfile", {}),
+    ("csc", "appArmorProfile", {"type": 1}), ("csc", "privileged", None),
 ]
 
 _container = hs.builds(

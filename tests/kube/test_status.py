@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from leasehold.kube.status import Echoes
+from leasehold.kube.status import Echoes, redacted
 
 A = {"phase": "Scheduled", "progress": {"ranSeconds": 0.0}, "reservation": {"nodes": None}}
 B = {"phase": "Running", "progress": {"ranSeconds": 12.5}, "endedAt": None}
@@ -48,3 +48,18 @@ def test_at_most_the_last_writes_are_kept():
         echoes.given("u", status)
     assert echoes.foreign("u", statuses[0])  # too old: taken for another writer's
     assert not echoes.foreign("u", statuses[-1])
+
+
+@pytest.mark.parametrize(("text", "disclose", "want"), [
+    pytest.param("preempted by owners/a.", False, "preempted by a Lease of another namespace.",
+                 id="named-at-the-end-of-a-sentence"),
+    pytest.param("owners/a~2 and owners/ab, owners/a.b", False,
+                 "owners/a~2 and owners/ab, owners/a.b", id="only-the-name-whole"),
+    pytest.param("preempted by owners/a", True, "preempted by owners/a", id="disclosed"),
+])
+def test_another_namespaces_lease_is_named_only_where_allowed(text, disclose, want):
+    assert redacted(text, "lab", disclose, "owners/a") == want
+
+
+def test_a_lease_of_the_same_namespace_is_named():
+    assert redacted("preempted by lab/b", "lab", False, "lab/b") == "preempted by lab/b"

@@ -160,6 +160,33 @@ def test_leases_beyond_the_cap_enter_in_order_as_room_comes(tmp_path):
         c.stop_all()
 
 
+def test_a_held_leases_relative_times_count_from_when_it_came(tmp_path):
+    """A Lease held back at its namespace's cap, then let in: its ``ready: 10m`` is
+    ten (emulated) minutes after it came, not after it entered (which would move it
+    as late as the cap held it)."""
+    c = started(tmp_path, {"maxPendingLeases": 1})
+    try:
+        # a takes half the node for an hour, b all of it after a; c fits beside a
+        c.apply(lease("a", "flood"))
+        c.until(lambda: c.lease("flood", "a").get("status", {}).get("phase") == "Running")
+        c.apply(lease("b", "flood", cpu=2))
+        c.until(lambda: c.lease("flood", "b").get("status", {}).get("phase") == "Scheduled")
+        late = lease("c", "flood")
+        late["spec"].update(ready="10m", duration="1m")
+        c.apply(late)
+        came = c.until(lambda: c.lease("flood", "c").get("status", {}).get("phase")
+                       == "Pending" and time.time())
+        until(lambda: time.time() > came + 4, 6)  # held 4 s: 4 emulated minutes
+        c.kubectl("delete", "lhl", "-n", "flood", "b")
+        status = c.until(lambda: (c.lease("flood", "c").get("status") or {}).get(
+            "reservation") and c.lease("flood", "c")["status"])
+        start = datetime.datetime.fromisoformat(status["reservation"]["start"]).timestamp()
+        # 10 emulated minutes are 10 s after it came (give or take the seconds of stamps)
+        assert start - came < 10 + 2, (start - came, status)
+    finally:
+        c.stop_all()
+
+
 # ---- what a preempted tenant is told ----------------------------------------------
 @pytest.mark.parametrize("disclose", [False, True], ids=["default", "disclosed"])
 def test_a_victim_learns_another_tenants_lease_only_if_the_admins_allow(tmp_path, disclose):

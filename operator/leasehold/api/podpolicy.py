@@ -66,14 +66,6 @@ CONTAINER_FIELDS = ("name", "image", "imagePullPolicy", "command", "args", "env"
                     "workingDir", "volumeMounts", "volumeDevices", "terminationMessagePath",
                     "terminationMessagePolicy", "stdin", "stdinOnce", "tty")
 HANDLERS = ("livenessProbe", "readinessProbe", "startupProbe")
-POD_SECURITY = ("runAsUser", "runAsGroup", "runAsNonRoot", "fsGroup", "fsGroupChangePolicy",
-                "supplementalGroups", "supplementalGroupsPolicy", "seccompProfile",
-                "seLinuxOptions", "seLinuxChangePolicy", "appArmorProfile", "sysctls",
-                "windowsOptions")
-CONTAINER_SECURITY = ("runAsUser", "runAsGroup", "runAsNonRoot", "allowPrivilegeEscalation",
-                      "privileged", "capabilities", "readOnlyRootFilesystem",
-                      "seccompProfile", "seLinuxOptions", "appArmorProfile", "procMount",
-                      "windowsOptions")
 
 
 class PodPolicy(BaseModel):
@@ -151,6 +143,17 @@ def _list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
+def _without_nulls(value: Any) -> Any:
+    """A template as a pod would read it: a null field is no field (the API server
+    keeps nulls under a preserve-unknown-fields template, and a pod decodes them as
+    unset, so ``allowPrivilegeEscalation: null`` must not count as given)."""
+    if isinstance(value, dict):
+        return {k: _without_nulls(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_without_nulls(v) for v in value]
+    return value
+
+
 def _keep(source: Obj, fields: tuple[str, ...]) -> Obj:
     return {k: source[k] for k in fields if k in source}
 
@@ -168,9 +171,9 @@ def _meta(w: _Walk, meta: Obj) -> Obj:
         w.bad("metadata.annotations", f"{size} bytes; at most {MAX_ANNOTATION_BYTES}")
     for key, value in list(notes.items()):
         if (str(key).startswith(APPARMOR_ANNOTATION) or str(key).startswith(
-                SECCOMP_ANNOTATIONS)) and str(value).lower() == "unconfined" \
-                and not w.policy.unconfined:
-            w.refuse(f"metadata.annotations[{key}]", "unconfined", "unconfined")
+                SECCOMP_ANNOTATIONS)) and not _confined(value) and not w.policy.unconfined:
+            w.refuse(f"metadata.annotations[{key}]", f"{describe(value)} (only"
+                     " runtime/default or localhost/<profile>)", "unconfined")
             del notes[key]
     if labels:
         out["labels"] = labels
@@ -179,21 +182,33 @@ def _meta(w: _Walk, meta: Obj) -> Obj:
     return out
 
 
+def _confined(annotation: object) -> bool:
+    """An AppArmor or seccomp annotation's profile is one "restricted" allows."""
+    return isinstance(annotation, str) and (
+        annotation in ("runtime/default", "docker/default")
+        or annotation.startswith("localhost/"))
+
+
 def _profile(w: _Walk, path: str, sc: Obj, out: Obj) -> None:
-    """seccomp, AppArmor, SELinux: kept unless unconfined and not allowed."""
+    """seccomp, AppArmor, SELinux: kept when "restricted" allows them (a profile of
+    the runtime's default or a local one; the container SELinux types), or the
+    policy allows them unconfined."""
     for field in ("seccompProfile", "appArmorProfile"):
         profile = sc.get(field)
         if profile is None:
             continue
-        if _dict(profile).get("type") == "Unconfined" and not w.policy.unconfined:
-            w.refuse(f"{path}.{field}.type", "Unconfined", "unconfined")
+        kind = _dict(profile).get("type")
+        if kind not in ("RuntimeDefault", "Localhost") and not w.policy.unconfined:
+            w.refuse(f"{path}.{field}.type", f"{describe(kind)} (only RuntimeDefault or"
+                     " Localhost)", "unconfined")
             continue
         out[field] = profile
     selinux = sc.get("seLinuxOptions")
     if selinux is not None:
         s = _dict(selinux)
-        if (s.get("type", "") not in SELINUX_TYPES or s.get("user") or s.get("role")) \
-                and not w.policy.unconfined:
+        kind = s.get("type", "")
+        if (not isinstance(kind, str) or kind not in SELINUX_TYPES or s.get("user")
+                or s.get("role")) and not w.policy.unconfined:
             w.refuse(f"{path}.seLinuxOptions", f"{describe(selinux)} (only the types"
                      f" {', '.join(sorted(t for t in SELINUX_TYPES if t))}, no user or"
                      " role)", "unconfined")
@@ -225,7 +240,8 @@ def _pod_security(w: _Walk, sc: Obj) -> Obj:
     _identity(w, path, sc, out)
     _profile(w, path, sc, out)
     sysctls = _list(sc.get("sysctls"))
-    unsafe = [s for s in sysctls if _dict(s).get("name") not in SAFE_SYSCTLS]
+    unsafe = [s for s in sysctls if not isinstance(_dict(s).get("name"), str)
+              or _dict(s)["name"] not in SAFE_SYSCTLS]
     if unsafe and not w.policy.unconfined:
         names = ", ".join(str(_dict(s).get("name")) for s in unsafe)
         w.refuse(f"{path}.sysctls", f"{names} (only the safe set: "
@@ -255,7 +271,7 @@ def _container_security(w: _Walk, path: str, sc: Obj) -> Obj:
     allowed = RESTRICTED_CAPABILITIES | set(w.policy.capabilities)
     added = []
     for cap in _list(caps.get("add")):
-        if cap in allowed:
+        if isinstance(cap, str) and cap in allowed:
             added.append(cap)
         else:
             w.refuse(f"{path}.capabilities.add", f"{describe(cap)} (only NET_BIND_SERVICE"
@@ -282,6 +298,9 @@ def _handler_hosts(path: str, handler: Any) -> Iterator[str]:
 
 
 def _container(w: _Walk, path: str, c: Any) -> Obj:
+    if not (isinstance(c, dict) and isinstance(c.get("name"), str) and c["name"]
+            and isinstance(c.get("image"), str) and c["image"]):
+        w.bad(path, f"{describe(c)} is not a container: it needs a name and an image")
     c = _dict(c)
     out = _keep(c, CONTAINER_FIELDS)
     ports = []
@@ -326,6 +345,14 @@ def _volumes(w: _Walk, volumes: Any) -> list[Obj]:
             w.refuse(f"spec.volumes[{i}].{kind}", f"a {kind} volume (restricted allows"
                      f" {', '.join(sorted(RESTRICTED_VOLUMES))})", "volumeTypes")
             continue
+        # a projected token is the namespace's service account's, whatever
+        # automountServiceAccountToken says
+        tokens = [j for j, source in enumerate(_list(_dict(v.get("projected")).get("sources")))
+                  if "serviceAccountToken" in _dict(source)]
+        if tokens and not w.policy.service_account:
+            w.refuse(f"spec.volumes[{i}].projected.sources[{tokens[0]}].serviceAccountToken",
+                     "a service account's token", "serviceAccount")
+            continue
         out.append(v)
     return out
 
@@ -337,7 +364,7 @@ def pod_parts(template: Obj | None, policy: PodPolicy = RESTRICTED, pool: str | 
     resources or node, and the problems: what the template asks that ``policy`` does
     not allow (left out of the spec), each naming its field in the Lease."""
     w = _Walk(policy, pool, where)
-    template = _dict(template)
+    template = _dict(_without_nulls(template))
     meta = _meta(w, _dict(template.get("metadata")))
     spec = _dict(template.get("spec"))
     out = _keep(spec, POD_FIELDS)

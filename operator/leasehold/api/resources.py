@@ -217,13 +217,14 @@ def spec_error(exc: ValidationError, model: type[BaseModel], prefix: str = ""
 
 
 def lease_spec(obj: dict[str, Any], origin: Origin, arrival: float, clock: Clock | None = None,
-               policy: PodPolicy = RESTRICTED) -> LeaseSpec:
+               policy: PodPolicy = RESTRICTED, since: float | None = None) -> LeaseSpec:
     """The scenario lease of a Lease object submitted at ``arrival`` (the core's time,
     which ``clock`` maps to wall-clock time), with the origin its namespace gives;
     its template must keep to ``policy``, that of the NodePool it names (none named:
     Pod Security restricted).
-    Durations in ``ready``, ``start`` and ``deadline`` count from ``arrival``. Raises
-    :class:`LeaseInputError` with what to change."""
+    Durations in ``ready``, ``start`` and ``deadline`` count from ``since`` (default:
+    ``arrival``; earlier for a Lease held back at the edge before it was submitted).
+    Raises :class:`LeaseInputError` with what to change."""
     clock = clock or Clock()
     meta = obj.get("metadata") or {}
     try:
@@ -236,7 +237,8 @@ def lease_spec(obj: dict[str, Any], origin: Origin, arrival: float, clock: Clock
             f"spec.origin: local, but namespace {meta.get('namespace')!r} is not local;"
             " a Lease cannot make itself local: remove spec.origin, or ask the cluster's"
             " admins to make the namespace local (the operator's tenancy.localNamespaces)")
-    times = {f: _time(getattr(spec, f), arrival, clock, f, problems)
+    times = {f: _time(getattr(spec, f), arrival if since is None else since, clock, f,
+                      problems)
              for f in ("ready", "start", "deadline")}
     duration = _seconds(spec.duration, "duration", problems)
     if spec.runtime is not None:

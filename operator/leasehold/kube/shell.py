@@ -171,6 +171,10 @@ class Shell:
         #: by uid, the status of a Lease the core does not hold (rejected, waiting for
         #: its pool): written again as it is when someone else overwrites it
         self._fixed: dict[str, tuple[Tracked, dict[str, Any]]] = {}
+        #: by uid, the Leases whose statuses someone else wrote since the last step
+        self._overwritten: set[str] = set()
+        #: by uid, when (the core's time) each Lease held back at its caps came
+        self._held_since: dict[str, float] = {}
         #: since when (wall clock) the metrics' gauges have been stale (None: fresh)
         self._gauged_at: float | None = None
         #: when (wall clock) to try again what was refused for a while, and the wait
@@ -192,21 +196,32 @@ class Shell:
     def status_seen(self, uid: str, status: Obj) -> None:
         """A Lease's status as the API server holds it: one someone else wrote is
         written over with what the operator knows (level-triggered: a forged status
-        does not wait for the lease's next change)."""
+        does not wait for the lease's next change). A status from the core is written
+        at the next step: a step may be running the core in another thread now."""
         if not self.echoes.foreign(uid, status):
             return
         fixed = self._fixed.get(uid)
-        name = self._uids.get(uid)
-        if fixed is not None:
-            t = fixed[0]
+        if fixed is not None:  # not the core's: written as it was
             self._patch_status(*fixed)
-        elif name is not None and name in self.tracked and self.core.lease(name) is not None:
-            t = self.tracked[name]
-            self._write_status(name)
+            log.info("the status of %s/%s was written by someone else: written again",
+                     fixed[0].namespace, fixed[0].name)
         else:
-            return
-        log.info("the status of %s/%s was written by someone else: written again",
-                 t.namespace, t.name)
+            self._overwritten.add(uid)
+            self._wake.set()
+
+    def _write_overwritten(self, written: Iterable[str]) -> None:
+        """The statuses someone else wrote since the last step, written again (those
+        the step wrote, ``written``, are new already)."""
+        for uid in sorted(self._overwritten):
+            name = self._uids.get(uid, "")
+            t = self.tracked.get(name)
+            if t is None or self.core.lease(name) is None:
+                continue
+            if name not in written:
+                self._write_status(name)
+            log.info("the status of %s/%s was written by someone else: written again",
+                     t.namespace, t.name)
+        self._overwritten.clear()
 
     def finished(self, namespace: str, name: str) -> None:
         self._inputs.append(("finished", core_name(namespace, name), None))
@@ -220,6 +235,7 @@ class Shell:
             waiting = self.capped.get(namespace)
             if waiting is not None and waiting.pop(uid, None) is not None and not waiting:
                 del self.capped[namespace]
+            self._held_since.pop(uid, None)
             self.outbox.drop(uid)
             self.echoes.forget(uid)
             self._fixed.pop(uid, None)
@@ -371,6 +387,7 @@ class Shell:
                 touched[st.name] = None
         for name in touched:
             self._write_status(name)
+        self._write_overwritten(touched)
         self._stalled = stops(self.core, self._unfed, self._unmade(), now)
         if self._room_again():  # a held Lease may enter: at the next step
             self._wake.set()
@@ -482,13 +499,16 @@ class Shell:
                 if self._hold(obj, origin):
                     continue
                 if pending is not None and uid not in let_in \
-                        and self._capped(obj, origin, pending):
+                        and self._capped(obj, origin, pending, now):
                     continue
                 name = self._fresh(name)
                 self._uids[uid] = name
                 try:
+                    # a Lease held back at its namespace's caps: its relative times
+                    # count from when it came, as if it had entered then
                     request = lease_spec(obj, origin, now, self.clock,
-                                         self._policy((obj.get("spec") or {}).get("pool")))
+                                         self._policy((obj.get("spec") or {}).get("pool")),
+                                         self._held_since.pop(uid, None))
                     core_request = request.to_request()
                 except LeaseInputError as exc:
                     self._rejected.append((name, exc.problems, _kind(obj)))
@@ -602,7 +622,8 @@ class Shell:
                 del self.capped[namespace]
         return out
 
-    def _capped(self, obj: Obj, origin: Origin, pending: dict[str, list[int]]) -> bool:
+    def _capped(self, obj: Obj, origin: Origin, pending: dict[str, list[int]], now: float
+                ) -> bool:
         """Whether the Lease is held back: its namespace has Leases held already
         (it waits behind them), or is at its caps. Else it is counted in."""
         meta = obj["metadata"]
@@ -618,6 +639,7 @@ class Shell:
             waiting = self.capped[namespace] = {}
         if uid not in waiting:
             waiting[uid] = (obj, origin)
+            self._held_since[uid] = now
             why = why or "Leases of its namespace held back before it wait first"
             t = Tracked(namespace, meta["name"], uid, None, None, origin)
             self._fix(t, {"phase": "Pending", "origin": origin.value,

@@ -5,6 +5,7 @@ from another writer's (a tenant's role may grant ``leases/status``)."""
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,7 +46,8 @@ def redacted(text: str, namespace: str, disclose: bool, who: str | None) -> str:
     unless ``disclose``."""
     if disclose or not who or who.split("/", 1)[0] == namespace:
         return text
-    return text.replace(who, OTHER_TENANT)
+    # the name whole, not inside a longer one (lab/a in lab/ab, lab/a~2)
+    return re.sub(rf"(?<![\w./~-]){re.escape(who)}(?![\w/~-]|\.\w)", OTHER_TENANT, text)
 
 
 def condition(kind: str, status: str, reason: str, message: str, stamp: str
