@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as hs
 
 from builders import config, exclusive, req
-from leasehold.core.model import Capacity
+from leasehold.core.model import Capacity, PoolSpec
 from leasehold.core.replay import Input, run, submissions
 from leasehold.core.scheduler import Scheduler
 from leasehold.core.snapshot import SnapshotError, restore, snapshot
@@ -63,6 +63,29 @@ def test_a_restored_core_and_a_forgetful_one_go_on_as_the_original(workload):
     assert restored.usage_violations() == []
 
 
+def test_a_snapshot_keeps_what_the_next_plan_must_act_on():
+    """Found by the property above: at 0.001 a reservation (AR) pushes l6's booking
+    back; l6 giving up its slot is for the next plan to act on, at 1.0, where l7 moves
+    earlier into room that opened. A snapshot taken at 0.001 lost that, and the
+    restored core started l7 at 1.001 where the original started it at 1.0."""
+    from builders import AR
+
+    pool = PoolSpec("p", 3, 4000, 4096)
+    small = dict(cpu=500, memory=128)
+    requests = [req("l0", 1, 1.0, at=0.001, type=AR, start=0.001, **small),
+                *(req(f"l{i}", 1, 1.0, **small) for i in (1, 3, 5)),
+                req("l2", 3, 1.001, **small), req("l4", 1, 1.001, **small),
+                req("l6", 5, 1.0, cpu=2000, memory=128), req("l7", 1, 1.001, **small),
+                *(req(f"l{i}", 1, 1.0, **small) for i in (8, 9, 10, 11))]
+    inputs = submissions(requests)
+    original = Scheduler([pool], config())
+    run(original, [x for x in inputs if x.time <= 0.001], until=0.001)
+    restored = restore(json.loads(json.dumps(snapshot(original))), config())
+    want = run(original, [])
+    assert run(restored, []) == want
+    assert next(a for a in want if a.lease == "l7").time == 1.0
+
+
 def test_a_snapshot_leaves_out_what_has_ended_and_holds_nothing():
     core = Scheduler([exclusive(2)], config())
     run(core, submissions([req("a", 1, 10), req("b", 1, 100), req("c", 2, 10, at=1)]),
@@ -81,7 +104,9 @@ def test_a_snapshot_leaves_out_what_has_ended_and_holds_nothing():
     (lambda d: d["leases"][0].update(remaining="lots"), "leases[0].remaining: expected a"
                                                          " number, got 'lots'"),
     (lambda d: d.pop("queue"), "not a snapshot of this version: KeyError: 'queue'"),
-], ids=["version", "booking", "timer", "node", "number", "missing"])
+    (lambda d: d.update(changes="released"), "changes: expected [released, freed], two"
+                                             " booleans, got 'released'"),
+], ids=["version", "booking", "timer", "node", "number", "missing", "changes"])
 def test_a_snapshot_that_cannot_be_trusted_is_refused_saying_where(change, problem):
     core = Scheduler([exclusive(2)], config())
     run(core, submissions([req("b", 1, 100)]), until=5)

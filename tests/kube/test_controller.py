@@ -65,20 +65,23 @@ def free_port() -> int:
 
 
 def test_a_lease_whose_pods_are_refused_fails_alone_and_frees_its_capacity(small):
-    """One apply, one step: the bad template's pod is refused by the API server (no
-    image); that Lease is Failed with the server's message, the two others of its
+    """One apply, one step: the bad template's pod is refused by the API server (a
+    label value of 64 characters: admission checks the template's shape, the server
+    its values, as ResourceQuota or Pod Security admission would refuse on a real
+    cluster); that Lease is Failed with the server's message, the two others of its
     step run, and its capacity goes to the next Lease at once (had it been held, the
     next one would wait an hour)."""
-    bad = lease("bad", template={"spec": {"containers": [{"name": "x"}]}})
+    bad = lease("bad", template={"metadata": {"labels": {"team": "x" * 64}},
+                                 "spec": {"containers": [{"name": "x", "image": "busybox"}]}})
     small.apply(lease("good-1", cpu="1"), bad, lease("good-2"))
     small.until(lambda: {"good-1-vm-0", "good-2-vm-0"} <= set(pods(small))
                 and status(small, "good-1").get("phase") == "Running"
                 and status(small, "good-2").get("phase") == "Running"
                 and status(small, "bad").get("phase") == "Failed")
     failed = status(small, "bad")
-    assert "spec.containers[0].image: Required value" in failed["message"], failed
+    assert "metadata.labels" in failed["message"] and "63" in failed["message"], failed
     assert {c["type"]: c["reason"] for c in failed["conditions"]}["Finished"] == "Failed"
-    assert "spec.containers[0].image" in events(small, "bad")["Failed"]
+    assert "metadata.labels" in events(small, "bad")["Failed"]
     assert "Started" not in events(small, "bad")  # never said to run
     assert "bad-vm-0" not in pods(small)
     small.apply(lease("next"))

@@ -171,6 +171,9 @@ def snapshot(s: Scheduler) -> Data:
         "head": planner.head, "parked": [st.name for st in planner.parked
                                          if not st.phase.terminal],
         "dead": sorted(s.dead),
+        # what the transitions since the last plan did, for the next plan to act on (a
+        # reservation given up at the snapshot's instant lets others move earlier then)
+        "changes": [lc.changes.released, lc.changes.freed],
     }
 
 
@@ -251,6 +254,13 @@ def _restore(data: Data, config: SchedulerConfig) -> Scheduler:
     planner.parked.extend(lc.leases[n] for n in _known(lc.leases, data["parked"], "parked"))
     planner.head = data["head"]
     s.dead = {str(n) for n in data["dead"]}
+    # a snapshot from before it was kept has none pending
+    changes = data.get("changes", [False, False])
+    if not (isinstance(changes, list) and len(changes) == 2
+            and all(isinstance(x, bool) for x in changes)):
+        raise SnapshotError(f"changes: expected [released, freed], two booleans, got"
+                            f" {changes!r}")
+    lc.changes.released, lc.changes.freed = changes
     lc.seq = int(data["sequence"])
     s.now = _float(data["now"], "now")
     return s
