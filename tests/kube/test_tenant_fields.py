@@ -163,3 +163,20 @@ def test_a_lease_given_a_status_at_once_while_the_operator_runs_is_scheduled(
         c.until(lambda: c.lease("lab", "first").get("status", {}).get("phase") == "Running")
     finally:
         c.stop_all()
+
+
+def test_a_rejected_leases_forged_status_is_written_over(tmp_path: Path):
+    """A Lease the core never holds (rejected for its spec): its status, kept as it
+    was written, is written again when someone else overwrites it."""
+    c = one_node(tmp_path)
+    try:
+        bad = lease("bad", "1h")
+        bad["spec"]["duration"] = "99999999999d"
+        c.apply(bad)
+        c.until(lambda: c.lease("lab", "bad").get("status", {}).get("phase") == "Rejected")
+        before = c.lease("lab", "bad")["status"]
+        patch(c, "bad", {"status": {"phase": "Running", "message": "forged"}}, "status")
+        until(lambda: c.lease("lab", "bad")["status"] == before, 30, 0.1,
+              lambda: c.lease("lab", "bad")["status"])
+    finally:
+        c.stop_all()

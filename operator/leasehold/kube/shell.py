@@ -170,7 +170,7 @@ class Shell:
         self.echoes = Echoes()
         #: by uid, the status of a Lease the core does not hold (rejected, waiting for
         #: its pool): written again as it is when someone else overwrites it
-        self._fixed: dict[str, tuple[Tracked, dict[str, Any]]] = {}
+        self._fixed: dict[str, tuple[Tracked, dict[str, Any], bool]] = {}
         #: by uid, the Leases whose statuses someone else wrote since the last step
         self._overwritten: set[str] = set()
         #: by uid, when (the core's time) each Lease held back at its caps came
@@ -201,7 +201,7 @@ class Shell:
         if not self.echoes.foreign(uid, status):
             return
         fixed = self._fixed.get(uid)
-        if fixed is not None:  # not the core's: written as it was
+        if fixed is not None:  # not the core's: written as it was, in its lane
             self._patch_status(*fixed)
             log.info("the status of %s/%s was written by someone else: written again",
                      fixed[0].namespace, fixed[0].name)
@@ -1123,7 +1123,7 @@ class Shell:
 
     def _fix(self, t: Tracked, status: dict[str, Any], background: bool = False) -> None:
         """The status of a Lease the core does not hold, kept to be written again."""
-        self._fixed[t.uid] = (t, status)
+        self._fixed[t.uid] = (t, status, background)
         self._patch_status(t, status, background)
 
     def _stamp(self) -> str:
