@@ -11,7 +11,7 @@ import logging
 import ssl
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from aiohttp import web
 from aiohttp.http_exceptions import HttpProcessingError
@@ -23,7 +23,7 @@ from prometheus_client import (
     generate_latest,
 )
 
-from . import bodies, discovery, protobuf, rbac
+from . import bodies, discovery, protobuf, rbac, streams
 from .errors import ApiError
 from .objects import Cluster
 from .resources import Resource
@@ -315,6 +315,8 @@ class ApiServer:
     async def _resource_request(self, request: web.Request, group: str, version: str,
                                 rest: list[str]) -> web.StreamResponse:
         r, ns, name, sub = self._target(group, version, rest)
+        if sub in streams.STREAMED and (r.group, r.plural) == ("", "pods") and name:
+            self._streamed(request, r, ns, name, sub)
         if sub is not None and not (sub == "status" and r.status):
             raise ApiError(404, "the server could not find the requested resource")
         q = request.query
@@ -369,6 +371,17 @@ class ApiServer:
             obj = self.cluster.delete(r, ns, name, options, dry_run)
             return self._reply(request, r, obj)
         raise ApiError(405, f"{method} is not supported here", "MethodNotAllowed")
+
+    def _streamed(self, request: web.Request, r: Resource, ns: str | None, name: str,
+                  sub: str) -> NoReturn:
+        """A pod's log, exec, attach or port-forward: a 400 saying why there is nothing
+        to stream here (:mod:`.streams`), or 404 for a pod that does not exist."""
+        # counted as the real server counts them: logs are read, the others connected
+        request[COUNTED] = ("GET" if sub == "log" else "CONNECT", r.group, r.plural, sub)
+        if request.method not in streams.STREAMED[sub][0]:
+            raise ApiError(405, f"{request.method} is not supported on pods/{sub}",
+                           "MethodNotAllowed")
+        raise streams.no_containers(self.cluster.get(r, ns, name), sub, self.cluster.registry)
 
     async def _body(self, request: web.Request, yaml_ok: bool = True,
                     optional: bool = False) -> Any:
