@@ -6,6 +6,8 @@ import json
 import os
 import subprocess
 import sys
+import tomllib
+from importlib.metadata import version
 from pathlib import Path
 
 import pytest
@@ -18,6 +20,15 @@ def leasehold(*args: str, seed: str = "0") -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONHASHSEED": seed}
     return subprocess.run([sys.executable, "-m", "leasehold.cli", *args], capture_output=True,
                           text=True, cwd=ROOT, env=env, timeout=120)
+
+
+@pytest.mark.parametrize("flag", ["--version", "-V"])
+def test_version_is_the_packages(flag):
+    """The installed distribution's version, which is pyproject's."""
+    r = leasehold(flag)
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    assert (r.returncode, r.stdout, r.stderr) == (0, f"leasehold {pyproject}\n", "")
+    assert version("leasehold") == pyproject
 
 
 def test_examples_exist():

@@ -30,6 +30,16 @@ LEASES = "/apis/leasehold.io/v1alpha1/leases"
 FINAL = ("Completed", "Rejected", "Cancelled", "Failed")
 
 
+#: emulated seconds from the first Lease's arrival until every Lease has ended, under
+#: the slowest policy (mov and moml, live: 7,831 and 7,842 s; nop ends at 5,946 s)
+SPAN = 7850
+#: real seconds each policy's run adds to SPAN / scale: the emulated cluster and the
+#: operator starting, 3 s for the operator to be up, stopping both. `make demo` on this
+#: project's 2 cores (shared, load 5), 2026-11-26: `leasehold demo` 119.4 s, which
+#: 4 x (7850 / 300 + 4) = 120.7 s matches (its Leases' live ends: 96.1 s of the 119.4)
+SETUP = 4.0
+
+
 class DemoError(Exception):
     """Why the demo could not run: one line."""
 
@@ -38,6 +48,33 @@ def testbed(name: str) -> str:
     """A testbed manifest's text: ``pool.yaml``, ``namespaces.yaml``, ``leases.yaml``
     or ``operator.yaml`` (the operator's configuration: which namespace is local)."""
     return (TESTBED / name).read_text(encoding="utf-8")
+
+
+def expected_seconds(scale: float, policies: tuple[str, ...]) -> float:
+    """How long the demo runs, in real seconds (about: the machine's speed varies)."""
+    return len(policies) * (SPAN / scale + SETUP)
+
+
+def _about(seconds: float) -> str:
+    """``131`` -> ``"2 min 10 s"``, to the nearest 10 s."""
+    rounded = max(10, round(seconds / 10) * 10)
+    minutes, rest = divmod(rounded, 60)
+    if not minutes:
+        return f"{rest} s"
+    return f"{minutes} min {rest} s" if rest else f"{minutes} min"
+
+
+def _listed(names: tuple[str, ...]) -> str:
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+def announcement(scale: float, policies: tuple[str, ...]) -> str:
+    """What the demo is about to run and for how long: its first line."""
+    span = f"{SPAN // 3600} h {round(SPAN % 3600 / 60)} min"
+    return (f"leasehold demo: the MOML paper's testbed (000 §8.3, 7 Leases) under"
+            f" {_listed(policies)}, each on a new emulated cluster with the operator, at"
+            f" {scale:g}x ({span} of emulated time each): about"
+            f" {_about(expected_seconds(scale, policies))} in all. Ctrl-C stops it.")
 
 
 def _table(leases: list[dict[str, Any]]) -> str:
@@ -53,7 +90,10 @@ def _table(leases: list[dict[str, Any]]) -> str:
                      for r in rows)
 
 
-async def _run_policy(policy: str, scale: float, data: Path, out: IO[str]) -> dict[str, Any]:
+async def _run_policy(policy: str, scale: float, data: Path, out: IO[str], which: str,
+                      announced: str) -> dict[str, Any]:
+    """One policy's run (``which``: ``"2 of 4"``), a live table of its Leases on ``out``
+    under the demo's ``announced`` line."""
     pools = data / "testbed-pool.yaml"  # a file for `emulator up`, wherever the package is
     pools.write_text(testbed("pool.yaml"), encoding="utf-8")
     config = data / "testbed-operator.yaml"  # the admins make `owners` local
@@ -92,8 +132,11 @@ async def _run_policy(policy: str, scale: float, data: Path, out: IO[str]) -> di
                 table = _table(leases)
                 if table != shown:
                     minutes = now * scale / 60
-                    head = f"[{policy}] emulated time {minutes:5.1f} min"
-                    out.write(("\033[2J\033[H" if tty else "\n") + head + "\n" + table + "\n")
+                    head = (f"[{policy}, {which}] emulated time {minutes:5.1f} of about"
+                            f" {SPAN / 60:.0f} min")
+                    # a terminal's screen is redrawn: the announcement stays on top
+                    out.write((f"\033[2J\033[H{announced}\n\n" if tty else "\n") + head + "\n"
+                              + table + "\n")
                     out.flush()
                     shown = table
                 if not pending and leases and all(
@@ -126,10 +169,14 @@ def _summary(policy: str, leases: list[dict[str, Any]]) -> dict[str, Any]:
 
 def run_demo(scale: float = 300.0, policies: tuple[str, ...] = ("nop", "mlip", "mov", "moml"),
              out: IO[str] = sys.stdout) -> list[dict[str, Any]]:
+    announced = announcement(scale, policies)
+    out.write(announced + "\n")
+    out.flush()
     results = []
-    for policy in policies:
+    for i, policy in enumerate(policies, 1):
         with tempfile.TemporaryDirectory(prefix=f"leasehold-demo-{policy}-") as tmp:
-            results.append(asyncio.run(_run_policy(policy, scale, Path(tmp), out)))
+            results.append(asyncio.run(_run_policy(policy, scale, Path(tmp), out,
+                                                   f"{i} of {len(policies)}", announced)))
     out.write("\nThe testbed of 000 §8.3 (Table III) on the emulated cluster:\n\n")
     rows = [("POLICY", "PREEMPTED", "REJECTED", "OVERHEAD (s)", "MAKESPAN (s)")]
     for r in results:

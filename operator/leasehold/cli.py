@@ -12,7 +12,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 from dataclasses import replace
-from importlib.metadata import entry_points
+from importlib.metadata import PackageNotFoundError, entry_points, version
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -267,11 +267,22 @@ def commands() -> dict[str, AddCommand]:
     return {name: found[name] for name in sorted(found, key=rank)}
 
 
+def distribution_version() -> str:
+    """The installed distribution's version (pyproject's, through the package
+    metadata): what a bug report needs to name."""
+    try:
+        return version("leasehold")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "unknown (not installed)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="leasehold",
         description="Lease scheduling for shared Kubernetes clusters.",
     )
+    parser.add_argument("-V", "--version", action="version",
+                        version=f"%(prog)s {distribution_version()}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for add in commands().values():
         add(sub)

@@ -187,11 +187,62 @@ def test_a_pools_nodes_are_its_selectors_or_its_label():
                           "spec": {"nodeSelector": {"tier": "b", "a": "1"}}}) == "a=1,tier=b"
 
 
+#: a Lease's memory is a Kubernetes quantity: a bare number is bytes (a scenario's is
+#: MiB); below 1Mi is refused, with the reading the user most likely meant
+@pytest.mark.parametrize(("memory", "mib"), [
+    pytest.param(1048576, 1, id="1Mi-in-bytes"),
+    pytest.param("1048576", 1, id="1Mi-in-bytes-string"),
+    pytest.param(1073741825, 1025, id="bytes-round-up"),
+    pytest.param("1Mi", 1, id="1Mi"),
+    pytest.param("1024Ki", 1, id="1024Ki"),
+    pytest.param("1.5Mi", 2, id="fraction-rounds-up"),
+    pytest.param("1100k", 2, id="decimal-k"),
+    pytest.param("256Mi", 256, id="256Mi"),
+])
+def test_a_lease_memory_of_at_least_1mi_is_read_as_a_quantity(memory, mib):
+    request = read({"type": "BestEffortSuspendable", "vms": 1, "duration": "1h",
+                    "resources": {"memory": memory}})
+    assert request.shape.memory == mib
+
+
+BYTES = "(a bare number is bytes, as in Kubernetes)"
+
+
+@pytest.mark.parametrize(("memory", "problem"), [
+    pytest.param(256, f"256 bytes is below 1Mi, the least leasehold accepts {BYTES}; did you"
+                      " mean 256Mi?", id="bare-number"),
+    pytest.param("256", f"256 bytes is below 1Mi, the least leasehold accepts {BYTES}; did"
+                        " you mean 256Mi?", id="bare-number-string"),
+    pytest.param(1048575, f"1048575 bytes is below 1Mi, the least leasehold accepts {BYTES};"
+                          " did you mean 1048575Mi?", id="1Mi-less-1"),
+    pytest.param("512Ki", "512Ki is below 1Mi, the least leasehold accepts; did you mean"
+                          " 512Mi?", id="Ki"),
+    pytest.param("1000k", "1000k is below 1Mi, the least leasehold accepts; did you mean"
+                          " 1000M?", id="decimal-k"),
+    # no suggestion where no unit would do
+    pytest.param(0, f"0 bytes is below 1Mi, the least leasehold accepts {BYTES}", id="zero"),
+    pytest.param("0.5Mi", "0.5Mi is below 1Mi, the least leasehold accepts", id="half-Mi"),
+    # what a Lease accepts: not "MiB (e.g. 512)", which it would refuse
+    pytest.param("lots", 'invalid memory quantity "lots": expected a quantity (e.g. "512Mi",'
+                         ' "1Gi", "1G"; a bare number is bytes)', id="not-a-quantity"),
+])
+def test_a_lease_memory_below_1mi_is_refused_with_a_suggestion(memory, problem):
+    with pytest.raises(LeaseInputError) as info:
+        read({"type": "BestEffortSuspendable", "vms": 1, "duration": "1h",
+              "resources": {"memory": memory}})
+    assert info.value.problems == [f"spec.resources.memory: {problem}"]
+
+
 @pytest.mark.parametrize(("spec", "problem"), [
     pytest.param({"emulated": {"nodes": 1, "cpu": "lots", "memory": "1Gi"}},
                  r"NodePool p: spec\.emulated\.cpu: invalid cpu quantity \"lots\"", id="cpu"),
     pytest.param({"emulated": {"nodes": 1, "cpu": 1, "memory": "lots"}},
                  r"NodePool p: spec\.emulated\.memory:", id="memory"),
+    # a NodePool's memory is a quantity too: a bare number is bytes, below 1Mi refused
+    pytest.param({"emulated": {"nodes": 1, "cpu": 1, "memory": 4096}},
+                 r"NodePool p: spec\.emulated\.memory: 4096 bytes is below 1Mi, the least"
+                 r" leasehold accepts \(a bare number is bytes, as in Kubernetes\); did you"
+                 r" mean 4096Mi\?", id="memory-bytes"),
     pytest.param({"emulated": {"nodes": "many", "cpu": 1, "memory": "1Gi"}},
                  r"NodePool p: spec\.emulated\.nodes:", id="nodes"),
     pytest.param({"overhead": {"suspendRate": "fast"}},

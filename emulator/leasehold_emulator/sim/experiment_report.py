@@ -12,6 +12,7 @@ from __future__ import annotations
 import html
 import json
 import math
+import textwrap
 from collections import defaultdict
 from pathlib import Path
 from statistics import fmean, stdev
@@ -21,6 +22,9 @@ import matplotlib
 
 matplotlib.use("Agg")  # headless: files only
 import matplotlib.pyplot as plt
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
 from scipy import stats
 
 from leasehold.core.model import Request
@@ -55,6 +59,32 @@ SHOWN = {
     "nonPreemptableRejectionRate": ("non-preemptable rejection", 100, "%"),
 }
 
+#: how a grid parameter is shown on an axis or a tick: (words, scale, unit). The
+#: experiment file's keys (``mix.best_effort``) are for the file, not for a reader;
+#: every field a grid may sweep (workload.*, mix.*, config.*) has an entry (a test
+#: checks), by the key the file writes
+PARAMETERS: dict[str, tuple[str, float, str]] = {
+    "workload.model": ("workload model", 1, ""),
+    "workload.preset": ("workload preset", 1, ""),
+    "workload.jobs": ("jobs", 1, ""),
+    "workload.mean_vms": ("mean VMs per lease", 1, ""),
+    "workload.path": ("workload file", 1, ""),
+    "mix.local": ("local leases", 100, "%"),
+    "mix.cancellable": ("weight of cancellable leases", 1, ""),
+    "mix.suspendable": ("weight of suspendable leases", 1, ""),
+    "mix.migratable": ("weight of migratable leases", 1, ""),
+    "mix.nonpreemptable": ("weight of non-preemptable leases", 1, ""),
+    "mix.best_effort": ("best-effort share of external leases", 100, "%"),
+    "mix.deadline": ("deadline-bound share of external leases", 100, "%"),
+    "mix.slack": ("deadline slack (× duration)", 1, ""),
+    "mix.cpu": ("cpu per VM", 1 / 1000, " cores"),
+    "mix.memory": ("memory per VM", 1, " MiB"),
+    "config.policy": ("policy", 1, ""),
+    "config.alpha": ("MOML threshold α", 1, ""),
+    "config.backfilling": ("backfilling", 1, ""),
+    "config.suspendBeforeBlocking": ("suspend before blocking", 1, ""),
+}
+
 Cell = tuple[str, str]  # (point, policy)
 
 
@@ -83,8 +113,50 @@ def _by_cell(rows: list[dict[str, Any]], metric: str) -> dict[Cell, dict[int, fl
 
 
 def _label(point: str) -> str:
+    """A grid point as the experiment file writes it (``mix.local = 0.2``): the
+    tables', whose reader has the file."""
     values = json.loads(point)
     return ", ".join(f"{k} = {v}" for k, v in values.items()) or "—"
+
+
+def _parameter(key: str) -> tuple[str, float, str]:
+    """A grid key's words, scale and unit (an unknown one: its field's name, spaced)."""
+    return PARAMETERS.get(key, (key.rpartition(".")[2].replace("_", " "), 1, ""))
+
+
+def axis_label(key: str) -> str:
+    """``mix.best_effort`` -> ``best-effort share of external leases (%)``."""
+    name, _, unit = _parameter(key)
+    return f"{name} ({unit.strip()})" if unit else name
+
+
+def shown_value(key: str, value: Any) -> Any:
+    """A grid value in the unit its axis shows (a share as a percentage)."""
+    _, scale, _ = _parameter(key)
+    if isinstance(value, int | float) and not isinstance(value, bool) and scale != 1:
+        return value * scale
+    return value
+
+
+def point_words(point: dict[str, Any]) -> list[str]:
+    """A grid point in words, a parameter each (``local leases 20%``)."""
+    parts = []
+    for key, value in point.items():
+        name, _, unit = _parameter(key)
+        shown = shown_value(key, value)
+        text = f"{shown:g}" if isinstance(shown, float) else str(shown)
+        parts.append(f"{name} {text}{unit}")
+    return parts
+
+
+def point_text(point: dict[str, Any]) -> str:
+    """A grid point in words, for titles."""
+    return ", ".join(point_words(point)) or "one configuration"
+
+
+def _tick(point: dict[str, Any]) -> str:
+    """A grid point under its bars: a parameter a line, wrapped to the bars' width."""
+    return "\n".join(textwrap.fill(w, 24) for w in point_words(point))
 
 
 def _fmt(value: float, metric: str) -> str:
@@ -172,47 +244,58 @@ def to_html(spec: ExperimentSpec, rows: list[dict[str, Any]], plots: list[Path])
     return "\n".join(parts) + "\n"
 
 
-def draw(spec: ExperimentSpec, rows: list[dict[str, Any]], out: Path) -> list[Path]:
-    """One figure per metric: the metric against the grid's single numeric parameter
-    (one line per policy, 95% CI as error bars), or bars per grid point."""
+#: a policy's legend sits right of the axes, outside the data: a legend inside
+#: covers points whichever corner it takes as the grid and the policies vary
+OUTSIDE = {"loc": "outside right upper", "fontsize": "small", "title": "policy"}
+
+
+def metric_figure(spec: ExperimentSpec, rows: list[dict[str, Any]], metric: str) -> Figure:
+    """``metric`` against the grid's single numeric parameter (one line per policy,
+    95% CI as error bars), or bars per grid point; the legend outside the axes."""
     points = spec.points()
     keys = sorted(spec.grid)
     numeric = len(keys) == 1 and all(isinstance(p[keys[0]], int | float) for p in points)
+    label, scale, unit = SHOWN[metric]
+    cells = _by_cell(rows, metric)
+    # bars: a grid point's words under its bars, a parameter a line (wide enough)
+    width = 7.4 if numeric else max(7.4, 2.2 * len(points) + 2.4)
+    fig, ax = plt.subplots(figsize=(width, 4), layout="constrained")
+    for k, policy in enumerate(spec.policies):
+        means, halves = [], []
+        for point in points:
+            values = list(cells[(json.dumps(point, sort_keys=True), policy)].values())
+            mean, half = interval(values) if values else (math.nan, math.nan)
+            means.append(mean * scale)
+            halves.append(0 if math.isnan(half) else half * scale)
+        if numeric:
+            xs = [shown_value(keys[0], p[keys[0]]) for p in points]
+            ax.errorbar(xs, means, yerr=halves, marker="o", capsize=3, label=policy)
+        else:
+            bar = 0.8 / len(spec.policies)
+            xs = [i + k * bar for i in range(len(points))]
+            ax.bar(xs, means, bar, yerr=halves, capsize=3, label=policy)
+    if numeric:
+        ax.set_xlabel(axis_label(keys[0]))
+    else:
+        ax.set_xticks([i + 0.4 - 0.4 / len(spec.policies) for i in range(len(points))],
+                      [_tick(p) for p in points], fontsize="small")
+    ax.set_ylabel(f"{label}{' (' + unit.strip() + ')' if unit else ''}")
+    ax.set_title(f"{spec.name}: {label}")
+    fig.legend(**OUTSIDE)
+    return fig
+
+
+def draw(spec: ExperimentSpec, rows: list[dict[str, Any]], out: Path) -> list[Path]:
+    """One figure per metric (:func:`metric_figure`), as PNG and SVG."""
     files = []
     for metric in METRICS:
-        label, scale, unit = SHOWN[metric]
-        cells = _by_cell(rows, metric)
-        fig, ax = plt.subplots(figsize=(6.4, 4))
-        for k, policy in enumerate(spec.policies):
-            means, halves = [], []
-            for point in points:
-                values = list(cells[(json.dumps(point, sort_keys=True), policy)].values())
-                mean, half = interval(values) if values else (math.nan, math.nan)
-                means.append(mean * scale)
-                halves.append(0 if math.isnan(half) else half * scale)
-            if numeric:
-                xs = [p[keys[0]] for p in points]
-                ax.errorbar(xs, means, yerr=halves, marker="o", capsize=3, label=policy)
-            else:
-                width = 0.8 / len(spec.policies)
-                xs = [i + k * width for i in range(len(points))]
-                ax.bar(xs, means, width, yerr=halves, capsize=3, label=policy)
-        if numeric:
-            ax.set_xlabel(keys[0])
-        else:
-            ax.set_xticks([i + 0.4 - 0.4 / len(spec.policies) for i in range(len(points))],
-                          [_label(json.dumps(p, sort_keys=True)) for p in points],
-                          rotation=15)
-        ax.set_ylabel(f"{label}{' (' + unit.strip() + ')' if unit else ''}")
-        ax.set_title(f"{spec.name}: {label}")
-        ax.legend(fontsize="small")
-        files += _save(fig, out, metric)
+        files += _save(metric_figure(spec, rows, metric), out, metric)
     return files
 
 
-def _save(fig: plt.Figure, out: Path, stem: str) -> list[Path]:
-    """``fig`` as ``<stem>.png`` and ``<stem>.svg``, then closed."""
-    fig.tight_layout()
+def _save(fig: Figure, out: Path, stem: str) -> list[Path]:
+    """``fig`` (laid out as drawn: constrained) as ``<stem>.png`` and ``<stem>.svg``,
+    then closed."""
     paths = [out / f"{stem}.{ext}" for ext in ("png", "svg")]
     for path in paths:
         fig.savefig(path)
@@ -234,40 +317,55 @@ def _first_run(spec: ExperimentSpec, policy: str) -> tuple[list[Request], SimRes
 
 
 def _first_point(spec: ExperimentSpec) -> str:
-    return _label(json.dumps(spec.points()[0], sort_keys=True))
+    return point_text(spec.points()[0])
 
 
-def gantt(spec: ExperimentSpec, out: Path) -> list[Path]:
+#: the Gantt chart's colours: a VM running (by the lease's origin), an overhead
+GANTT_COLOURS = {"local": "tab:red", "external": "tab:blue", "overhead": "tab:orange"}
+
+
+def gantt_figure(spec: ExperimentSpec) -> Figure:
     """One run drawn lease by lease — the first grid point, seed 1, the first policy
     that is not the baseline — for its first :data:`GANTT_LEASES` leases: running
     (local or external), overheads (suspending, resuming, migrating), and the wait
-    from submission as a thin line."""
+    from submission as a thin line; what the colours mean below the axes."""
     policy = next((p for p in spec.policies if p != spec.baseline), spec.policies[0])
     reqs, result = _first_run(spec, policy)
     timelines = lease_timelines(result.actions)
     shown = sorted(reqs, key=lambda r: (r.submitted, r.name))[:GANTT_LEASES]
-    fig, ax = plt.subplots(figsize=(9, max(3.0, 0.06 * len(shown) + 1)))
-    colours = {"local": "tab:red", "external": "tab:blue"}
+    fig, ax = plt.subplots(figsize=(9, max(3.0, 0.06 * len(shown) + 1.5)),
+                           layout="constrained")
     for y, r in enumerate(shown):
         segments = timelines.get(r.name, [])
         end = max((e for _, _, e in segments), default=r.submitted)
         ax.hlines(y, r.submitted / 3600, end / 3600, colors="0.8", linewidth=0.6)
         for kind, a, b in segments:
-            colour = colours[r.origin.value] if kind == "run" else "tab:orange"
+            colour = GANTT_COLOURS[r.origin.value if kind == "run" else "overhead"]
             ax.barh(y, (b - a) / 3600, left=a / 3600, height=0.8, color=colour, linewidth=0)
     ax.set_ylim(len(shown), -1)
     ax.set_yticks([])
-    ax.set_xlabel("hours")
+    ax.set_xlabel("time (h)")
     ax.set_ylabel(f"the first {len(shown)} leases, by submission")
-    ax.set_title(f"{spec.name}: {policy}, {_first_point(spec)}, seed 1 (red local,"
-                 f" blue external, orange overhead)", fontsize="small")
-    return _save(fig, out, "gantt")
+    ax.set_title(f"{spec.name}: {policy}, {_first_point(spec)}, seed 1", fontsize="small")
+    fig.legend(handles=[Patch(color=GANTT_COLOURS["local"], label="local, running"),
+                        Patch(color=GANTT_COLOURS["external"], label="external, running"),
+                        Patch(color=GANTT_COLOURS["overhead"], label="overhead"),
+                        Line2D([], [], color="0.8", linewidth=0.6, label="waiting")],
+               loc="outside lower center", ncol=4, fontsize="small")
+    return fig
 
 
-def over_time_plot(spec: ExperimentSpec, out: Path) -> list[Path]:
+def gantt(spec: ExperimentSpec, out: Path) -> list[Path]:
+    """:func:`gantt_figure`, as PNG and SVG."""
+    return _save(gantt_figure(spec), out, "gantt")
+
+
+def over_time_figure(spec: ExperimentSpec) -> Figure:
     """The first grid point's seed-1 run under every policy, over time: the VMs
-    holding nodes and the leases waiting (:func:`.metrics.over_time`)."""
-    fig, (top, bottom) = plt.subplots(2, 1, figsize=(9, 5.5), sharex=True)
+    holding nodes and the leases waiting (:func:`.metrics.over_time`); the legend
+    outside the axes."""
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(9.5, 5.5), sharex=True,
+                                      layout="constrained")
     for policy in spec.policies:
         _, result = _first_run(spec, policy)
         series = over_time(result.scheduler.leases(), lease_timelines(result.actions))
@@ -276,10 +374,15 @@ def over_time_plot(spec: ExperimentSpec, out: Path) -> list[Path]:
         bottom.step(hours, series["waiting"], where="post", linewidth=0.8, label=policy)
     top.set_ylabel("VMs holding nodes")
     bottom.set_ylabel("leases waiting")
-    bottom.set_xlabel("hours")
-    top.legend(fontsize="small", ncol=4)
+    bottom.set_xlabel("time (h)")
+    fig.legend(handles=top.get_lines(), **OUTSIDE)
     top.set_title(f"{spec.name}: {_first_point(spec)}, seed 1, over time", fontsize="small")
-    return _save(fig, out, "over-time")
+    return fig
+
+
+def over_time_plot(spec: ExperimentSpec, out: Path) -> list[Path]:
+    """:func:`over_time_figure`, as PNG and SVG."""
+    return _save(over_time_figure(spec), out, "over-time")
 
 
 def write_report(spec: ExperimentSpec, out: Path) -> list[Path]:

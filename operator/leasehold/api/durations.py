@@ -6,8 +6,12 @@ Times and durations are seconds: a number (``90``, ``1.5``) or a string of one o
 clock zero, so both use :func:`parse_duration`.
 
 Quantities follow Kubernetes where that is unambiguous, with one deliberate difference:
-a bare number is *cores* for cpu (as in Kubernetes) but *MiB* for memory (Kubernetes
-would read bytes), because scenario files write ``memory: 1024`` meaning 1 GiB.
+in a scenario a bare number is *cores* for cpu (as in Kubernetes) but *MiB* for memory
+(Kubernetes would read bytes), because scenario files write ``memory: 1024`` meaning
+1 GiB. A Lease or NodePool is a Kubernetes object, so its memory is a Kubernetes
+quantity (a bare number is bytes, :func:`parse_memory_quantity`); as nobody asks for
+a VM of less than a MiB, a value below 1Mi there is refused with the reading the user
+likely meant (``256`` -> "did you mean 256Mi?").
 
 Arithmetic goes through :class:`~decimal.Decimal` so that e.g. ``0.1`` cores is exactly
 100 millicores rather than 100.00000000000001 rounded up to 101.
@@ -31,6 +35,7 @@ __all__ = [
     "parse_cpu",
     "parse_duration",
     "parse_memory",
+    "parse_memory_quantity",
 ]
 
 _NUMBER = r"(?:\d+(?:\.\d*)?|\.\d+)"
@@ -45,6 +50,7 @@ _DURATION_FORMS = (
 )
 _CPU_FORMS = 'cores (e.g. 2 or 0.5) or millicores (e.g. "500m")'
 _MEMORY_FORMS = 'MiB (e.g. 512) or a quantity (e.g. "512Mi", "1Gi", "1G")'
+_QUANTITY_FORMS = 'a quantity (e.g. "512Mi", "1Gi", "1G"; a bare number is bytes)'
 
 _MIB = 1024 * 1024
 _MEMORY_SUFFIX_BYTES: dict[str, int] = {
@@ -219,13 +225,47 @@ def parse_memory_capacity(value: str) -> int:
     return int(_parse_memory_text(text) // 1)
 
 
-def _parse_memory_text(text: str) -> Decimal:
+#: a smaller unit's quantity -> the larger unit the user likely meant ("512Ki": "512Mi")
+_MEANT_UNIT = {None: "Mi", "Ki": "Mi", "k": "M", "K": "M"}
+
+
+def parse_memory_quantity(value: object) -> int:
+    """MiB from a Kubernetes memory quantity (a bare number is bytes, ``"512Mi"``,
+    ``"1Gi"``, ``"1G"``), as a Lease or a NodePool gives it; rounds up. Below 1Mi
+    raises ValueError: a unit was likely left out, and the message says which."""
+    suffix: str | None = None
+    if _is_number(value):
+        number, mib = describe(value), _decimal(value) / _MIB
+    elif isinstance(value, str) and _PLAIN_NUMBER.fullmatch(value.strip()):
+        number, mib = value.strip(), Decimal(value.strip()) / _MIB
+    elif isinstance(value, str):
+        mib = _parse_memory_text(value, _QUANTITY_FORMS)
+        match = _MEMORY.fullmatch(value.strip().removeprefix("-"))  # read above
+        number, suffix = match.groups() if match else (value.strip(), None)
+    else:
+        raise ValueError(f"expected {_QUANTITY_FORMS}, got {describe(value)}")
+    _check_sign(value, mib)
+    if mib < 1:
+        _below_1mi(number, suffix)
+    return _ceil(mib)
+
+
+def _below_1mi(number: str, suffix: str | None) -> None:
+    """Refuse a memory below 1Mi, suggesting the unit the user likely meant."""
+    written = f"{number} bytes" if suffix is None else f"{number}{suffix}"
+    why = " (a bare number is bytes, as in Kubernetes)" if suffix is None else ""
+    meant = _MEANT_UNIT.get(suffix)
+    hint = f"; did you mean {number}{meant}?" if meant and Decimal(number) >= 1 else ""
+    raise ValueError(f"{written} is below 1Mi, the least leasehold accepts{why}{hint}")
+
+
+def _parse_memory_text(text: str, forms: str = _MEMORY_FORMS) -> Decimal:
     stripped = text.strip()
     negative = stripped.startswith("-")
     match = _MEMORY.fullmatch(stripped[1:] if negative else stripped)
     if match is None:
         raise ValueError(
-            f"invalid memory quantity {describe(text)}: expected {_MEMORY_FORMS}"
+            f"invalid memory quantity {describe(text)}: expected {forms}"
             + _memory_hint(stripped)
         )
     number, suffix = match.groups()

@@ -9,10 +9,8 @@ when a Lease becomes a scenario :class:`~.lease.LeaseSpec`
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import replace
-from decimal import Decimal
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -20,7 +18,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from leasehold.core.model import LeaseType, Origin, OverheadParams, PoolSpec
 
 from .clock import Clock, epoch
-from .durations import describe, parse_cpu, parse_duration, parse_memory, parse_memory_capacity
+from .durations import (
+    describe,
+    parse_cpu,
+    parse_duration,
+    parse_memory_capacity,
+    parse_memory_quantity,
+)
 from .lease import LeaseSpec
 from .podpolicy import RESTRICTED, PodPolicy, pod_parts, shape_problems
 from .scenario import field_problem, validation_problems
@@ -44,7 +48,8 @@ class Resources(_K8s):
 
     cpu: IntOrString = Field(default="1", description='Cores (2) or a quantity ("500m").')
     memory: IntOrString = Field(
-        default="1Gi", description='A quantity ("512Mi", "1Gi"); a bare number is bytes.')
+        default="1Gi", description='A quantity ("512Mi", "1Gi"); a bare number is bytes.'
+                                   ' At least 1Mi.')
 
 
 class LeaseResourceSpec(_K8s):
@@ -84,7 +89,9 @@ class Emulated(_K8s):
 
     nodes: int = Field(ge=1, le=10_000)
     cpu: IntOrString = Field(default=1, description="Each node's cpu (cores or a quantity).")
-    memory: IntOrString = Field(default="1Gi", description="Each node's memory (a quantity).")
+    memory: IntOrString = Field(default="1Gi", description="Each node's memory (a quantity;"
+                                                           " a bare number is bytes). At"
+                                                           " least 1Mi.")
     labels: dict[str, str] | None = None
 
 
@@ -197,12 +204,10 @@ def _writable(t: float | None, clock: Clock, field: str, problems: list[str]) ->
 
 
 def _memory_mib(value: int | str, field: str, problems: list[str]) -> int | None:
-    """A Kubernetes memory quantity in MiB (bare numbers are bytes, as in Kubernetes)."""
-    text = str(value).strip()
+    """A Kubernetes memory quantity in MiB (bare numbers are bytes, as in Kubernetes;
+    below 1Mi refused, naming the unit likely meant)."""
     try:
-        if re.fullmatch(r"\d+(\.\d+)?", text):
-            return max(math.ceil(Decimal(text) / (1 << 20)), 1)
-        return parse_memory(text)
+        return parse_memory_quantity(value)
     except ValueError as exc:
         problems.append(f"spec.{field}: {exc}")
         return None
