@@ -1,14 +1,17 @@
 """The README's tour, the chart's README and its NOTES, pasted as written: every shell
 command of theirs is run through bash, in order, against `leasehold up`, and must
-succeed the first time (no retries). Also the steps `leasehold up` prints. And no doc
-or hint lists leasehold's Leases as a bare `lease`, which is the built-in coordination
-Lease.
+succeed the first time (no retries). Also the steps `leasehold up` prints and
+docs/operator.md's first block (the cluster and the operator started with `&`). And
+no doc or hint lists leasehold's Leases as a bare `lease`, which is the built-in
+coordination Lease.
 
 The few commands not run, and the few paths put in place of the docs' own, are listed
 below with why."""
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import json
 import os
 import re
@@ -64,12 +67,14 @@ def substituted(command: str, data: Path) -> str:
     """What is the user's in a command, put where this test has it: the data directory
     (a real /tmp/lh is left alone), the virtualenv (this test's: the checkout's .venv
     under `make test`), the workload traces (LEASEHOLD_SHARED_DATA), and the metrics
-    port of `leasehold up` (its default, 8080, may be another program's on the machine
-    running the tests: a free one; a port the command names still wins, given later)."""
+    port of `leasehold up` and `leasehold operator` (their default, 8080, may be another
+    program's on the machine running the tests: a free one; a port the command names
+    still wins, given later)."""
     command = (command.replace("/tmp/lh", str(data))
                .replace(".venv/bin/", f"{BIN}/")
                .replace("../shared/data/", f"{SHARED}/"))
-    return re.sub(r"\bleasehold up\b", f"leasehold up --metrics-port {free_port()}", command)
+    return re.sub(r"\bleasehold (up|operator)\b",
+                  lambda m: f"{m.group(0)} --metrics-port {free_port()}", command)
 
 
 def section(text: str, heading: str) -> str:
@@ -158,7 +163,7 @@ def bare_leases(line: str) -> list[str]:
 ], ids=["get-lease", "get-leases", "flags-first", "describe-slash", "in-a-list", "in-prose",
         "in-python", "lhl", "full-name", "full-name-singular", "a-file", "a-lease-named",
         "prose"])
-def test_a_bare_lease_is_found(line, bare):
+def test_a_bare_lease_is_found(line: str, bare: bool) -> None:
     assert bool(bare_leases(line)) == bare
 
 
@@ -168,7 +173,7 @@ SCANNED = ("README.md", "Makefile", "docs", "charts", "examples", "operator", "e
 TEXT = {".md", ".txt", ".yaml", ".yml", ".tpl", ".py", ".json", ""}
 
 
-def test_no_doc_or_hint_lists_leaseholds_leases_as_a_bare_lease():
+def test_no_doc_or_hint_lists_leaseholds_leases_as_a_bare_lease() -> None:
     """`kubectl get lease` lists the built-in coordination Leases: docs, examples,
     the chart and the CLI's hints say `lhl` or `leases.leasehold.io`."""
     found = []
@@ -208,18 +213,21 @@ class Shell:
                            capture_output=True, text=True, timeout=timeout)
         assert r.returncode == 0, f"`{command}` failed ({r.returncode}):\n" \
             f"{r.stdout[-3000:]}\n{r.stderr[-3000:]}"
-        if command.startswith("export "):
+        if command.lstrip().startswith("export "):
             self.exported.append(command)
         return r
 
-    def start(self, command: str, out: Path, ready: str, timeout: float = 60) -> str:
+    def start(self, command: str, out: Path, ready: str | None, timeout: float = 60) -> str:
         """``command``, which runs until stopped, left running once its output (to
-        ``out``) says ``ready``; its output so far."""
+        ``out``) says ``ready`` (None: at once, as bash leaves a ``command &``); its
+        output so far."""
         with out.open("w") as sink:
             proc = subprocess.Popen(self.script(command), cwd=ROOT, env=self.environment(),
                                     stdout=sink, stderr=subprocess.STDOUT, text=True,
                                     start_new_session=True)  # its own group: stopped whole
         self.running.append(proc)
+        if ready is None:
+            return ""
 
         def said() -> bool:
             """the command says it is ready (and still runs)"""
@@ -230,15 +238,28 @@ class Shell:
         return out.read_text()
 
     def stop(self) -> None:
-        """Ctrl-C, as the user would: SIGINT to each started command's group."""
+        """SIGTERM to each started command's process group (a ``command &``'s outlives
+        the bash that started it, and ignores SIGINT as bash's background jobs do),
+        SIGKILL to what is left after 30 s."""
+        def gone(group: int) -> bool:
+            """the process group is gone"""
+            try:
+                os.killpg(group, 0)
+            except ProcessLookupError:
+                return True
+            return False
         for proc in reversed(self.running):
-            if proc.poll() is None:
-                os.killpg(proc.pid, signal.SIGINT)
-                try:
-                    proc.wait(timeout=30)
-                except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGTERM)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=30)
+            try:
+                until(functools.partial(gone, proc.pid), 30, 0.1)
+            except AssertionError:
+                with contextlib.suppress(ProcessLookupError):
                     os.killpg(proc.pid, signal.SIGKILL)
-                    proc.wait(timeout=10)
+            if proc.poll() is None:
+                proc.wait(timeout=10)
         self.running.clear()
 
     def leases(self) -> set[str]:
@@ -260,15 +281,20 @@ def shell(tmp_path: Path) -> Iterator[Shell]:
 
 def run_or_start(shell: Shell, command: str, data: Path) -> str:
     """One pasted command: a foreground server or a watch is started and left running
-    once it shows it works; any other must end with success. Its output."""
+    once it shows it works, a ``command &`` started and left; any other must end with
+    success. Its output."""
+    out = data.parent / f"started-{len(shell.running)}.out"
+    if re.search(r"&\s*(#.*)?$", command):
+        return shell.start(command, out, None)
     if re.search(r"\bleasehold up\b", command):
-        return shell.start(command, data.parent / "up.out", "Ctrl-C stops everything.")
+        return shell.start(command, out, "Ctrl-C stops everything.")
     if re.search(r"\bkubectl get\b.* (-w|--watch)\b", command):
-        return shell.start(command, data.parent / f"watch{len(shell.running)}.out", "NAME")
+        return shell.start(command, out, "NAME")
     return shell.run(command).stdout
 
 
-def test_the_readme_tour_runs_as_written_against_leasehold_up(shell, tmp_path):
+def test_the_readme_tour_runs_as_written_against_leasehold_up(shell: Shell,
+                                                              tmp_path: Path) -> None:
     tour = section(README.read_text(), "Five-minute tour")
     pasted = [c for block in fenced(tour) for c in commands(block.splitlines())]
     up = next((i for i, c in enumerate(pasted) if re.search(r"\bleasehold up\b", c)), None)
@@ -297,9 +323,21 @@ def test_the_readme_tour_runs_as_written_against_leasehold_up(shell, tmp_path):
         run_or_start(shell, step, data)
 
 
+def test_the_operators_first_steps_run_as_written(shell: Shell, tmp_path: Path) -> None:
+    """docs/operator.md's first block: the emulated cluster and the operator started
+    in the background (`&`), kubectl on them."""
+    doc = (ROOT / "docs" / "operator.md").read_text()
+    pasted = commands(fenced(doc)[0].splitlines())
+    assert any(c.startswith("leasehold operator ") for c in pasted), pasted
+    data = tmp_path / "lh"
+    for command in pasted:
+        run_or_start(shell, substituted(command, data), data)
+    assert shell.leases() == TESTBED_LEASES
+
+
 @pytest.mark.parametrize("install", ["readme", "defaults"])
 def test_the_charts_readme_and_notes_run_as_written_against_leasehold_up(
-        shell, tmp_path, install):
+        shell: Shell, tmp_path: Path, install: str) -> None:
     """``readme``: the chart README's blocks, then the NOTES its `helm install` printed;
     ``defaults``: the NOTES of an install with the default values (no local namespace
     yet: they say how to name one)."""
