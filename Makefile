@@ -42,13 +42,15 @@ helm: $(STAMP)
 
 ## make generate: the files generated from code, where users and the chart read them
 ## (tests fail when a committed copy drifts): CRDs, dashboards, alert rules; and the
-## package's copy of examples/testbed/ that `leasehold demo` reads
+## package's copy of examples/testbed/ and examples/operator/testbed.yaml that
+## `leasehold demo` reads
 generate: $(STAMP)
 	$(BIN)/leasehold crds --out crds --out charts/leasehold/crds
 	$(BIN)/leasehold dashboards --out grafana --out charts/leasehold/files/dashboards \
 		--rules prometheus --rules charts/leasehold/files
 	rm -f emulator/leasehold_emulator/data/testbed/*.yaml
 	cp examples/testbed/*.yaml emulator/leasehold_emulator/data/testbed/
+	cp examples/operator/testbed.yaml emulator/leasehold_emulator/data/operator/
 
 ## make golden-rbac: record anew the chart's rendered RBAC objects and what `kubectl auth
 ## can-i` answers its tenant and operator (tests/charts/golden/, which

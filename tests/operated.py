@@ -75,7 +75,7 @@ def operated(tmp_path: Path, policy: str, pools: Path, scale: float = 60.0,
         pytest.skip("kubectl is not installed (apt-get install kubectl)")
     c = Operated(tmp_path)
     c.start(0, "--time-scale", str(scale), "--pools", str(pools))
-    c.kubectl("apply", "-f", str(TESTBED / "namespaces.yaml"))
+    c.kubectl("apply", "-f", str(TESTBED / "1-namespaces.yaml"))
     c.start_operator(policy, metrics_port, *extra, program=program, env=env)
     return c
 
@@ -172,7 +172,7 @@ class Sampler(threading.Thread):
 def apply_testbed(c: Operated, scale: float) -> tuple[threading.Thread, float]:
     """A thread applying the testbed's leases at their arrival times (scaled), and
     its start on the monotonic clock."""
-    docs = [d for d in yaml.safe_load_all((TESTBED / "leases.yaml").read_text()) if d]
+    docs = [d for d in yaml.safe_load_all((TESTBED / "3-leases.yaml").read_text()) if d]
     start = time.monotonic()
 
     def arrive() -> None:

@@ -21,6 +21,9 @@ from leasehold.commands import extra_of, missing
 ROOT = Path(__file__).resolve().parents[1]
 TESTBED = ROOT / "examples" / "testbed"
 PACKAGED = ROOT / "emulator" / "leasehold_emulator" / "data" / "testbed"
+#: the operator's configuration for the testbed, and the package's copy
+OPERATOR_CONFIG = ROOT / "examples" / "operator" / "testbed.yaml"
+PACKAGED_CONFIG = ROOT / "emulator" / "leasehold_emulator" / "data" / "operator" / "testbed.yaml"
 #: the modules of the extras (sim: scipy, matplotlib; emulator: cryptography, and
 #: common-expression-language, whose module is ``cel``)
 EXTRAS = ("scipy", "matplotlib", "cryptography", "cel")
@@ -121,12 +124,15 @@ def test_the_wheel_registers_the_emulators_commands(wheel):
 
 
 def test_the_packaged_testbed_is_examples_testbed():
-    """`make generate` copies examples/testbed/ into the package."""
+    """`make generate` copies examples/testbed/ and the operator's configuration for it
+    into the package."""
     assert sorted(p.name for p in PACKAGED.glob("*.yaml")) == \
         sorted(p.name for p in TESTBED.glob("*.yaml"))
     for path in TESTBED.glob("*.yaml"):
         assert (PACKAGED / path.name).read_bytes() == path.read_bytes(), \
             f"{path.name} differs: make generate"
+    assert PACKAGED_CONFIG.read_bytes() == OPERATOR_CONFIG.read_bytes(), \
+        f"{PACKAGED_CONFIG.name} differs: make generate"
 
 
 def test_the_demo_reads_its_testbed_where_the_wheel_is_installed(wheel, tmp_path):
@@ -137,14 +143,15 @@ def test_the_demo_reads_its_testbed_where_the_wheel_is_installed(wheel, tmp_path
     assert r.returncode == 0, r.stderr[-3000:]
     code = ("import sys, leasehold_emulator.demo as demo\n"
             "print(demo.__file__)\n"
-            "sys.stdout.write(demo.testbed('leases.yaml'))\n")
+            "sys.stdout.write(demo.testbed('3-leases.yaml'))\n"
+            "sys.stdout.write(demo.OPERATOR_CONFIG.read_text())\n")
     # away from the checkout, with the installed copy first on the path
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                        cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(site)}, timeout=60)
     assert r.returncode == 0, r.stderr
     where, _, text = r.stdout.partition("\n")
     assert Path(where).is_relative_to(site)
-    assert text == (TESTBED / "leases.yaml").read_text()
+    assert text == (TESTBED / "3-leases.yaml").read_text() + OPERATOR_CONFIG.read_text()
 
 
 def test_the_operator_imports_neither_the_emulator_nor_the_extras():

@@ -24,8 +24,11 @@ from leasehold.kube.client import KubeClient, KubeError
 
 from .up import UpError, start, stop, wait_for
 
-#: the testbed's manifests: package data, so that an installed wheel has them too
+#: the testbed's manifests and the operator's configuration for it (copies of
+#: examples/testbed/ and examples/operator/testbed.yaml): package data, so that an
+#: installed wheel has them too
 TESTBED = files("leasehold_emulator") / "data" / "testbed"
+OPERATOR_CONFIG = files("leasehold_emulator") / "data" / "operator" / "testbed.yaml"
 LEASES = "/apis/leasehold.io/v1alpha1/leases"
 FINAL = ("Completed", "Rejected", "Cancelled", "Failed")
 
@@ -45,8 +48,8 @@ class DemoError(Exception):
 
 
 def testbed(name: str) -> str:
-    """A testbed manifest's text: ``pool.yaml``, ``namespaces.yaml``, ``leases.yaml``
-    or ``operator.yaml`` (the operator's configuration: which namespace is local)."""
+    """A testbed manifest's text: ``1-namespaces.yaml``, ``2-pool.yaml`` or
+    ``3-leases.yaml`` (numbered: ``kubectl apply -f`` a directory goes by name)."""
     return (TESTBED / name).read_text(encoding="utf-8")
 
 
@@ -95,9 +98,9 @@ async def _run_policy(policy: str, scale: float, data: Path, out: IO[str], which
     """One policy's run (``which``: ``"2 of 4"``), a live table of its Leases on ``out``
     under the demo's ``announced`` line."""
     pools = data / "testbed-pool.yaml"  # a file for `emulator up`, wherever the package is
-    pools.write_text(testbed("pool.yaml"), encoding="utf-8")
+    pools.write_text(testbed("2-pool.yaml"), encoding="utf-8")
     config = data / "testbed-operator.yaml"  # the admins make `owners` local
-    config.write_text(testbed("operator.yaml"), encoding="utf-8")
+    config.write_text(OPERATOR_CONFIG.read_text(encoding="utf-8"), encoding="utf-8")
     emulator = start(["emulator", "up", "--port", "0", "--data", str(data), "--time-scale",
                       f"{scale:g}", "--pools", str(pools)], data / "log")
     operator: subprocess.Popen[bytes] | None = None
@@ -108,12 +111,12 @@ async def _run_policy(policy: str, scale: float, data: Path, out: IO[str], which
         except UpError as exc:
             raise DemoError(str(exc)) from None
         async with KubeClient.from_kubeconfig(data / "kubeconfig") as client:
-            for doc in yaml.safe_load_all(testbed("namespaces.yaml")):
+            for doc in yaml.safe_load_all(testbed("1-namespaces.yaml")):
                 await client.create("/api/v1/namespaces", doc)
             operator = start(["operator", "--kubeconfig", str(data / "kubeconfig"),
                               "--config", str(config), "--policy", policy,
                               "--metrics-port", "0"], data / "log")
-            docs = [d for d in yaml.safe_load_all(testbed("leases.yaml")) if d]
+            docs = [d for d in yaml.safe_load_all(testbed("3-leases.yaml")) if d]
             await asyncio.sleep(3)  # the operator is up
             began = time.monotonic()
             pending = list(docs)

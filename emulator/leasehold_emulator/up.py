@@ -115,8 +115,9 @@ def up(data: Path, port: int, time_scale: float, policy: str, metrics_port: int,
               f"next:\n"
               f"  export KUBECONFIG={kubeconfig}\n"
               f"  kubectl get nodes,nodepools\n"
-              f"  kubectl apply -f examples/testbed/namespaces.yaml -f"
-              f" examples/testbed/leases.yaml\n"
+              # the README's tour; tests/test_tour.py runs these lines as printed
+              f"  kubectl apply -f examples/testbed/   # in a checkout: namespaces, a pool,"
+              f" 7 Leases\n"
               f"  kubectl get lhl -A -w\n"
               f"Ctrl-C stops everything.", flush=True)
         while not stopping:

@@ -129,12 +129,12 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Installed]:
         pytest.skip("kubectl and helm are needed (`make test` installs helm)")
     data = tmp_path_factory.mktemp("installed")
     pools = data / "pools.yaml"
-    pools.write_text((TESTBED / "pool.yaml").read_text() + "\n---\n" + yaml.safe_dump(METAL))
+    pools.write_text((TESTBED / "2-pool.yaml").read_text() + "\n---\n" + yaml.safe_dump(METAL))
     c = Emulated(data / "cluster")
     c.start(0, "--time-scale", f"{SCALE:g}", "--pools", str(pools))
     procs: list[subprocess.Popen[bytes]] = []
     try:
-        c.kubectl("apply", "-f", str(TESTBED / "namespaces.yaml"))
+        c.kubectl("apply", "-f", str(TESTBED / "1-namespaces.yaml"))
         r = subprocess.run([HELM, "--kubeconfig", str(c.kubeconfig), "install", RELEASE,
                             str(CHART), "-n", NAMESPACE, "--create-namespace",
                             "--set", "replicaCount=2", "--set", f"scheduler.policy={POLICY}",

@@ -45,7 +45,7 @@ def cluster(tmp_path: Path) -> Iterator[Operated]:
     c.data.mkdir()
     c.start(0, "--time-scale", "60", "--pools", str(pools))
     try:
-        c.kubectl("apply", "-f", str(TESTBED / "namespaces.yaml"))
+        c.kubectl("apply", "-f", str(TESTBED / "1-namespaces.yaml"))
         yield c
     finally:
         c.stop_all()

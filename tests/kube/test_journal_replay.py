@@ -31,7 +31,7 @@ DECIDED = ("phase", "origin", "preemptions", "overheadSeconds", "progress", "sta
 
 @pytest.fixture
 def cluster(tmp_path: Path) -> Iterator[Operated]:
-    c = operated(tmp_path, "moml", TESTBED / "pool.yaml", SCALE, 0,
+    c = operated(tmp_path, "moml", TESTBED / "2-pool.yaml", SCALE, 0,
                  "--journal-snapshot-every", "5")
     try:
         yield c

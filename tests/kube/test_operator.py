@@ -29,7 +29,7 @@ def simulated_victims(policy: str) -> tuple[list[str], list[str]]:
 
 @pytest.fixture
 def testbed(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Operated]:
-    c = operated(tmp_path, request.param, TESTBED / "pool.yaml")
+    c = operated(tmp_path, request.param, TESTBED / "2-pool.yaml")
     try:
         yield c
     finally:
@@ -42,7 +42,7 @@ def test_the_testbed_preempts_what_the_simulator_preempts(testbed, request):
     policy = request.node.callspec.params["testbed"]
     victims, rejected = simulated_victims(policy)
     testbed.until(lambda: testbed.recoveries() == 1)  # the operator is up
-    docs = [d for d in yaml.safe_load_all((TESTBED / "leases.yaml").read_text()) if d]
+    docs = [d for d in yaml.safe_load_all((TESTBED / "3-leases.yaml").read_text()) if d]
     start = time.monotonic()
     for doc in docs:
         at = parse_duration(doc["metadata"]["annotations"]["leasehold.io/arrival"]) / 60.0
@@ -163,13 +163,13 @@ def test_metrics_follow_the_run(tmp_path):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    c = operated(tmp_path, "moml", TESTBED / "pool.yaml", metrics_port=port)
+    c = operated(tmp_path, "moml", TESTBED / "2-pool.yaml", metrics_port=port)
     try:
         def scrape() -> str:
             with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
                 return r.read().decode()
         c.until(lambda: "leasehold_leases" in _or_empty(scrape))
-        docs = [d for d in yaml.safe_load_all((TESTBED / "leases.yaml").read_text()) if d]
+        docs = [d for d in yaml.safe_load_all((TESTBED / "3-leases.yaml").read_text()) if d]
         for doc in docs[:6]:  # the external leases fill the pool
             c.kubectl("apply", "-f", "-", stdin=yaml.safe_dump(doc))
         c.until(lambda: all(x.get("status", {}).get("phase") == "Running"

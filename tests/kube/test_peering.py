@@ -74,7 +74,7 @@ def test_one_replica_schedules_and_another_takes_over(tmp_path: Path):
     test waits on conditions, not on a take-over within so many seconds), with no
     node over-committed at any moment."""
     peering = ("--peering", "--peering-lifetime", str(LIFETIME))
-    c = operated(tmp_path, "moml", TESTBED / "pool.yaml", SCALE, 0, *peering,
+    c = operated(tmp_path, "moml", TESTBED / "2-pool.yaml", SCALE, 0, *peering,
                  "--priority", "2")
     sampler = Sampler(c)
     try:

@@ -31,7 +31,7 @@ KILLS = 20
 
 def test_killed_at_random_the_operator_loses_and_double_books_nothing(tmp_path: Path):
     want = simulated_phases()
-    c = operated(tmp_path, "moml", TESTBED / "pool.yaml", SCALE)
+    c = operated(tmp_path, "moml", TESTBED / "2-pool.yaml", SCALE)
     rng = random.Random(2026)
     sampler = Sampler(c)
     try:
