@@ -1,0 +1,277 @@
+"""CEL validation rules (x-kubernetes-validations) as kube-apiserver 1.32 evaluates
+them: compiled once per CRD, what each rule sees, transition rules, messages,
+reasons and field paths, ratcheting, and the CRDs refused for their rules."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from leasehold.api.crds import LEASE_RULES, lease_crd
+from leasehold.api.resources import LeaseInputError, lease_spec
+from leasehold.core.model import Origin
+from leasehold_emulator.apiserver.rules import compile_schema, evaluate
+from leasehold_emulator.apiserver.schema import validate
+
+
+def spec_schema(*rules: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    """An object schema whose spec carries ``rules``."""
+    spec = {"type": "object", "properties": {
+        "type": {"type": "string"}, "vms": {"type": "integer"}, "start": {"type": "string"},
+        "name": {"type": "string"}, "rate": {"type": "number"},
+        "tags": {"type": "array", "items": {"type": "string"}},
+        "labels": {"type": "object", "additionalProperties": {"type": "string"}},
+        "size": {"x-kubernetes-int-or-string": True},
+    }, "x-kubernetes-validations": list(rules), **extra}
+    return {"type": "object", "properties": {"spec": spec}}
+
+
+def obj(spec: dict[str, Any] | None, name: str = "x") -> dict[str, Any]:
+    return {"apiVersion": "example.io/v1", "kind": "Widget",
+            "metadata": {"name": name, "labels": {"a": "b"}}, "spec": spec}
+
+
+def run(schema: dict[str, Any], new: dict[str, Any], old: dict[str, Any] | None = None,
+        ratchet: bool = False) -> list[str]:
+    node, problems = compile_schema(schema)
+    assert problems == [] and node is not None
+    return [f"{f}: {m}" for f, m, _ in evaluate(node, new, old, ratchet)]
+
+
+AR = {"rule": "self.type != 'AR' || has(self.start)", "message": "an AR needs spec.start"}
+IMMUTABLE = {"rule": "self == oldSelf", "message": "spec is immutable"}
+
+
+@pytest.mark.parametrize(("rule", "spec", "causes"), [
+    pytest.param(AR, {"type": "AR", "start": "t"}, [], id="has-present"),
+    pytest.param(AR, {"type": "AR"}, ['spec: Invalid value: "object": an AR needs spec.start'],
+                 id="has-absent"),
+    pytest.param(AR, {"type": "B"}, [], id="has-not-needed"),
+    pytest.param({"rule": "!self.type.startsWith('BestEffort') || !has(self.start)"},
+                 {"type": "BestEffortX", "start": "t"},
+                 ["spec: Invalid value: \"object\": failed rule: !self.type.startsWith("
+                  "'BestEffort') || !has(self.start)"], id="startsWith-default-message"),
+    pytest.param({"rule": "self.tags.size() <= 2 && size(self.name) < 4", "message": "m"},
+                 {"tags": ["a", "b", "c"], "name": "ab"}, ['spec: Invalid value: "object": m'],
+                 id="size"),
+    pytest.param({"rule": "self.vms == 2"}, {"vms": 2}, [], id="int-equality"),
+    pytest.param({"rule": "self.rate > 0.5"}, {"rate": 1}, [], id="int-against-double"),
+    pytest.param({"rule": "self.labels.all(k, k.startsWith('x'))", "message": "m"},
+                 {"labels": {"xa": "1", "b": "2"}}, ['spec: Invalid value: "object": m'],
+                 id="map-all-macro"),
+    pytest.param(AR, {"vms": 1},
+                 ['spec: Invalid value: "object": no such key: type evaluating rule: an AR'
+                  ' needs spec.start'], id="no-such-key-names-the-message"),
+    pytest.param({"rule": "self.type == 'A'"}, {"vms": 1},
+                 ['spec: Invalid value: "object": no such key: type evaluating rule:'
+                  " self.type == 'A'"], id="no-such-key-names-the-rule"),
+    pytest.param({"rule": "self.vms < 3", "messageExpression": "'vms is ' + string(self.vms)",
+                  "message": "static"}, {"vms": 5},
+                 ['spec: Invalid value: "object": vms is 5'], id="messageExpression"),
+    pytest.param({"rule": "self.vms < 3", "messageExpression": "self.nothing",
+                  "message": "static"}, {"vms": 5},
+                 ['spec: Invalid value: "object": static'], id="messageExpression-fails"),
+    pytest.param({"rule": "self.vms < 3", "messageExpression": "'  '", "message": "static"},
+                 {"vms": 5}, ['spec: Invalid value: "object": static'],
+                 id="messageExpression-blank"),
+    pytest.param({"rule": "self.vms < 3", "message": "too many", "reason": "FieldValueForbidden"},
+                 {"vms": 5}, ["spec: Forbidden: too many"], id="reason-forbidden"),
+    pytest.param({"rule": "has(self.start)", "message": "a start", "reason": "FieldValueRequired",
+                  "fieldPath": ".start"}, {"vms": 5}, ["spec.start: Required value: a start"],
+                 id="reason-required-fieldPath"),
+    pytest.param({"rule": "false", "reason": "FieldValueDuplicate"}, {"vms": 5},
+                 ['spec: Duplicate value: "object"'], id="reason-duplicate"),
+    pytest.param({"rule": "false", "message": "m", "fieldPath": ".labels['a.b']"}, {"vms": 1},
+                 ['spec.labels[a.b]: Invalid value: "object": m'], id="fieldPath-quoted"),
+])
+def test_a_rule_on_a_create(rule, spec, causes):
+    assert run(spec_schema(rule), obj(spec)) == causes
+
+
+def test_rules_below_the_top_see_their_own_value_at_their_path():
+    schema = spec_schema()
+    props = schema["properties"]["spec"]["properties"]
+    props["tags"]["items"]["x-kubernetes-validations"] = [
+        {"rule": "self.size() <= 3", "message": "at most 3 characters"}]
+    props["labels"]["additionalProperties"]["x-kubernetes-validations"] = [
+        {"rule": "self != 'bad'"}]
+    props["size"]["x-kubernetes-validations"] = [{"rule": "self != 0", "message": "not 0"}]
+    props["name"]["x-kubernetes-validations"] = [{"rule": "self != 'n'", "message": "not n"}]
+    got = run(schema, obj({"tags": ["ok", "long"], "labels": {"k": "bad"}, "size": 0,
+                           "name": None}))
+    assert got == ['spec.tags[1]: Invalid value: "string": at most 3 characters',
+                   "spec.labels[k]: Invalid value: \"string\": failed rule: self != 'bad'",
+                   'spec.size: Invalid value: "": not 0']  # no rule on a null value
+
+
+def test_a_rule_at_the_root_sees_the_name_but_not_the_rest_of_the_metadata():
+    schema = {"type": "object", "x-kubernetes-validations": [
+        {"rule": "self.metadata.name.startsWith('w-')", "message": "named w-"},
+        {"rule": "!has(self.metadata.labels)", "message": "labels are hidden"},
+        {"rule": "self.kind == 'Widget'"}]}
+    assert run(schema, obj({}, "w-1")) == []
+    assert run(schema, obj({}, "v-1")) == ['<nil>: Invalid value: "object": named w-']
+
+
+MAP_LIST = {"type": "array", "x-kubernetes-list-type": "map",
+            "x-kubernetes-list-map-keys": ["name"],
+            "items": {"type": "object", "properties": {
+                "name": {"type": "string"}, "size": {"type": "integer"}},
+                "x-kubernetes-validations": [
+                    {"rule": "self.size >= oldSelf.size", "message": "may not shrink"}]}}
+
+
+@pytest.mark.parametrize(("old", "new", "causes"), [
+    pytest.param(None, {"type": "A", "vms": 1}, [], id="create-no-oldSelf"),
+    pytest.param({"type": "A", "vms": 1}, {"type": "A", "vms": 1}, [], id="unchanged"),
+    pytest.param({"type": "A", "vms": 1}, {"type": "A", "vms": 2},
+                 ['spec: Invalid value: "object": spec is immutable'], id="changed"),
+    pytest.param({"type": "A"}, {"type": "A", "start": "t"},
+                 ['spec: Invalid value: "object": spec is immutable'], id="field-added"),
+])
+def test_a_transition_rule_compares_with_the_old_value_on_an_update(old, new, causes):
+    assert run(spec_schema(IMMUTABLE), obj(new), None if old is None else obj(old)) == causes
+
+
+def test_a_transition_rule_runs_only_where_the_old_object_had_a_value():
+    schema = spec_schema()
+    schema["properties"]["spec"]["properties"]["start"]["x-kubernetes-validations"] = [
+        {"rule": "self == oldSelf", "message": "start is immutable"}]
+    assert run(schema, obj({"start": "b"}), obj({"vms": 1})) == []  # set now: nothing to keep
+    assert run(schema, obj({"start": "b"}), obj({"start": "a"})) == [
+        'spec.start: Invalid value: "string": start is immutable']
+
+
+def test_a_map_list_s_items_are_matched_with_the_old_ones_by_their_keys():
+    schema = spec_schema()
+    schema["properties"]["spec"]["properties"]["parts"] = MAP_LIST
+    old = obj({"parts": [{"name": "a", "size": 2}, {"name": "b", "size": 2}]})
+    new = obj({"parts": [{"name": "b", "size": 1}, {"name": "a", "size": 3},
+                         {"name": "c", "size": 0}]})  # reordered; c is new: no oldSelf
+    assert run(schema, new, old) == ['spec.parts[0]: Invalid value: "object": may not shrink']
+
+
+def test_optional_old_self_runs_on_a_create_too():
+    rule = {"rule": "!oldSelf.hasValue() || self.vms >= oldSelf.value().vms",
+            "message": "may not shrink", "optionalOldSelf": True}
+    schema = spec_schema(rule)
+    assert run(schema, obj({"vms": 1})) == []
+    assert run(schema, obj({"vms": 1}), obj({"vms": 2})) == [
+        'spec: Invalid value: "object": may not shrink']
+
+
+def test_ratcheting_lets_an_unchanged_value_keep_what_a_new_rule_refuses():
+    """A rule added after an object was stored: an update that leaves the value as
+    it was passes (CRDValidationRatcheting); one that changes it, or a create, fails."""
+    schema = spec_schema()
+    props = schema["properties"]["spec"]["properties"]
+    props["name"]["x-kubernetes-validations"] = [{"rule": "self.size() < 3", "message": "short"}]
+    stored = obj({"name": "long", "vms": 1})
+    edited = obj({"name": "long", "vms": 2})
+    assert run(schema, edited, stored, ratchet=True) == []
+    assert run(schema, obj({"name": "longer", "vms": 2}), stored, ratchet=True) == [
+        'spec.name: Invalid value: "string": short']
+    assert run(schema, edited, stored, ratchet=False) == [  # the status subresource
+        'spec.name: Invalid value: "string": short']
+    assert run(schema, edited) == ['spec.name: Invalid value: "string": short']
+
+
+def test_rules_wait_for_a_well_typed_object():
+    """After a wrong type, enum, required field, length or count a real server runs
+    no rule and says so; after other violations it runs them."""
+    schema = spec_schema(AR)
+    spec = schema["properties"]["spec"]
+    spec["properties"]["vms"]["minimum"] = 1
+    node, _ = compile_schema(schema)
+    typed = [str(c) for c in validate(obj({"type": "AR", "vms": "2"}), schema, rules=node)]
+    assert typed[-1] == ("<nil>: Invalid value: \"null\": some validation rules were not"
+                         " checked because the object was invalid; correct the existing"
+                         " errors to complete validation")
+    low = [str(c) for c in validate(obj({"type": "AR", "vms": 0}), schema, rules=node)]
+    assert low[-1] == 'spec: Invalid value: "object": an AR needs spec.start'
+
+
+@pytest.mark.parametrize(("rule", "where", "message"), [
+    pytest.param({"rule": "self.vms <"}, "x-kubernetes-validations[0].rule",
+                 'Invalid value: apiextensions.ValidationRule{Rule:"self.vms <", Message:"",'
+                 ' MessageExpression:"", Reason:(*apiextensions.FieldValueErrorReason)(nil),'
+                 ' FieldPath:"", OptionalOldSelf:(*bool)(nil)}: compilation failed:',
+                 id="syntax"),
+    pytest.param({"rule": " "}, "x-kubernetes-validations[0].rule",
+                 "Required value: rule is not specified", id="empty"),
+    pytest.param({"rule": "true", "message": "a\nb"}, "x-kubernetes-validations[0].message",
+                 'Invalid value: "a\\nb": message must not contain line breaks',
+                 id="message-line-break"),
+    pytest.param({"rule": "true", "reason": "Wrong"}, "x-kubernetes-validations[0].reason",
+                 'Unsupported value: "Wrong": supported values: "FieldValueDuplicate",'
+                 ' "FieldValueForbidden", "FieldValueInvalid", "FieldValueRequired"',
+                 id="reason"),
+    pytest.param({"rule": "true", "fieldPath": ".nothing"},
+                 "x-kubernetes-validations[0].fieldPath",
+                 'Invalid value: ".nothing": fieldPath must be a valid path', id="fieldPath"),
+    pytest.param({"rule": "true", "messageExpression": "'a' +"},
+                 "x-kubernetes-validations[0].messageExpression",
+                 "messageExpression compilation failed:", id="messageExpression"),
+    pytest.param({"rule": "true", "optionalOldSelf": True},
+                 "x-kubernetes-validations[0].optionalOldSelf",
+                 "Invalid value: true: may not be set if oldSelf is not used in rule",
+                 id="optionalOldSelf-without-oldSelf"),
+])
+def test_a_rule_that_cannot_work_is_refused_with_the_crd(rule, where, message):
+    _, problems = compile_schema(spec_schema(rule), "s")
+    assert len(problems) == 1, problems
+    field, text, _ = problems[0]
+    assert field == f"s.properties[spec].{where}" and message in text, text
+
+
+def test_oldself_is_refused_where_no_old_value_can_be_matched():
+    schema = spec_schema()
+    props = schema["properties"]["spec"]["properties"]
+    props["tags"]["items"]["x-kubernetes-validations"] = [{"rule": "self == oldSelf"}]
+    _, problems = compile_schema(schema, "s")
+    assert problems == [(
+        "s.properties[spec].properties[tags].items.x-kubernetes-validations[0].rule",
+        'Invalid value: "self == oldSelf": oldSelf cannot be used on the uncorrelatable'
+        " portion of the schema within s.properties[spec].properties[tags]",
+        "FieldValueInvalid")]
+    props["tags"] = copy.deepcopy(MAP_LIST)  # a map list's items are matched by key
+    assert compile_schema(schema, "s")[1] == []
+
+
+def test_the_lease_crd_s_rules_compile():
+    schema = lease_crd()["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+    node, problems = compile_schema(schema)
+    assert problems == [] and node is not None
+
+
+def lease(**spec: Any) -> dict[str, Any]:
+    return {"apiVersion": "leasehold.io/v1alpha1", "kind": "Lease",
+            "metadata": {"name": "l", "namespace": "team",
+                         "creationTimestamp": "2026-11-22T10:00:00Z"},
+            "spec": {"vms": 1, "duration": "1h", **spec}}
+
+
+@pytest.mark.parametrize(("spec", "rule", "operator"), [
+    pytest.param({"type": "AdvanceReservation"}, 0, "spec.start: required for"
+                 " AdvanceReservation", id="ar-without-start"),
+    pytest.param({"type": "BestEffortSuspendable", "start": "1h"}, 1,
+                 "spec.start: only AdvanceReservation leases have a start", id="start-not-ar"),
+    pytest.param({"type": "DeadlineMigratable"}, 2, "spec.deadline: required for",
+                 id="migratable-without-deadline"),
+    pytest.param({"type": "BestEffortCancellable", "deadline": "3h"}, 3,
+                 "spec.deadline: BestEffortCancellable leases have no deadline",
+                 id="best-effort-with-deadline"),
+])
+def test_what_a_lease_rule_refuses_the_operator_refuses_too(spec, rule, operator):
+    """A cluster without CEL (before 1.25, or rules off) lets such a Lease through to
+    the operator: it refuses it with its own message, as before the rules existed."""
+    schema = lease_crd()["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+    node, _ = compile_schema(schema)
+    assert node is not None
+    got = [m for _, m, _ in evaluate(node, lease(**spec))]
+    assert got == [f'Invalid value: "object": {LEASE_RULES[rule]["message"]}']
+    with pytest.raises(LeaseInputError) as refused:
+        lease_spec(lease(**spec), Origin.EXTERNAL, 0.0)
+    assert operator in str(refused.value), str(refused.value)
