@@ -7,13 +7,17 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+import cel
 import pytest
 
 from leasehold.api.crds import LEASE_RULES, lease_crd
 from leasehold.api.resources import LeaseInputError, lease_spec
 from leasehold.core.model import Origin
+from leasehold_emulator.apiserver.errors import ApiError
+from leasehold_emulator.apiserver.objects import Cluster
 from leasehold_emulator.apiserver.rules import compile_schema, evaluate
 from leasehold_emulator.apiserver.schema import validate
+from leasehold_emulator.apiserver.store import Store
 
 
 def spec_schema(*rules: dict[str, Any], **extra: Any) -> dict[str, Any]:
@@ -275,3 +279,28 @@ def test_what_a_lease_rule_refuses_the_operator_refuses_too(spec, rule, operator
     with pytest.raises(LeaseInputError) as refused:
         lease_spec(lease(**spec), Origin.EXTERNAL, 0.0)
     assert operator in str(refused.value), str(refused.value)
+
+
+def test_a_crd_s_rules_are_compiled_once_when_it_is_stored(tmp_path):
+    """Each request uses the programs compiled when the CRD was written; a restarted
+    server compiles them again from the stored CRD."""
+    crd = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+           "metadata": {"name": "widgets.example.io"},
+           "spec": {"group": "example.io", "scope": "Namespaced",
+                    "names": {"plural": "widgets", "kind": "Widget"},
+                    "versions": [{"name": "v1", "served": True, "storage": True,
+                                  "schema": {"openAPIV3Schema": spec_schema(AR)}}]}}
+    cluster = Cluster(Store(tmp_path / "db"))
+    cluster.create(cluster.registry.get("apiextensions.k8s.io", "v1",
+                                        "customresourcedefinitions"), None, crd)
+    served = cluster.registry.get("example.io", "v1", "widgets")
+    assert served is not None and served.rules is not None
+    program = served.rules.properties["spec"].rules[0].program
+    assert isinstance(program, cel.Program) and program.source == AR["rule"]
+    cluster.create(served, "default", obj({"type": "B"}, "w1"))
+    with pytest.raises(ApiError) as refused:
+        cluster.create(served, "default", obj({"type": "AR"}, "w2"))
+    assert refused.value.code == 422
+    assert cluster.registry.get("example.io", "v1", "widgets").rules is served.rules
+    again = Cluster(Store(tmp_path / "db")).registry.get("example.io", "v1", "widgets")
+    assert again is not None and again.rules is not None and again.rules is not served.rules
