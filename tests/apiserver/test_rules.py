@@ -203,6 +203,14 @@ def test_rules_wait_for_a_well_typed_object():
                  ' MessageExpression:"", Reason:(*apiextensions.FieldValueErrorReason)(nil),'
                  ' FieldPath:"", OptionalOldSelf:(*bool)(nil)}: compilation failed:',
                  id="syntax"),
+    # cel-go's limits; the library has none and overflowed the server's stack on the
+    # second (a segmentation fault took the whole emulated cluster down)
+    pytest.param({"rule": "1 == " + "1" * 100_000}, "x-kubernetes-validations[0].rule",
+                 "compilation failed: ERROR: <input>:-1:0: expression code point size exceeds"
+                 " limit: size: 100005, limit 100000", id="size-limit"),
+    pytest.param({"rule": "+".join(["1"] * 20_000) + " > 0"},
+                 "x-kubernetes-validations[0].rule", "compilation failed: ERROR: <input>:-1:0:"
+                 " expression recursion limit exceeded: 250", id="recursion-limit"),
     pytest.param({"rule": " "}, "x-kubernetes-validations[0].rule",
                  "Required value: rule is not specified", id="empty"),
     pytest.param({"rule": "true", "message": "a\nb"}, "x-kubernetes-validations[0].message",

@@ -49,6 +49,14 @@ REASONS = (DUPLICATE, FORBIDDEN, INVALID, REQUIRED)
 MESSAGE_MAX = 5 * 1024
 #: a field path's parts: a name after a dot, or a quoted one in brackets
 _PATH_PART = re.compile(r"\.([^.\[\]']+)|\['((?:[^'\\]|\\.)*)'\]")
+#: cel-go's parser limits (kube-apiserver's too): past them a rule does not compile.
+#: They also keep the library, which recurses, from overflowing the server's stack
+#: (a sum of 20,000 terms did).
+SIZE_LIMIT, DEPTH_LIMIT = 100_000, 250
+#: string literals (their contents are not nesting), and what nests in cel-go's parser
+_LITERAL = re.compile(r"'''.*?'''|\"\"\".*?\"\"\"|'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\"",
+                      re.DOTALL)
+_NESTING = re.compile(r"[-+*/%<>=!]=?|\bin\b|[.(\[{]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,20 +203,19 @@ def _rule(entry: dict[str, Any], s: Schema, at: str, uncorrelatable: str | None,
         error = found[0][1]
     else:
         try:
-            program = cel.compile(source)
+            program = _compile_expression(source)
             transition = "oldSelf" in program.variables()
-        except Exception as exc:  # the library's parse errors: the rule, not the server
-            error = f"compilation failed: {_parse_error(exc, source)}"
+        except _Refused as exc:  # the library's parse errors: the rule, not the server
+            error = f"compilation failed: {exc}"
             problems.append((f"{at}.rule", f"Invalid value: {_go_rule(entry)}: {error}",
                              INVALID))
     compiled_message = None
     if expression.strip() and not found:
         try:
-            compiled_message = cel.compile(expression)
-        except Exception as exc:
+            compiled_message = _compile_expression(expression)
+        except _Refused as exc:
             problems.append((f"{at}.messageExpression", f"Invalid value: {_go_rule(entry)}:"
-                             " messageExpression compilation failed:"
-                             f" {_parse_error(exc, expression)}", INVALID))
+                             f" messageExpression compilation failed: {exc}", INVALID))
     optional = entry.get("optionalOldSelf") is True
     if program is not None:
         if transition and uncorrelatable is not None:
@@ -227,10 +234,32 @@ def _rule(entry: dict[str, Any], s: Schema, at: str, uncorrelatable: str | None,
                 reason=reason if reason in REASONS else INVALID, field_path=normalized)
 
 
-def _parse_error(exc: Exception, source: str) -> str:
-    """The library's parse error without its own preamble: what remains is cel-go's
-    (the same grammar), e.g. ``ERROR: <input>:1:11: Syntax error: ...``."""
-    return str(exc).removeprefix(f"Failed to parse expression '{source}': ")
+class _Refused(Exception):
+    """An expression that does not compile, with cel-go's words."""
+
+
+def _compile_expression(source: str) -> Any:
+    """A compiled program, or :class:`_Refused` saying why not (cel-go's limits
+    first: the library itself has none)."""
+    size = len(source)
+    if size > SIZE_LIMIT:
+        raise _Refused(f"ERROR: <input>:-1:0: expression code point size exceeds limit:"
+                       f" size: {size}, limit {SIZE_LIMIT}")
+    # nesting as cel-go's parser counts it, at most: every operator, selection, call,
+    # index and bracket outside literals (&& and || chains are balanced, not nested)
+    depth = len(_NESTING.findall(_LITERAL.sub("''", source)))
+    if depth > DEPTH_LIMIT:
+        raise _Refused(f"ERROR: <input>:-1:0: expression recursion limit exceeded:"
+                       f" {DEPTH_LIMIT}")
+    try:
+        return cel.compile(source)
+    except Exception as exc:  # its parse errors: without its preamble, cel-go's grammar's
+        raise _Refused(str(exc).removeprefix(f"Failed to parse expression '{source}': ")
+                       ) from None
+    except BaseException as exc:  # a panic in the library (pyo3's PanicException)
+        if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+            raise
+        raise _Refused(f"ERROR: <input>:-1:0: {exc}") from None
 
 
 def _q(value: Any) -> str:
@@ -331,7 +360,13 @@ def _expressions(node: Node, value: Any, old: Any, path: str, same: bool,
     me = _view(value) if node.root else value
     before = _view(old) if node.root else old
     # one context per value: the library converts the value once, not once a rule
-    plain = cel.Context({"self": me} if old is None else {"self": me, "oldSelf": before})
+    try:
+        compares = old is not None and any(r.transition for r in node.rules)
+        plain = cel.Context({"self": me, "oldSelf": before} if compares else {"self": me})
+    except Exception as exc:  # a value the library cannot hold: every rule's error
+        out += [(here, f"Invalid value: {shown}: {_failure(exc, r)}", INVALID)
+                for r in node.rules]
+        return
     optional = None
     for rule in node.rules:
         if rule.program is None:
@@ -341,13 +376,15 @@ def _expressions(node: Node, value: Any, old: Any, path: str, same: bool,
         if rule.transition and old is None and not rule.optional_old_self:
             continue  # a transition rule: only where there is an old value
         activation = plain
-        if rule.optional_old_self:
-            optional = optional or cel.Context({"self": me, "oldSelf": (
-                cel.OptionalValue.none() if old is None else cel.OptionalValue.of(before))})
-            activation = optional
         try:
+            if rule.optional_old_self:
+                optional = optional or cel.Context({"self": me, "oldSelf": (
+                    cel.OptionalValue.none() if old is None else cel.OptionalValue.of(before))})
+                activation = optional
             result = rule.program.execute(activation)
-        except Exception as exc:  # a failure to evaluate: its message, at the rule's value
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException as exc:  # a failure to evaluate (a panic in the library too)
             out.append((here, f"Invalid value: {shown}: {_failure(exc, rule)}", INVALID))
             continue
         if result is True:
@@ -368,7 +405,7 @@ def _expressions(node: Node, value: Any, old: Any, path: str, same: bool,
             out.append((where, f"Invalid value: {shown}: {detail}", INVALID))
 
 
-def _failure(exc: Exception, rule: Rule) -> str:
+def _failure(exc: BaseException, rule: Rule) -> str:
     """An error while evaluating ``rule``, worded as cel-go's and kube-apiserver's."""
     if isinstance(exc, KeyError):  # the library's missing map key
         return f"no such key: {exc.args[0] if exc.args else ''} evaluating rule:" \
