@@ -166,3 +166,28 @@ def test_a_pod_whose_requests_exceed_its_limits_is_refused(emulated):
     err = refused(emulated, "apply", "-f", "-", stdin=pod)
     assert 'The Pod "greedy" is invalid: spec.containers[0].resources.requests: Invalid value:' \
            ' "2": must be less than or equal to cpu limit of 1' in err, err
+
+
+def test_an_object_stored_before_a_rule_keeps_what_the_rule_refuses(emulated):
+    """Ratcheting: a rule added to the CRD later refuses new values, not the stored
+    ones an update leaves as they were (labels can still be set)."""
+    crd = copy.deepcopy(CRD)
+    crd["metadata"]["name"] = "doohickeys.example.io"
+    crd["spec"]["names"] = {"plural": "doohickeys", "singular": "doohickey", "kind": "Doohickey"}
+    emulated.apply(crd)
+    emulated.kubectl("wait", "--for=condition=Established", "crd/doohickeys.example.io")
+    big = {"apiVersion": "example.io/v1", "kind": "Doohickey", "metadata": {"name": "big"},
+           "spec": {"size": 50, "color": "red"}}
+    emulated.apply(big)
+    spec = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+    spec["properties"]["size"]["x-kubernetes-validations"] = [
+        {"rule": "self <= 10", "message": "at most 10"}]
+    emulated.apply(crd)
+    emulated.kubectl("label", "doohickey", "big", "team=a")  # size untouched: let through
+    err = refused(emulated, "patch", "doohickey", "big", "--type=merge", "-p",
+                  '{"spec":{"size":60}}')
+    assert 'The Doohickey "big" is invalid: spec.size: Invalid value: "integer": at most 10' \
+        in err, err
+    emulated.kubectl("patch", "doohickey", "big", "--type=merge", "-p", '{"spec":{"size":5}}')
+    err = refused(emulated, "create", "-f", "-", stdin={**big, "metadata": {"name": "big2"}})
+    assert "spec.size: Invalid value: \"integer\": at most 10" in err, err
