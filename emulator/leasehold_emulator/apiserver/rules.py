@@ -106,6 +106,8 @@ def _compile(s: Schema, where: str, root: bool, uncorrelatable: str | None,
     atomic = s.get("x-kubernetes-map-type") == "atomic"
     props: dict[str, Node] = {}
     for name, sub in (s.get("properties") or {}).items():
+        if not isinstance(sub, dict):
+            continue  # refused with the CRD (validation.crd); nothing to compile
         node = _compile(sub, f"{where}.properties[{name}]",
                         bool(sub.get("x-kubernetes-embedded-resource")),
                         uncorrelatable or (where if atomic else None), problems)
@@ -132,8 +134,9 @@ def _compile(s: Schema, where: str, root: bool, uncorrelatable: str | None,
     keys = s.get("x-kubernetes-list-map-keys")
     return Node(kind=_kind(s), rules=compiled, properties=props, items=items,
                 additional=additional, all_of=all_of, root=root, atomic_map=atomic,
-                map_keys=tuple(keys) if s.get("x-kubernetes-list-type") == "map"
-                and isinstance(keys, list) else None)
+                map_keys=tuple(k for k in keys if isinstance(k, str))
+                if s.get("x-kubernetes-list-type") == "map" and isinstance(keys, list)
+                else None)
 
 
 def _kind(s: Schema) -> str:
