@@ -74,7 +74,7 @@ IMMUTABLE = {"rule": "self == oldSelf", "message": "spec is immutable"}
     pytest.param({"rule": "self.vms < 3", "messageExpression": "'vms is ' + string(self.vms)",
                   "message": "static"}, {"vms": 5},
                  ['spec: Invalid value: "object": vms is 5'], id="messageExpression"),
-    pytest.param({"rule": "self.vms < 3", "messageExpression": "self.nothing",
+    pytest.param({"rule": "self.vms < 3", "messageExpression": "self.labels.missing",
                   "message": "static"}, {"vms": 5},
                  ['spec: Invalid value: "object": static'], id="messageExpression-fails"),
     pytest.param({"rule": "self.vms < 3", "messageExpression": "'  '", "message": "static"},
@@ -211,6 +211,10 @@ def test_rules_wait_for_a_well_typed_object():
     pytest.param({"rule": "+".join(["1"] * 20_000) + " > 0"},
                  "x-kubernetes-validations[0].rule", "compilation failed: ERROR: <input>:-1:0:"
                  " expression recursion limit exceeded: 250", id="recursion-limit"),
+    # cel-go's type checking of fields: a typo would make has() false for ever
+    pytest.param({"rule": "has(self.strat)"}, "x-kubernetes-validations[0].rule",
+                 "compilation failed: ERROR: <input>:1:9: undefined field 'strat'\n"
+                 " | has(self.strat)\n | ........^", id="undefined-field"),
     pytest.param({"rule": " "}, "x-kubernetes-validations[0].rule",
                  "Required value: rule is not specified", id="empty"),
     pytest.param({"rule": "true", "message": "a\nb"}, "x-kubernetes-validations[0].message",
@@ -236,6 +240,16 @@ def test_a_rule_that_cannot_work_is_refused_with_the_crd(rule, where, message):
     assert len(problems) == 1, problems
     field, text, _ = problems[0]
     assert field == f"s.properties[spec].{where}" and message in text, text
+
+
+@pytest.mark.parametrize("rule", [
+    "self.type.startsWith('x') && self.tags.size() > 0",  # methods are not fields
+    "self.labels.anything == 'a'",  # a map: any key
+    "self.size == 1 && self.name == 'self.nothing'",  # int-or-string; a literal
+    "self.tags.all(t, t.foo == 1)",  # a macro's variable: its type is not followed
+])
+def test_fields_are_checked_only_where_the_schema_declares_them(rule):
+    assert compile_schema(spec_schema({"rule": rule}), "s")[1] == []
 
 
 def test_oldself_is_refused_where_no_old_value_can_be_matched():

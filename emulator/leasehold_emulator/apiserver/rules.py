@@ -22,12 +22,13 @@ the CRD is stored and evaluated on every write of its objects, as kube-apiserver
 - A rule that does not compile makes the CRD's create or update a 422 naming the
   rule (:func:`compile_schema`).
 
-Not evaluated as a real server does: the static type checking of cel-go (a field
-the schema does not have is found when the rule runs, "no such key", not when the
-CRD is stored; a rule that does not return a bool is a failed rule), the cost
-budgets, the Kubernetes CEL libraries (``quantity()``, ``url()``, ``isSorted()``,
-...: a rule calling one fails when it runs), and formats as types (a ``date-time``
-string is a string, not a timestamp)."""
+Not evaluated as a real server does: cel-go's static type checking beyond
+undefined fields of declared objects (:func:`_check_fields`; other mistakes are
+found when the rule runs, and a rule that does not return a bool is a failed rule),
+the cost budgets, the escaping of property names (``self.foo__dash__bar``), the
+Kubernetes CEL libraries (``quantity()``, ``url()``, ``isSorted()``, ...: a rule
+calling one fails when it runs), and formats as types (a ``date-time`` string is a
+string, not a timestamp)."""
 
 from __future__ import annotations
 
@@ -100,7 +101,7 @@ def compile_schema(schema: Schema, where: str = "") -> tuple[Node | None, list[C
 
 def _compile(s: Schema, where: str, root: bool, uncorrelatable: str | None,
              problems: list[Cause]) -> Node | None:
-    compiled = tuple(_rule(entry, s, f"{where}.x-kubernetes-validations[{i}]",
+    compiled = tuple(_rule(entry, s, root, f"{where}.x-kubernetes-validations[{i}]",
                            uncorrelatable, problems)
                      for i, entry in enumerate(s.get("x-kubernetes-validations") or ()))
     atomic = s.get("x-kubernetes-map-type") == "atomic"
@@ -159,7 +160,7 @@ def _go_rule(entry: dict[str, Any]) -> str:
             f" OptionalOldSelf:{pointer('optionalOldSelf', 'bool')}}}")
 
 
-def _rule(entry: dict[str, Any], s: Schema, at: str, uncorrelatable: str | None,
+def _rule(entry: dict[str, Any], s: Schema, root: bool, at: str, uncorrelatable: str | None,
           problems: list[Cause]) -> Rule:
     source = str(entry.get("rule") or "")
     message = str(entry.get("message") or "")
@@ -208,7 +209,9 @@ def _rule(entry: dict[str, Any], s: Schema, at: str, uncorrelatable: str | None,
         try:
             program = _compile_expression(source)
             transition = "oldSelf" in program.variables()
+            _check_fields(source, s, root)
         except _Refused as exc:  # the library's parse errors: the rule, not the server
+            program, transition = None, False
             error = f"compilation failed: {exc}"
             problems.append((f"{at}.rule", f"Invalid value: {_go_rule(entry)}: {error}",
                              INVALID))
@@ -216,7 +219,9 @@ def _rule(entry: dict[str, Any], s: Schema, at: str, uncorrelatable: str | None,
     if expression.strip() and not found:
         try:
             compiled_message = _compile_expression(expression)
+            _check_fields(expression, s, root)
         except _Refused as exc:
+            compiled_message = None
             problems.append((f"{at}.messageExpression", f"Invalid value: {_go_rule(entry)}:"
                              f" messageExpression compilation failed: {exc}", INVALID))
     optional = entry.get("optionalOldSelf") is True
@@ -263,6 +268,41 @@ def _compile_expression(source: str) -> Any:
         if isinstance(exc, (KeyboardInterrupt, SystemExit)):
             raise
         raise _Refused(f"ERROR: <input>:-1:0: {exc}") from None
+
+
+#: ``self.a.b`` or ``oldSelf.a`` outside literals, and whether a call follows
+_SELECTION = re.compile(r"(?<![\w.])(?:self|oldSelf)((?:\s*\.\s*[A-Za-z_]\w*)+)(\s*\()?")
+_SEGMENT = re.compile(r"\.\s*([A-Za-z_]\w*)")
+
+
+def _check_fields(source: str, s: Schema, root: bool) -> None:
+    """The one part of cel-go's type checking done here: ``self.x`` (and
+    ``has(self.x)``) where the schema declares the fields and ``x`` is not one is
+    ``undefined field 'x'``, refusing the CRD as a real server does; a typo would
+    otherwise make ``has()`` false for ever. Where the schema leaves the type open
+    (maps, int-or-string, preserved unknown fields, embedded resources, escaped
+    names) nothing is checked."""
+    blanked = _LITERAL.sub(lambda m: "'" + " " * (len(m.group()) - 2) + "'", source)
+    for m in _SELECTION.finditer(blanked):
+        segments = list(_SEGMENT.finditer(m.group(1)))
+        if m.group(2):
+            segments = segments[:-1]  # the last one is a method: self.name.startsWith(...)
+        here: Any = s
+        at_root = root
+        for seg in segments:
+            name = seg.group(1)
+            if at_root and name in ("apiVersion", "kind", "metadata"):
+                break  # a real server adds these at an object's root
+            props = here.get("properties") if isinstance(here, dict) else None
+            if not isinstance(props, dict) or not props or "__" in name \
+                    or here.get("x-kubernetes-preserve-unknown-fields") \
+                    or here.get("x-kubernetes-embedded-resource"):
+                break
+            if name not in props:
+                column = m.start(1) + seg.start() + 1
+                raise _Refused(f"ERROR: <input>:1:{column}: undefined field '{name}'\n"
+                               f" | {source}\n | {'.' * (column - 1)}^")
+            here, at_root = props[name], False
 
 
 def _q(value: Any) -> str:
