@@ -94,6 +94,35 @@ def test_a_rule_on_a_create(rule, spec, causes):
     assert run(spec_schema(rule), obj(spec)) == causes
 
 
+@pytest.mark.parametrize(("rule", "spec", "causes"), [
+    pytest.param("self.name.lowerAscii() == 'abÄ'", {"name": "ABÄ"}, [], id="lowerAscii"),
+    pytest.param("self.name.upperAscii() == 'AB'", {"name": "ab"}, [], id="upperAscii"),
+    pytest.param("self.name.split(',', 2) == ['a', 'b,c']", {"name": "a,b,c"}, [],
+                 id="split"),
+    pytest.param("self.tags.join('-') == 'a-b'", {"tags": ["a", "b"]}, [], id="join"),
+    pytest.param("self.name.indexOf('b') == 1 && self.tags.indexOf('b') == 1",
+                 {"name": "ab", "tags": ["a", "b"]}, [], id="indexOf-string-and-list"),
+    pytest.param("self.name.substring(1, 3) == 'bc' && self.name.charAt(0) == 'a'",
+                 {"name": "abcd"}, [], id="substring-charAt"),
+    pytest.param("self.name.replace('-', '_') == 'a_b' && ' x '.trim() == 'x'",
+                 {"name": "a-b"}, [], id="replace-trim"),
+    pytest.param("self.tags.isSorted() && [2, 3].sum() == 5 && [2, 3].max() == 3",
+                 {"tags": ["a", "b"]}, [], id="lists"),
+    pytest.param("self.name.find('[0-9]+') == '12' && self.name.findAll('[a-z]').size() == 2",
+                 {"name": "a12b"}, [], id="regex"),
+    pytest.param("self.name.charAt(9) == 'x'", {"name": "ab"},
+                 ['spec: Invalid value: "object": index out of range: 9 evaluating rule:'
+                  " self.name.charAt(9) == 'x'"], id="its-error-worded-as-cel-go"),
+    pytest.param("quantity(self.name).isGreaterThan(quantity('1'))", {"name": "2"},
+                 ["spec: Invalid value: \"object\": Undefined variable or function: 'quantity'."
+                  " Check that the variable is defined in the context or that the function"
+                  " name is spelled correctly. evaluating rule: quantity(self.name)"
+                  ".isGreaterThan(quantity('1'))"], id="quantity-not-provided"),
+])
+def test_kubernetes_additions_to_cel(rule, spec, causes):
+    assert run(spec_schema({"rule": rule}), obj(spec)) == causes
+
+
 def test_rules_below_the_top_see_their_own_value_at_their_path():
     schema = spec_schema()
     props = schema["properties"]["spec"]["properties"]

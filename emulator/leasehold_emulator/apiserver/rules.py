@@ -22,13 +22,14 @@ the CRD is stored and evaluated on every write of its objects, as kube-apiserver
 - A rule that does not compile makes the CRD's create or update a 422 naming the
   rule (:func:`compile_schema`).
 
+Kubernetes' additions to CEL are those of :mod:`.celib` (strings, lists, regex).
 Not evaluated as a real server does: cel-go's static type checking beyond
 undefined fields of declared objects (:func:`_check_fields`; other mistakes are
 found when the rule runs, and a rule that does not return a bool is a failed rule),
 the cost budgets, the escaping of property names (``self.foo__dash__bar``), the
-Kubernetes CEL libraries (``quantity()``, ``url()``, ``isSorted()``, ...: a rule
-calling one fails when it runs), and formats as types (a ``date-time`` string is a
-string, not a timestamp)."""
+other Kubernetes CEL libraries (``quantity()``, ``url()``, ...: a rule calling one
+fails when it runs), and formats as types (a ``date-time`` string is a string, not
+a timestamp)."""
 
 from __future__ import annotations
 
@@ -38,6 +39,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import cel
+
+from .celib import FUNCTIONS
 
 Schema = dict[str, Any]
 #: (field, message, reason), as in a 422's causes
@@ -58,6 +61,8 @@ SIZE_LIMIT, DEPTH_LIMIT = 100_000, 250
 _LITERAL = re.compile(r"'''.*?'''|\"\"\".*?\"\"\"|'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\"",
                       re.DOTALL)
 _NESTING = re.compile(r"[-+*/%<>=!]=?|\bin\b|[.(\[{]")
+#: an error one of our functions raised, as the library wraps it
+_RAISED = re.compile(r"CelError: (.*?)\. Check function arguments")
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +93,9 @@ class Node:
     root: bool = False  # an object's root (or an embedded resource's)
     atomic_map: bool = False  # fields of an atomic map are not correlated with the old
     map_keys: tuple[str, ...] | None = None  # a map list's keys (None: not correlated)
+    #: the functions of .celib its rules call (handing the library all of them on
+    #: every write cost a Lease's write a quarter more)
+    functions: dict[str, Any] = field(default_factory=dict)
 
 
 def compile_schema(schema: Schema, where: str = "") -> tuple[Node | None, list[Cause]]:
@@ -133,7 +141,10 @@ def _compile(s: Schema, where: str, root: bool, uncorrelatable: str | None,
     if not (compiled or props or items or additional or all_of):
         return None
     keys = s.get("x-kubernetes-list-map-keys")
+    called = {name for r in compiled for p in (r.program, r.message_expression)
+              if p is not None for name in p.functions()}
     return Node(kind=_kind(s), rules=compiled, properties=props, items=items,
+                functions={k: f for k, f in FUNCTIONS.items() if k in called},
                 additional=additional, all_of=all_of, root=root, atomic_map=atomic,
                 map_keys=tuple(k for k in keys if isinstance(k, str))
                 if s.get("x-kubernetes-list-type") == "map" and isinstance(keys, list)
@@ -405,7 +416,8 @@ def _expressions(node: Node, value: Any, old: Any, path: str, same: bool,
     # one context per value: the library converts the value once, not once a rule
     try:
         compares = old is not None and any(r.transition for r in node.rules)
-        plain = cel.Context({"self": me, "oldSelf": before} if compares else {"self": me})
+        plain = cel.Context({"self": me, "oldSelf": before} if compares else {"self": me},
+                            node.functions)
     except Exception as exc:  # a value the library cannot hold: every rule's error
         out += [(here, f"Invalid value: {shown}: {_failure(exc, r)}", INVALID)
                 for r in node.rules]
@@ -422,7 +434,8 @@ def _expressions(node: Node, value: Any, old: Any, path: str, same: bool,
         try:
             if rule.optional_old_self:
                 optional = optional or cel.Context({"self": me, "oldSelf": (
-                    cel.OptionalValue.none() if old is None else cel.OptionalValue.of(before))})
+                    cel.OptionalValue.none() if old is None else cel.OptionalValue.of(before))},
+                    node.functions)
                 activation = optional
             result = rule.program.execute(activation)
         except (KeyboardInterrupt, SystemExit):
@@ -454,6 +467,9 @@ def _failure(exc: BaseException, rule: Rule) -> str:
         return f"no such key: {exc.args[0] if exc.args else ''} evaluating rule:" \
                f" {rule.error_text}"
     text = str(exc)
+    raised = _RAISED.search(text)  # one of ours (celib), wrapped by the library
+    if raised:
+        text = raised.group(1)
     if text.lower().startswith("no such overload"):
         return (f"'{text}': call arguments did not match a supported operator, function or"
                 f" macro signature for rule: {rule.error_text}")
