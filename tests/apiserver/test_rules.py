@@ -113,11 +113,19 @@ def test_a_rule_on_a_create(rule, spec, causes):
     pytest.param("self.name.charAt(9) == 'x'", {"name": "ab"},
                  ['spec: Invalid value: "object": index out of range: 9 evaluating rule:'
                   " self.name.charAt(9) == 'x'"], id="its-error-worded-as-cel-go"),
-    pytest.param("quantity(self.name).isGreaterThan(quantity('1'))", {"name": "2"},
-                 ["spec: Invalid value: \"object\": Undefined variable or function: 'quantity'."
+    pytest.param("quantity(self.name) == quantity('1024Mi') && quantity(self.name)"
+                 ".isGreaterThan(quantity('1Mi')) && quantity('500m').add(quantity('500m'))"
+                 ".asInteger() == 1 && !quantity('1.5').isInteger() && isQuantity('2Gi')",
+                 {"name": "1Gi"}, [], id="quantities"),
+    pytest.param("quantity(self.name).isLessThan(quantity('1Mi'))", {"name": "lots"},
+                 ['spec: Invalid value: "object": quantities must match the regular expression'
+                  " '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$' evaluating rule:"
+                  " quantity(self.name).isLessThan(quantity('1Mi'))"], id="not-a-quantity"),
+    pytest.param("url(self.name).getHost() == 'x'", {"name": "https://x"},
+                 ["spec: Invalid value: \"object\": Undefined variable or function: 'url'."
                   " Check that the variable is defined in the context or that the function"
-                  " name is spelled correctly. evaluating rule: quantity(self.name)"
-                  ".isGreaterThan(quantity('1'))"], id="quantity-not-provided"),
+                  " name is spelled correctly. evaluating rule: url(self.name).getHost() =="
+                  " 'x'"], id="url-not-provided"),
 ])
 def test_kubernetes_additions_to_cel(rule, spec, causes):
     assert run(spec_schema({"rule": rule}), obj(spec)) == causes

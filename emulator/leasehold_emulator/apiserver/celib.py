@@ -4,17 +4,23 @@ provides them: cel-go's string extensions (``charAt``, ``indexOf``,
 ``lastIndexOf``, ``lowerAscii``, ``upperAscii``, ``replace``, ``split``,
 ``substring``, ``trim``, ``join``) and Kubernetes' list and regex libraries
 (``isSorted``, ``sum``, ``min``, ``max``, ``indexOf`` and ``lastIndexOf`` of a
-list, ``find``, ``findAll``). Each is called as a method (``self.name.lowerAscii()``);
-the library passes the receiver first. Not provided: ``quantity()``, ``url()``,
-``ip()``/``cidr()``, ``sets.*``, ``math.*``, ``format()`` (a rule calling one fails
-when it runs, saying which). Indexes count Unicode code points, as cel-go's do."""
+list, ``find``, ``findAll``) and quantities (``quantity()``, ``isQuantity()``,
+``isGreaterThan``, ``isLessThan``, ``compareTo``, ``add``, ``sub``, ``asInteger``,
+``isInteger``, ``asApproximateFloat``, ``sign``). Each is called as a method
+(``self.name.lowerAscii()``); the library passes the receiver first. Not provided:
+``url()``, ``ip()``/``cidr()``, ``sets.*``, ``math.*``, ``format()`` (a rule calling
+one fails when it runs, saying which). Indexes count Unicode code points, as
+cel-go's do."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from decimal import Decimal
 from itertools import pairwise
 from typing import Any
+
+from .validation import quantity as parse_quantity
 
 
 class CelError(ValueError):
@@ -108,8 +114,65 @@ def find_all(s: str, pattern: str, n: int = -1) -> list[str]:
     return found if n < 0 else found[:n]
 
 
+# ---- Kubernetes' quantity library ---------------------------------------------------
+
+#: a quantity in CEL: a map holding its exact value, so that == compares values
+#: ("1Gi" == "1024Mi") as Kubernetes' Quantity type does
+_QUANTITY = "@quantity"
+_INT64 = (-(2**63), 2**63 - 1)
+
+
+def _quantity_of(value: Decimal) -> dict[str, str]:
+    return {_QUANTITY: format(value.normalize(), "f")}
+
+
+def _value(q: Any) -> Decimal:
+    if isinstance(q, dict) and isinstance(q.get(_QUANTITY), str):
+        return Decimal(q[_QUANTITY])
+    raise CelError("no such overload")
+
+
+def quantity(text: Any) -> dict[str, str]:
+    if not isinstance(text, str):
+        raise CelError("no such overload")
+    value = parse_quantity(text)
+    if value is None:
+        raise CelError("quantities must match the regular expression"
+                       " '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'")
+    return _quantity_of(value)
+
+
+def _integral(v: Decimal) -> bool:
+    return v == v.to_integral_value() and _INT64[0] <= v <= _INT64[1]
+
+
+def as_integer(q: Any) -> int:
+    v = _value(q)
+    if not _integral(v):
+        raise CelError("cannot convert value to integer")
+    return int(v)
+
+
+def _sign(v: Decimal) -> int:
+    return (v > 0) - (v < 0)
+
+
+def _plus(q: Any, other: Any, sign: int) -> dict[str, str]:
+    step = Decimal(other) if isinstance(other, int) and not isinstance(other, bool) \
+        else _value(other)
+    return _quantity_of(_value(q) + sign * step)
+
+
 #: name -> function, for every CEL context of a rule
 FUNCTIONS: dict[str, Callable[..., Any]] = {
+    "quantity": quantity, "isQuantity": lambda s: isinstance(s, str)
+    and parse_quantity(s) is not None,
+    "isGreaterThan": lambda a, b: _value(a) > _value(b),
+    "isLessThan": lambda a, b: _value(a) < _value(b),
+    "compareTo": lambda a, b: _sign(_value(a) - _value(b)),
+    "asInteger": as_integer, "isInteger": lambda q: _integral(_value(q)),
+    "asApproximateFloat": lambda q: float(_value(q)), "sign": lambda q: _sign(_value(q)),
+    "add": lambda q, other: _plus(q, other, 1), "sub": lambda q, other: _plus(q, other, -1),
     "charAt": char_at, "indexOf": index_of, "lastIndexOf": last_index_of,
     "lowerAscii": lambda s: _ascii(s, False), "upperAscii": lambda s: _ascii(s, True),
     "replace": replace, "split": split, "substring": substring, "trim": str.strip,

@@ -22,13 +22,14 @@ the CRD is stored and evaluated on every write of its objects, as kube-apiserver
 - A rule that does not compile makes the CRD's create or update a 422 naming the
   rule (:func:`compile_schema`).
 
-Kubernetes' additions to CEL are those of :mod:`.celib` (strings, lists, regex).
+Kubernetes' additions to CEL are those of :mod:`.celib` (strings, lists, regex,
+quantities).
 Not evaluated as a real server does: cel-go's static type checking beyond
 undefined fields of declared objects (:func:`_check_fields`; other mistakes are
 found when the rule runs, and a rule that does not return a bool is a failed rule),
 the cost budgets, the escaping of property names (``self.foo__dash__bar``), the
-other Kubernetes CEL libraries (``quantity()``, ``url()``, ...: a rule calling one
-fails when it runs), and formats as types (a ``date-time`` string is a string, not
+other Kubernetes CEL libraries (``url()``, ``ip()``, ...: a rule calling one fails
+when it runs), and formats as types (a ``date-time`` string is a string, not
 a timestamp)."""
 
 from __future__ import annotations
