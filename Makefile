@@ -90,6 +90,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_preemption.py
 	$(BIN)/python benchmarks/compare_policies.py
 	$(BIN)/python benchmarks/bench_apiserver.py
+	$(BIN)/python benchmarks/bench_cel.py
 	$(BIN)/python benchmarks/bench_compression.py
 	$(BIN)/python benchmarks/bench_operator.py
 	$(BIN)/python benchmarks/bench_soak.py

@@ -86,9 +86,13 @@ REFUSED = [
                  id="label-value-not-a-string"),
     pytest.param("POST", CMS, cm("lbl", labels={"k" * 64: "v"}), JSON, 422, "metadata.labels",
                  id="label-key-64-chars"),
-    pytest.param("POST", CMS, cm("lbl", labels={"k": "v" * 64}), JSON, 422, "metadata.labels[k]",
+    pytest.param("POST", CMS, cm("lbl", labels={"k": "v" * 64}), JSON, 422,
+                 f'metadata.labels: Invalid value: "{"v" * 64}": must be no more than 63'
+                 " characters",
                  id="label-value-64-chars"),
-    pytest.param("POST", CMS, cm("lbl", labels={"k": "a b"}), JSON, 422, "metadata.labels[k]",
+    pytest.param("POST", CMS, cm("lbl", labels={"k": "a b"}), JSON, 422,
+                 "metadata.labels: Invalid value: \"a b\": a valid label must be an empty"
+                 " string or consist of alphanumeric characters",
                  id="label-value-syntax"),
     pytest.param("POST", CMS, cm("lbl", labels={"Bad_Prefix/k": "v"}), JSON, 422, "prefix",
                  id="label-key-prefix"),

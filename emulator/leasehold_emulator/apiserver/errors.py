@@ -50,9 +50,11 @@ def conflict(kind: str, name: str, group: str = "") -> ApiError:
 
 def invalid(kind: str, name: str, causes: list[tuple[str, str, str]], group: str = ""
             ) -> ApiError:
-    """422 with one cause per field: (field, message, reason)."""
+    """422 with one cause per field: (field, message, reason). The message lists
+    them as a real server does: one alone, several in brackets, each once."""
     what = f"{kind}.{group}" if group else kind
-    listed = ", ".join(f"{f}: {m}" for f, m, _ in causes)
+    each = list(dict.fromkeys(f"{f}: {m}" for f, m, _ in causes))
+    listed = each[0] if len(each) == 1 else f"[{', '.join(each)}]"
     return ApiError(422, f'{what} "{name}" is invalid: {listed}',
                     details={"name": name, "group": group, "kind": kind,
                              "causes": [{"reason": r, "message": m, "field": f}

@@ -23,6 +23,7 @@ from . import patch as patches
 from . import validation
 from .errors import ApiError, already_exists, conflict, invalid, not_found
 from .resources import Registry, Resource, crd_resources
+from .rules import compile_schema
 from .schema import UNKNOWN, validate
 from .store import Obj, Store
 
@@ -205,7 +206,10 @@ class Cluster:
         elif kind == ("apiextensions.k8s.io", "CustomResourceDefinition"):
             obj.setdefault("spec", {}).setdefault("scope", "Namespaced")
 
-    def _validate(self, r: Resource, obj: Obj, strict: bool, old: Obj | None = None) -> None:
+    def _validate(self, r: Resource, obj: Obj, strict: bool, old: Obj | None = None,
+                  ratchet: bool = False) -> None:
+        """``ratchet``: an update of the main resource (CEL rules that fail on a value
+        left as it was are let through, as a real server lets them)."""
         name = obj["metadata"]["name"]
         causes = validation.metadata(obj["metadata"])
         if r.schema is None:
@@ -215,7 +219,7 @@ class Cluster:
         if causes:
             raise invalid(r.kind, name, causes, r.group)
         if r.schema is not None:
-            found = validate(obj, r.schema, strict, old)
+            found = validate(obj, r.schema, strict, old, r.rules, ratchet)
             unknown = [c.field for c in found if c.reason == UNKNOWN]
             if unknown:
                 listed = ", ".join(f'unknown field "{f}"' for f in unknown)
@@ -244,6 +248,10 @@ class Cluster:
         if out:
             return out
         spec = crd["spec"]
+        for i, v in enumerate(spec["versions"]):
+            schema = (v.get("schema") or {}).get("openAPIV3Schema")
+            if isinstance(schema, dict):  # its rules must compile, as a real server's
+                out += compile_schema(schema, f"spec.versions[{i}].schema.openAPIV3Schema")[1]
         names = spec["names"]
         want = f"{names['plural']}.{spec['group']}"
         if crd["metadata"]["name"] != want:
@@ -406,7 +414,7 @@ class Cluster:
                         raise ApiError(422, f'{r.kind} "{meta["name"]}" is invalid:'
                                             " metadata.finalizers: Forbidden: no new finalizers"
                                             " can be added if the object is being deleted")
-        self._validate(r, new, strict and sub is None, current)
+        self._validate(r, new, strict and sub is None, current, ratchet=sub is None)
         if r.key == CRD_KEY:
             new["status"] = copy.deepcopy(current.get("status", {}))
         new["metadata"]["resourceVersion"] = old_meta["resourceVersion"]

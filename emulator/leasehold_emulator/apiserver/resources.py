@@ -7,6 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from .rules import Node, compile_schema
+
 #: verbs of a resource with every operation (discovery lists them; kubectl reads them)
 ALL_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
 
@@ -31,6 +33,8 @@ class Resource:
     verbs: tuple[str, ...] = ALL_VERBS
     #: the CRD's name, for custom resources
     crd: str | None = field(default=None, compare=False)
+    #: the schema's CEL rules, compiled once when the CRD is stored
+    rules: Node | None = field(default=None, compare=False)
 
     @property
     def api_version(self) -> str:
@@ -98,14 +102,16 @@ def crd_resources(crd: dict[str, Any]) -> list[Resource]:
         if not v.get("served", True):
             continue
         sub = v.get("subresources") or {}
+        schema = (v.get("schema") or {}).get("openAPIV3Schema")
         out.append(Resource(
             group=spec["group"], version=v["name"], kind=names["kind"], plural=names["plural"],
             namespaced=spec.get("scope", "Namespaced") == "Namespaced",
             singular=names.get("singular", ""), short_names=tuple(names.get("shortNames", ())),
             categories=tuple(names.get("categories", ())), status="status" in sub,
-            schema=(v.get("schema") or {}).get("openAPIV3Schema"),
+            schema=schema,
             printer_columns=tuple(v.get("additionalPrinterColumns", ())),
             crd=crd["metadata"]["name"],
+            rules=compile_schema(schema)[0] if isinstance(schema, dict) else None,
         ))
     return out
 

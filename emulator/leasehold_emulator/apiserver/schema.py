@@ -3,21 +3,18 @@ checks them: types, required fields, enums, bounds, lengths, patterns and item
 counts, with the real server's field paths and wording; unknown fields pruned (or
 refused with ``fieldValidation=Strict``); defaults filled in.
 
-CEL rules (``x-kubernetes-validations``) are evaluated as a real server evaluates
-them (:func:`rules`, with the ``common-expression-language`` library): ``self`` is
-the value the rule sits on, and a *transition rule* (one that names ``oldSelf``)
-is evaluated only on an update where the old object has a value there. A rule that
-fails gives its ``message`` (else ``failed rule: <rule>``) at its field."""
+CEL rules (``x-kubernetes-validations``) are evaluated after these checks, as a
+real server evaluates them (:mod:`.rules`), unless a check found a type, an enum,
+a required field, a length or an item count wrong."""
 
 from __future__ import annotations
 
 import json
 import re
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
-import cel
+from .rules import Node, evaluate
 
 Schema = dict[str, Any]
 
@@ -53,61 +50,27 @@ def _is(value: Any, kind: str) -> bool:
     return isinstance(value, _TYPES.get(kind, (object,)))
 
 
-def validate(obj: Any, schema: Schema, strict: bool = False, old: Any = None
-             ) -> list[Cause]:
+#: the causes after which a real server evaluates no CEL rule (hasBlockingErr)
+BLOCKING = ("FieldValueNotSupported", "FieldValueRequired", "FieldValueTooLong",
+            "FieldValueTooMany", "FieldValueTypeInvalid")
+NOT_CHECKED = ("Invalid value: \"null\": some validation rules were not checked because the"
+               " object was invalid; correct the existing errors to complete validation")
+
+
+def validate(obj: Any, schema: Schema, strict: bool = False, old: Any = None,
+             rules: Node | None = None, ratchet: bool = False) -> list[Cause]:
     """Check ``obj`` in place: unknown fields are pruned (or reported when
-    ``strict``), defaults filled in; then its CEL rules, with ``old`` the object it
-    replaces (None on a create). Returns what is wrong, one cause per field."""
+    ``strict``), defaults filled in; then the CEL ``rules`` compiled from the
+    schema, with ``old`` the object it replaces (None on a create; ``ratchet``: an
+    update of the main resource). Returns what is wrong, one cause per field."""
     causes: list[Cause] = []
     _check(obj, schema, "", causes, strict, top=True)
-    if not causes:  # as a real server: rules run on a well-typed object only
-        rules(obj, schema, old, "", causes)
+    if rules is not None:
+        if any(c.reason in BLOCKING for c in causes):
+            causes.append(Cause("<nil>", NOT_CHECKED))
+        else:
+            causes += [Cause(f, m, r) for f, m, r in evaluate(rules, obj, old, ratchet)]
     return causes
-
-
-@lru_cache(maxsize=256)
-def _program(rule: str) -> Any:
-    return cel.compile(rule)
-
-
-def rules(value: Any, schema: Schema, old: Any, path: str, causes: list[Cause]) -> None:
-    """Evaluate the ``x-kubernetes-validations`` of ``schema`` and of the schemas
-    below it on ``value`` (``old``: the value it replaces, or None)."""
-    here = path or "<root>"
-    for entry in schema.get("x-kubernetes-validations") or ():
-        rule = str(entry.get("rule", ""))
-        try:
-            program = _program(rule)
-            if "oldSelf" in program.variables():
-                if old is None:
-                    continue  # a transition rule: only on an update
-                ok = program.execute({"self": value, "oldSelf": old})
-            else:
-                ok = program.execute({"self": value})
-        except KeyError as exc:  # a field the rule reads is absent, as a real server says
-            causes.append(Cause(here, f"Invalid value: \"{_type_name(value)}\": no such key:"
-                                      f" {exc.args[0]} evaluating rule: {rule}"))
-            continue
-        except Exception as exc:  # the library's own errors: a rule that cannot run
-            causes.append(Cause(here, f"Invalid value: \"{_type_name(value)}\": {exc}"
-                                      f" evaluating rule: {rule}"))
-            continue
-        if ok is not True:
-            message = entry.get("message") or f"failed rule: {rule}"
-            causes.append(Cause(entry.get("fieldPath", "").lstrip(".") or here,
-                                f"Invalid value: \"{_type_name(value)}\": {message}"))
-    if isinstance(value, dict):
-        props: dict[str, Schema] = schema.get("properties") or {}
-        extra = schema.get("additionalProperties")
-        for name, item in value.items():
-            sub = props.get(name, extra if isinstance(extra, dict) else None)
-            if sub is not None:
-                before = old.get(name) if isinstance(old, dict) else None
-                rules(item, sub, before, _join(path, name), causes)
-    elif isinstance(value, list) and isinstance(schema.get("items"), dict):
-        for i, item in enumerate(value):
-            before = old[i] if isinstance(old, list) and i < len(old) else None
-            rules(item, schema["items"], before, f"{path}[{i}]", causes)
 
 
 def _check(value: Any, schema: Schema, path: str, causes: list[Cause], strict: bool,

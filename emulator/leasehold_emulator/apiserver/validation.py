@@ -8,6 +8,7 @@ against). Each finding is a cause: (field, message, reason), as in a 422's detai
 
 from __future__ import annotations
 
+import json
 import re
 from decimal import Decimal, InvalidOperation
 from typing import Any
@@ -28,26 +29,83 @@ _SUFFIX = {None: Decimal(1), "n": Decimal("1e-9"), "u": Decimal("1e-6"), "m": De
            "Pi": Decimal(2**50), "Ei": Decimal(2**60)}
 
 
+def _go(value: Any) -> str:
+    """A value as kube-apiserver prints it in a cause (Go's %q for strings, %v else)."""
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return "null" if value is None else str(value)
+
+
 def _invalid(field: str, value: Any, why: str) -> Cause:
-    return (field, f"Invalid value: {value!r}: {why}", "FieldValueInvalid")
+    return (field, f"Invalid value: {_go(value)}: {why}", "FieldValueInvalid")
 
 
 def _type(field: str, want: str) -> Cause:
     return (field, f"Invalid value: must be {want}", "FieldValueTypeInvalid")
 
 
-def qualified_name(field: str, key: str) -> list[Cause]:
-    """A label or annotation key: an optional DNS-subdomain prefix and '/', then a name
-    of at most 63 characters (alphanumerics, '-', '_', '.', alphanumeric at both ends)."""
-    prefix, _, name = key.rpartition("/")
+def _regex(what: str, fmt: str, *examples: str) -> str:
+    """apimachinery's RegexError, word for word (its examples' odd spacing included)."""
+    shown = "".join(("" if i == 0 else " or ") + f"'{e}', " for i, e in enumerate(examples))
+    return f"{what} (e.g. {shown}regex used for validation is '{fmt}')"
+
+
+_QUALIFIED = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
+_QUALIFIED_WHY = ("must consist of alphanumeric characters, '-', '_' or '.', and must start"
+                  " and end with an alphanumeric character")
+_SUBDOMAIN = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
+_SUBDOMAIN_WHY = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric"
+                  " characters, '-' or '.', and must start and end with an alphanumeric"
+                  " character")
+_LABEL_VALUE_WHY = ("a valid label must be an empty string or consist of alphanumeric"
+                    " characters, '-', '_' or '.', and must start and end with an"
+                    " alphanumeric character")
+
+
+def qualified_name(field: str, key: str, shown: str | None = None) -> list[Cause]:
+    """A label or annotation key (apimachinery's IsQualifiedName, its messages): an
+    optional DNS-subdomain prefix and '/', then a name of at most 63 characters
+    (alphanumerics, '-', '_', '.', alphanumeric at both ends). ``shown``: the key as
+    the cause prints it (an annotation's is checked in lower case)."""
+    shown = key if shown is None else shown
+    parts = key.split("/")
+    whys: list[str] = []
+    if len(parts) > 2:
+        whys.append("a qualified name " + _regex(_QUALIFIED_WHY, _QUALIFIED, "MyName",
+                                                 "my.name", "123-abc")
+                    + " with an optional DNS subdomain prefix and '/' (e.g."
+                    " 'example.com/MyName')")
+        return [_invalid(field, shown, w) for w in whys]
+    name = parts[-1]
+    if len(parts) == 2:
+        prefix = parts[0]
+        if not prefix:
+            whys.append("prefix part must be non-empty")
+        else:
+            if len(prefix) > 253:
+                whys.append("prefix part must be no more than 253 characters")
+            if not DNS_SUBDOMAIN.match(prefix):
+                whys.append("prefix part " + _regex(_SUBDOMAIN_WHY, _SUBDOMAIN, "example.com"))
+    if not name:
+        whys.append("name part must be non-empty")
+    elif len(name) > 63:
+        whys.append("name part must be no more than 63 characters")
+    if not _NAME_PART.match(name):
+        whys.append("name part " + _regex(_QUALIFIED_WHY, _QUALIFIED, "MyName", "my.name",
+                                          "123-abc"))
+    return [_invalid(field, shown, w) for w in whys]
+
+
+def label_value(field: str, value: str) -> list[Cause]:
+    """apimachinery's IsValidLabelValue: at most 63 characters, of the label syntax."""
     out = []
-    if "/" in key and (not prefix or len(prefix) > 253 or not DNS_SUBDOMAIN.match(prefix)):
-        out.append(_invalid(field, key, "a qualified name's prefix must be a lowercase RFC 1123"
-                            " subdomain of at most 253 characters"))
-    if not name or len(name) > 63 or not _NAME_PART.match(name):
-        out.append(_invalid(field, key, "a qualified name must be at most 63 characters of"
-                            " alphanumerics, '-', '_' or '.', starting and ending with an"
-                            " alphanumeric (e.g. 'MyName', 'my.name' or 'example.com/my-name')"))
+    if len(value) > 63:
+        out.append(_invalid(field, value, "must be no more than 63 characters"))
+    if value and not _NAME_PART.match(value):
+        out.append(_invalid(field, value, _regex(_LABEL_VALUE_WHY, f"({_QUALIFIED})?",
+                                                 "MyValue", "my_value", "12345")))
     return out
 
 
@@ -76,13 +134,9 @@ def metadata(meta: dict[str, Any]) -> list[Cause]:
         if wrong:
             out += wrong
         else:
-            for k, v in labels.items():
+            for k, v in labels.items():  # as ValidateLabels: both at metadata.labels
                 out += qualified_name("metadata.labels", k)
-                if v and (len(v) > 63 or not _NAME_PART.match(v)):
-                    out.append(_invalid(f"metadata.labels[{k}]", v, "a label value must be"
-                                        " empty or at most 63 characters of alphanumerics,"
-                                        " '-', '_' or '.', starting and ending with an"
-                                        " alphanumeric"))
+                out += label_value("metadata.labels", v)
     annotations = meta.get("annotations")
     if annotations is not None:
         wrong = _string_map("metadata.annotations", annotations)
@@ -90,7 +144,7 @@ def metadata(meta: dict[str, Any]) -> list[Cause]:
             out += wrong
         else:
             for k in annotations:
-                out += qualified_name("metadata.annotations", k.lower())
+                out += qualified_name("metadata.annotations", k.lower(), k)
             size = sum(len(k) + len(v) for k, v in annotations.items())
             if size > ANNOTATIONS_MAX:
                 out.append(("metadata.annotations", f"Too long: must have at most"
@@ -223,11 +277,30 @@ def pod(obj: dict[str, Any]) -> list[Cause]:
                         amounts[part][name] = value
             limits = amounts.get("limits", {})
             for name, asked in amounts.get("requests", {}).items():
-                if name in limits and asked > limits[name]:
-                    out.append(_invalid(f"{where}.resources.requests", resources["requests"][name],
-                                        f"must be less than or equal to {name} limit of"
-                                        f" {resources['limits'][name]}"))
+                # as ValidateResourceRequirements: at .requests, the request's value;
+                # what cannot be overcommitted (extended resources, huge pages) must
+                # equal its limit, and have one
+                asked_text, overcommit = str(resources["requests"][name]), _overcommit(name)
+                if name in limits:
+                    limit = str(resources["limits"][name])
+                    if asked != limits[name] and not overcommit:
+                        out.append(_invalid(f"{where}.resources.requests", asked_text,
+                                            f"must be equal to {name} limit of {limit}"))
+                    elif asked > limits[name]:
+                        out.append(_invalid(f"{where}.resources.requests", asked_text,
+                                            f"must be less than or equal to {name} limit"
+                                            f" of {limit}"))
+                elif not overcommit:
+                    out.append((f"{where}.resources.limits", "Required value: Limit must be"
+                                " set for non overcommitable resources", "FieldValueRequired"))
     return out
+
+
+def _overcommit(resource: str) -> bool:
+    """Whether a container's request of ``resource`` may be below its limit: native
+    resources (no domain, or kubernetes.io's) but huge pages."""
+    native = "/" not in resource or "kubernetes.io/" in resource
+    return native and not resource.startswith("hugepages-")
 
 
 def namespace(obj: dict[str, Any]) -> list[Cause]:
