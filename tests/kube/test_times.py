@@ -53,6 +53,12 @@ def times_in(message: str) -> list[str]:
     return [m.group() for m in RFC3339.finditer(message)]
 
 
+def the_testbeds(kind: str) -> Path:
+    """The testbed's file of ``kind`` (``pool``, ``leases``), whatever the prefix that
+    orders the directory for `kubectl apply -f`."""
+    return next(TESTBED.glob(f"*{kind}.yaml"))
+
+
 def lease(name: str, namespace: str = "lab", **spec: Any) -> dict[str, Any]:
     return {"apiVersion": "leasehold.io/v1alpha1", "kind": "Lease",
             "metadata": {"name": name, "namespace": namespace},
@@ -61,7 +67,7 @@ def lease(name: str, namespace: str = "lab", **spec: Any) -> dict[str, Any]:
 
 @pytest.fixture
 def cluster(tmp_path: Path) -> Iterator[Operated]:
-    c = operated(tmp_path, "moml", TESTBED / "pool.yaml", SCALE)
+    c = operated(tmp_path, "moml", the_testbeds("pool"), SCALE)
     try:
         yield c
     finally:
@@ -71,7 +77,7 @@ def cluster(tmp_path: Path) -> Iterator[Operated]:
 def test_statuses_conditions_and_events_speak_rfc3339_and_the_users_durations(cluster):
     c = cluster
     c.until(lambda: c.recoveries() == 1)
-    docs = [d for d in yaml.safe_load_all((TESTBED / "leases.yaml").read_text()) if d]
+    docs = [d for d in yaml.safe_load_all(the_testbeds("leases").read_text()) if d]
     lab, owners = [d for d in docs if d["metadata"]["namespace"] == "lab"], \
         [d for d in docs if d["metadata"]["namespace"] == "owners"]
     # the lab's six leases fill the pool's 12 cores; the owners' local lease-7 then
