@@ -8,8 +8,9 @@ Running, in wall-clock seconds, from outside the operator.
   (unless asked to keep it).
 - :class:`Timeline` watches Leases and pods: when each Lease was created (as the
   benchmark's create returned), first had a decided phase, was started by the core
-  (``status.startedAt``, the core's time, turned into wall-clock time with the
-  cluster's clock), and had all its first pods Running (as the watch saw them).
+  (``status.startedAt``, the core's time as an RFC 3339 wall-clock time on the
+  cluster's clock, to the microsecond), and had all its first pods Running (as the
+  watch saw them).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from typing import Any
 import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
-from leasehold.api.clock import CLOCK_PATH, Clock
+from leasehold.api.clock import CLOCK_PATH, Clock, epoch
 from leasehold.kube.client import KubeClient, KubeError
 from leasehold_emulator.up import stop
 from procstat import cpu_seconds, memory_mb
@@ -197,7 +198,7 @@ class Timeline:
         if phase in DECIDED and key not in self.decided:
             self.decided[key] = time.time()
         if status.get("startedAt") is not None and key not in self.started:
-            self.started[key] = self.clock.wall_of(float(status["startedAt"]))
+            self.started[key] = epoch(status["startedAt"])
         if key in self.started and key not in self.running and phase not in RUNNING:
             self.interrupted.add(key)
 

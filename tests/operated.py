@@ -15,6 +15,7 @@ import pytest
 import yaml
 
 from emulated import KUBECTL, Emulated, until
+from leasehold.api.clock import Clock, epoch
 from leasehold.api.durations import parse_duration
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -118,12 +119,15 @@ def simulated_as_run(c: Operated, policy: str = "moml") -> tuple[dict[str, str],
     takes over; this compares the operator with the core on what really happened,
     however long that took."""
     scenario = yaml.safe_load((ROOT / "examples/scenarios/testbed.yaml").read_text())
-    told = {x["metadata"]["name"]: x["status"] for x in c.get("lhl", "-A")["items"]}
-    leases = sorted(scenario["leases"], key=lambda x: (
-        told[f"lease-{x['name']}"]["submittedAt"], told[f"lease-{x['name']}"]["sequence"]))
-    zero = told[f"lease-{leases[0]['name']}"]["submittedAt"]
+    clock = Clock.from_configmap(c.get("cm", "-n", "kube-system", "leasehold-clock")["data"])
+    # the core's times of the statuses' RFC 3339 submittedAt (to the microsecond)
+    told = {x["metadata"]["name"]: (clock.core(epoch(x["status"]["submittedAt"])),
+                                    x["status"]["sequence"])
+            for x in c.get("lhl", "-A")["items"]}
+    leases = sorted(scenario["leases"], key=lambda x: told[f"lease-{x['name']}"])
+    zero = told[f"lease-{leases[0]['name']}"][0]
     for x in leases:
-        x["arrival"] = told[f"lease-{x['name']}"]["submittedAt"] - zero
+        x["arrival"] = told[f"lease-{x['name']}"][0] - zero
     scenario["leases"] = leases
     path = c.data / "as-run.yaml"
     path.write_text(yaml.safe_dump(scenario))

@@ -69,6 +69,21 @@ def test_table_output_and_overrides():
     assert "1:40:00" in row_c
 
 
+
+def test_table_notes_say_times_as_its_columns_and_durations_as_users_do():
+    """Issue 18: the table's reasons were the core's ``t=720s``; only the JSON keeps
+    the core's seconds."""
+    r = leasehold("simulate", str(ROOT / "examples/scenarios/testbed.yaml"), "-o", "table",
+                  "--policy", "nop")
+    assert r.returncode == 0, r.stderr
+    row = next(line for line in r.stdout.splitlines() if line.startswith("7 "))
+    assert row.endswith("no slot for 5 VM(s) of 1 cpu and 128 MiB for 1h from 0:12:00 that"
+                        " ends by its deadline 1:12:00; policy 'nop' never preempts"), row
+    r = leasehold("simulate", str(ROOT / "examples/scenarios/testbed.yaml"), "-o", "json",
+                  "--policy", "nop")
+    assert "from t=720s that ends by its deadline t=4320s" in r.stdout
+
+
 BAD = """\
 cluster:
   pools:

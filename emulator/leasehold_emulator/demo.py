@@ -19,6 +19,7 @@ from typing import IO, Any
 
 import yaml
 
+from leasehold.api.clock import epoch
 from leasehold.api.durations import parse_duration
 from leasehold.kube.client import KubeClient, KubeError
 
@@ -144,7 +145,7 @@ async def _run_policy(policy: str, scale: float, data: Path, out: IO[str], which
                     shown = table
                 if not pending and leases and all(
                         (x.get("status") or {}).get("phase") in FINAL for x in leases):
-                    return _summary(policy, leases)
+                    return _summary(policy, leases, scale)
                 if now > 4 * 7800 / scale + 60:
                     raise DemoError(f"{policy}: the run did not finish (see {data / 'log'})")
                 await asyncio.sleep(0.25)
@@ -155,12 +156,13 @@ async def _run_policy(policy: str, scale: float, data: Path, out: IO[str], which
         stop(emulator)
 
 
-def _summary(policy: str, leases: list[dict[str, Any]]) -> dict[str, Any]:
+def _summary(policy: str, leases: list[dict[str, Any]], scale: float) -> dict[str, Any]:
     statuses = [x.get("status") or {} for x in leases]
     names = {id(s): x["metadata"]["name"].removeprefix("lease-") for x, s in zip(
         leases, statuses, strict=True)}
-    submitted = [s["submittedAt"] for s in statuses if "submittedAt" in s]
-    ended = [s["endedAt"] for s in statuses if s.get("endedAt") is not None]
+    # wall-clock times (RFC 3339) of a clock running ``scale`` times faster
+    submitted = [epoch(s["submittedAt"]) * scale for s in statuses if "submittedAt" in s]
+    ended = [epoch(s["endedAt"]) * scale for s in statuses if s.get("endedAt") is not None]
     return {
         "policy": policy,
         "preempted": sorted(names[id(s)] for s in statuses if s.get("preemptions")),

@@ -11,6 +11,7 @@ from leasehold.api.durations import (
     NegativeValueError,
     describe,
     format_cpu,
+    format_duration,
     format_seconds,
     parse_cpu,
     parse_duration,
@@ -166,6 +167,21 @@ def test_parse_memory_rejects(value: object, fragment: str) -> None:
 )
 def test_format_seconds(seconds: float, text: str) -> None:
     assert format_seconds(seconds) == text
+
+
+@pytest.mark.parametrize(("seconds", "text"), [
+    pytest.param(5400, "1h30m", id="hours-and-minutes"),
+    pytest.param(3600.0, "1h", id="an-hour"),
+    pytest.param(90, "1m30s", id="minutes-and-seconds"),
+    pytest.param(86400 + 61, "1d1m1s", id="a-unit-skipped"),
+    pytest.param(1.5, "1.5s", id="fractions-of-a-second"),
+    pytest.param(3599.9999, "1h", id="to-the-millisecond"),
+    pytest.param(60.25, "1m0.25s", id="milliseconds-after-minutes"),
+    pytest.param(0, "0s", id="zero"),
+])
+def test_format_duration_writes_a_duration_as_users_do(seconds: float, text: str) -> None:
+    assert format_duration(seconds) == text
+    assert parse_duration(text) == pytest.approx(seconds, abs=5e-4)
 
 
 @pytest.mark.parametrize(

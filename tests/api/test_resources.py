@@ -102,8 +102,11 @@ def test_a_local_namespace_makes_a_local_lease_that_wants_its_vms_now():
      "spec.start: required for AdvanceReservation"),
     ({"type": "BestEffortSuspendable", "vms": 1, "duration": "1h", "deadline": "3h"},
      Origin.EXTERNAL, "spec.deadline: BestEffortSuspendable leases have no deadline"),
+    # durations as users write them, never the core's seconds (issue 18)
     ({"type": "BestEffortSuspendable", "vms": 1, "duration": "1h", "runtime": "2h"},
-     Origin.EXTERNAL, "spec.runtime: 7200s is longer than duration 3600s"),
+     Origin.EXTERNAL, "spec.runtime: 2h is longer than duration 1h"),
+    ({"type": "BestEffortSuspendable", "vms": 1, "duration": 3600, "runtime": 5430},
+     Origin.EXTERNAL, "spec.runtime: 1h30m30s is longer than duration 1h"),
     ({"type": "DeadlineMigratable", "vms": 1, "duration": "1h", "deadline": "3h"},
      Origin.LOCAL, "spec.type: a local lease must be DeadlineNonPreemptable or"
                    " AdvanceReservation"),
@@ -137,6 +140,54 @@ def test_bad_leases_say_what_to_change(spec, origin, problem):
     with pytest.raises(LeaseInputError) as info:
         read(spec, origin)
     assert any(p.startswith(problem) for p in info.value.problems), info.value.problems
+
+
+#: times in RFC 3339, durations as users write them: never the core's seconds (issue 18)
+TIMES = [
+    pytest.param({"type": "AdvanceReservation", "vms": 1, "duration": "1h",
+                  "start": "2000-01-01T00:00:00Z"},
+                 "spec.start: 2000-01-01T00:00:00Z is before submission 2026-11-22T10:00:00Z;"
+                 " a reservation cannot start before it is submitted",
+                 id="start-before-the-emulated-clock-began"),
+    pytest.param({"type": "AdvanceReservation", "vms": 1, "duration": "1h",
+                  "start": "2026-11-22T09:30:00Z"},
+                 "spec.start: 2026-11-22T09:30:00Z is before submission 2026-11-22T10:00:00Z;"
+                 " a reservation cannot start before it is submitted",
+                 id="start-before-submission"),
+    pytest.param({"type": "DeadlineMigratable", "vms": 1, "duration": 5400,
+                  "deadline": "2026-11-22T11:00:00Z"},
+                 "spec.deadline: 2026-11-22T11:00:00Z is before the earliest end,"
+                 " 2026-11-22T11:30:00Z (creation + duration 1h30m); set a later deadline, an"
+                 " earlier ready, or a shorter duration",
+                 id="deadline-too-early-duration-in-seconds"),
+    pytest.param({"type": "DeadlineMigratable", "vms": 1, "duration": "1h",
+                  "deadline": "2000-01-01T00:00:00Z"},
+                 "spec.deadline: 2000-01-01T00:00:00Z is before the earliest end,"
+                 " 2026-11-22T11:00:00Z (creation + duration 1h)",
+                 id="deadline-before-the-emulated-clock-began"),
+    pytest.param({"type": "AdvanceReservation", "vms": 1, "duration": "1h", "start": "2h",
+                  "ready": "3h"},
+                 "spec.ready: 2026-11-22T13:00:00Z is after start 2026-11-22T12:00:00Z;"
+                 " remove ready", id="ready-after-a-reservations-start"),
+    pytest.param({"type": "AdvanceReservation", "vms": 1, "duration": "1h", "start": "2h",
+                  "deadline": "4h"},
+                 "spec.deadline: must equal start + duration (2026-11-22T12:00:00Z + 1h ="
+                 " 2026-11-22T13:00:00Z) for an AdvanceReservation, got 2026-11-22T14:00:00Z",
+                 id="a-reservations-deadline"),
+]
+
+
+@pytest.mark.parametrize(("spec", "problem"), TIMES)
+def test_bad_times_are_told_in_rfc3339_and_durations_as_users_write_them(spec, problem):
+    with pytest.raises(LeaseInputError) as info:
+        read(spec)
+    assert any(p.startswith(problem) for p in info.value.problems), info.value.problems
+
+
+def test_a_ready_before_the_emulated_clock_began_means_at_once():
+    request = read({"type": "DeadlineMigratable", "vms": 1, "duration": "1h",
+                    "ready": "2000-01-01T00:00:00Z", "deadline": "3h"})
+    assert request.ready == ARRIVAL and request.earliest == ARRIVAL
 
 
 def node(name: str, cpu: str = "4", memory: str = "16Gi", ready: str = "True",

@@ -106,7 +106,9 @@ def test_a_snapshot_leaves_out_what_has_ended_and_holds_nothing():
     (lambda d: d.pop("queue"), "not a snapshot of this version: KeyError: 'queue'"),
     (lambda d: d.update(changes="released"), "changes: expected [released, freed], two"
                                              " booleans, got 'released'"),
-], ids=["version", "booking", "timer", "node", "number", "missing", "changes"])
+    (lambda d: d["leases"][0].update(reason=[{"at": 1}]), "leases[0].reason: not a part"
+                                                          " of a reason: {'at': 1}"),
+], ids=["version", "booking", "timer", "node", "number", "missing", "changes", "reason"])
 def test_a_snapshot_that_cannot_be_trusted_is_refused_saying_where(change, problem):
     core = Scheduler([exclusive(2)], config())
     run(core, submissions([req("b", 1, 100)]), until=5)
@@ -135,3 +137,18 @@ def test_a_checkpoint_survives_the_snapshot():
     after = [x for x in inputs if x.time > 90]
     assert run(restored, after) == run(original, after)
     assert restored.lease("B").end == original.lease("B").end
+
+
+def test_a_reason_keeps_its_times_and_durations_apart_through_a_snapshot():
+    """A shell writes a core's reasons in its user's terms (issue 18): restored, a
+    reason still has the times and durations it names, not only its text."""
+    from leasehold.core.reason import At, Lasting, Reason
+
+    core = Scheduler([exclusive(2)], config())
+    run(core, submissions([req("b", 1, 100)]), until=5)
+    data = json.loads(json.dumps(snapshot(core)))
+    said = Reason("its slot from ", At(5), " for ", Lasting(100), " was lost")
+    data["leases"][0]["reason"] = said.data()  # as a lease with that reason is kept
+    reason = restore(data, config()).lease("b").reason
+    assert isinstance(reason, Reason) and reason.parts == said.parts
+    assert snapshot(restore(data, config()))["leases"][0]["reason"] == said.data()

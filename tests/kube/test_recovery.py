@@ -155,7 +155,8 @@ def test_a_tenants_status_edit_steers_nothing(tmp_path: Path):
     try:
         c.apply(small_lease("mine"))
         c.until(lambda: c.lease("lab", "mine").get("status", {}).get("phase") == "Running")
-        for bad in ({"submittedAt": 1e9, "sequence": 0, "phase": "Completed",
+        for bad in ({"submittedAt": "2057-01-01T00:00:00.000000Z", "sequence": 0,
+                     "phase": "Completed",
                      "finishedAt": 1.0}, {"submittedAt": "abc"}):
             c.kubectl("patch", "lhl", "-n", "lab", "mine", "--subresource=status",
                       "--type=merge", "-p", json.dumps({"status": bad}))

@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from leasehold.kube.status import Echoes, redacted
+from builders import DM, exclusive, req, run
+from leasehold.api.clock import Clock, epoch
+from leasehold.core.model import Origin
+from leasehold.kube.status import Echoes, Tracked, redacted, status_of
 
 A = {"phase": "Scheduled", "progress": {"ranSeconds": 0.0}, "reservation": {"nodes": None}}
 B = {"phase": "Running", "progress": {"ranSeconds": 12.5}, "endedAt": None}
@@ -63,3 +66,28 @@ def test_another_namespaces_lease_is_named_only_where_allowed(text, disclose, wa
 
 def test_a_lease_of_the_same_namespace_is_named():
     assert redacted("preempted by lab/b", "lab", False, "lab/b") == "preempted by lab/b"
+
+
+#: emulated time 0 at 10:00, an emulated minute per second
+CLOCK = Clock(60.0, epoch("2026-11-22T10:00:00Z"))
+
+
+def test_a_status_says_its_times_in_rfc3339_and_its_reasons_in_the_users_terms():
+    """Issue 18: ``submittedAt: 729.77`` and ``t=19981.32s`` were the core's seconds.
+    The times a status keeps to be measured and ordered by are to the microsecond
+    (an emulated minute per second would round them to a minute)."""
+    core = run([exclusive(2)], [req("A", 2, 5400), req("D", 2, 3600, at=90.5, type=DM,
+                                                        deadline=7200)])
+    t = Tracked("lab", "d", "uid-d", None, None, Origin.EXTERNAL)
+    status = status_of(core.lease("D"), t, CLOCK, 7200.0)
+    assert (status["submittedAt"], status["sequence"], status["startedAt"],
+            status["endedAt"]) == ("2026-11-22T10:00:01.508333Z", 1, None,
+                                   "2026-11-22T10:00:01.508333Z")
+    said = ("no slot for 2 VM(s) of 1 cpu and 512 MiB for 1h from 2026-11-22T10:00:01Z"
+            " that ends by its deadline 2026-11-22T10:02:00Z")
+    assert status["message"] == said
+    assert [c["message"] for c in status["conditions"]] == [said, said]
+    done = status_of(core.lease("A"), Tracked("lab", "a", "uid-a", None, None,
+                                              Origin.EXTERNAL), CLOCK, 7200.0)
+    assert (done["startedAt"], done["endedAt"]) == ("2026-11-22T10:00:00.000000Z",
+                                                    "2026-11-22T10:01:30.000000Z")

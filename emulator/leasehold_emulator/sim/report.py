@@ -7,8 +7,10 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+from leasehold.api.durations import format_duration
 from leasehold.core.model import Phase, PoolSpec
 from leasehold.core.preemption import Decision
+from leasehold.core.reason import Reason
 from leasehold.core.view import LeaseView
 
 from .engine import SimResult
@@ -98,6 +100,15 @@ def _fmt_time(x: float | int | None) -> str:
     return f"{int(h)}:{int(m):02d}:{sec}"
 
 
+def _fmt_reason(reason: str) -> str:
+    """A core's reason in the table's terms: its times as the SUBMIT, START and END
+    columns write them, its durations as users write them (the JSON keeps the core's
+    ``t=…s``)."""
+    if isinstance(reason, Reason):
+        return reason.render(_fmt_time, format_duration)
+    return reason
+
+
 def _fmt_nodes(nodes: list[str]) -> str:
     """``a,a,a,b`` as ``a*3,b``: several VMs share a node in shared pools."""
     if not nodes:
@@ -112,7 +123,8 @@ def to_table(doc: dict[str, Any]) -> str:
     rows = []
     for r in doc["leases"]:
         nodes = _fmt_nodes(r["nodes"])
-        note = r["reason"] or (f"suspended {r['suspensions']}x" if r["suspensions"] else "")
+        note = _fmt_reason(r["reason"] or "") or (
+            f"suspended {r['suspensions']}x" if r["suspensions"] else "")
         rows.append([
             r["name"], r["origin"], r["type"], r["phase"], _fmt_time(r["submitted"]),
             _fmt_time(r["start"]), _fmt_time(r["end"]), nodes, note,

@@ -13,10 +13,11 @@ from datetime import UTC, datetime
 CLOCK_PATH = "/api/v1/namespaces/kube-system/configmaps/leasehold-clock"
 
 
-def rfc3339(seconds: float | None = None) -> str:
-    """Epoch seconds (default: now) as Kubernetes writes times: UTC, whole seconds."""
+def rfc3339(seconds: float | None = None, micro: bool = False) -> str:
+    """Epoch seconds (default: now) as Kubernetes writes times: UTC, whole seconds, or
+    with ``micro`` to the microsecond (its MicroTime, as in an Event's eventTime)."""
     when = datetime.now(UTC) if seconds is None else datetime.fromtimestamp(seconds, UTC)
-    return when.strftime("%Y-%m-%dT%H:%M:%SZ")
+    return when.strftime("%Y-%m-%dT%H:%M:%S.%fZ" if micro else "%Y-%m-%dT%H:%M:%SZ")
 
 
 def epoch(stamp: str) -> float:
@@ -50,3 +51,9 @@ class Clock:
     def stamp(self, t: float) -> str:
         """Emulated time ``t`` as an RFC 3339 wall-clock time, as users read it."""
         return rfc3339(self.wall_of(t))
+
+    def micro_stamp(self, t: float) -> str:
+        """:meth:`stamp` to the microsecond: for the times a status keeps to be measured
+        and ordered by (when a Lease was submitted, started, ended), which an emulated
+        minute per second would otherwise round to a minute."""
+        return rfc3339(self.wall_of(t), micro=True)

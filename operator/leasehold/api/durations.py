@@ -30,6 +30,7 @@ __all__ = [
     "NegativeValueError",
     "describe",
     "format_cpu",
+    "format_duration",
     "format_memory",
     "format_seconds",
     "parse_cpu",
@@ -101,6 +102,22 @@ def format_seconds(seconds: float) -> str:
     if float(seconds).is_integer():
         return f"{int(seconds)}s"
     return f"{seconds}s"
+
+
+def format_duration(seconds: float) -> str:
+    """Seconds as users write a duration, largest unit first, to the millisecond:
+    ``5400`` -> ``"1h30m"``, ``90`` -> ``"1m30s"``, ``86400`` -> ``"1d"``, ``1.5`` ->
+    ``"1.5s"``, ``0`` -> ``"0s"``; :func:`parse_duration` reads it back."""
+    millis = round(abs(seconds) * 1000)
+    parts = []
+    for unit in _UNIT_ORDER[:-1]:
+        count, millis = divmod(millis, _UNIT_SECONDS[unit] * 1000)
+        if count:
+            parts.append(f"{count}{unit}")
+    if millis or not parts:
+        whole, fraction = divmod(millis, 1000)
+        parts.append(f"{whole}.{fraction:03d}".rstrip("0").rstrip(".") + "s")
+    return ("-" if seconds < 0 and parts != ["0s"] else "") + "".join(parts)
 
 
 def format_cpu(millicores: int) -> str:

@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Annotated
 
-from pydantic import Field, model_validator
+from pydantic import Field, ValidationInfo, model_validator
 
 from leasehold.core.model import LeaseType, Origin, Request, Shape
 
 from .durations import format_seconds
 from .fields import Count, Loc, MiB, Millicores, Name, Number, RuleViolations, Seconds, Spec
 
-__all__ = ["LOCAL_TYPES", "LeaseSpec"]
+__all__ = ["LOCAL_TYPES", "TERMS", "LeaseSpec", "Terms", "start_before_arrival"]
 
 #: Types a local user may send (DESIGN §2.1, "who may send it"): local requests are
 #: never preempted, so they must be deadline-constrained and non-preemptable.
@@ -26,6 +27,30 @@ _DEADLINE_TYPES = (LeaseType.DEADLINE_MIGRATABLE, LeaseType.DEADLINE_NON_PREEMPT
 
 def _at(field: str, message: str) -> tuple[Loc, str]:
     return (field,), message
+
+
+@dataclass(frozen=True, slots=True)
+class Terms:
+    """How a lease's messages write its times and durations. A scenario's (the
+    default) are seconds, as its file writes them (``3600s``: a time is seconds since
+    the scenario's start); a Lease object's are RFC 3339 times and durations such as
+    ``1h30m`` (:func:`leasehold.api.resources.lease_spec` gives them, with its clock)."""
+
+    time: Callable[[float], str] = format_seconds
+    duration: Callable[[float], str] = format_seconds
+    #: what the lease's submission is called
+    arrival: str = "arrival"
+
+
+#: the validation context key of a :class:`Terms` (``LeaseSpec.model_validate(data,
+#: context={TERMS: terms})``); none given: a scenario's
+TERMS = "terms"
+
+
+def start_before_arrival(start: float, arrival: float, terms: Terms) -> str:
+    """What is wrong with a reservation's start before its arrival."""
+    return (f"{terms.time(start)} is before {terms.arrival} {terms.time(arrival)}; "
+            f"a reservation cannot start before it is submitted")
 
 
 class LeaseSpec(Spec):
@@ -110,13 +135,14 @@ class LeaseSpec(Spec):
         )
 
     @model_validator(mode="after")
-    def _check_rules(self) -> LeaseSpec:
-        violations = list(self._violations())
+    def _check_rules(self, info: ValidationInfo) -> LeaseSpec:
+        terms = (info.context or {}).get(TERMS) or Terms()
+        violations = list(self._violations(terms))
         if violations:
             raise RuleViolations(violations)
         return self
 
-    def _violations(self) -> Iterator[tuple[Loc, str]]:
+    def _violations(self, terms: Terms) -> Iterator[tuple[Loc, str]]:
         kind = self.type.value
         if self.origin is Origin.LOCAL and self.type not in LOCAL_TYPES:
             yield _at(
@@ -126,7 +152,7 @@ class LeaseSpec(Spec):
                 f"change type or set origin: external",
             )
         if self.type is LeaseType.ADVANCE_RESERVATION:
-            yield from self._reservation_violations()
+            yield from self._reservation_violations(terms)
         else:
             if self.start is not None:
                 yield _at(
@@ -134,18 +160,18 @@ class LeaseSpec(Spec):
                     f"only AdvanceReservation leases have a start; remove start, "
                     f"or use ready for the earliest start of a {kind}",
                 )
-            yield from self._deadline_violations()
+            yield from self._deadline_violations(terms)
         if self.runtime is not None and self.runtime > self.duration:
             yield _at(
                 "runtime",
-                f"{format_seconds(self.runtime)} is longer than duration "
-                f"{format_seconds(self.duration)}; runtime (the actual run time) must be "
+                f"{terms.duration(self.runtime)} is longer than duration "
+                f"{terms.duration(self.duration)}; runtime (the actual run time) must be "
                 f"<= duration",
             )
         if self.image_size_mb is not None and self.image is None:
             yield _at("imageSizeMB", "given without image; add image or remove imageSizeMB")
 
-    def _reservation_violations(self) -> Iterator[tuple[Loc, str]]:
+    def _reservation_violations(self, terms: Terms) -> Iterator[tuple[Loc, str]]:
         if self.start is None:
             yield _at(
                 "start",
@@ -153,29 +179,25 @@ class LeaseSpec(Spec):
                 "DeadlineNonPreemptable with ready and deadline for a flexible start",
             )
             return
-        start = format_seconds(self.start)
+        start = terms.time(self.start)
         if self.start < self.arrival:
-            yield _at(
-                "start",
-                f"{start} is before arrival {format_seconds(self.arrival)}; "
-                f"a reservation cannot start before it is submitted",
-            )
+            yield _at("start", start_before_arrival(self.start, self.arrival, terms))
         if self.ready is not None and self.ready > self.start:
             yield _at(
                 "ready",
-                f"{format_seconds(self.ready)} is after start {start}; remove ready "
+                f"{terms.time(self.ready)} is after start {start}; remove ready "
                 f"(an AdvanceReservation starts exactly at start)",
             )
         end = self.start + self.duration
         if self.deadline is not None and not math.isclose(self.deadline, end, abs_tol=1e-9):
             yield _at(
                 "deadline",
-                f"must equal start + duration ({start} + {format_seconds(self.duration)} "
-                f"= {format_seconds(end)}) for an AdvanceReservation, got "
-                f"{format_seconds(self.deadline)}; remove deadline (it is derived)",
+                f"must equal start + duration ({start} + {terms.duration(self.duration)} "
+                f"= {terms.time(end)}) for an AdvanceReservation, got "
+                f"{terms.time(self.deadline)}; remove deadline (it is derived)",
             )
 
-    def _deadline_violations(self) -> Iterator[tuple[Loc, str]]:
+    def _deadline_violations(self, terms: Terms) -> Iterator[tuple[Loc, str]]:
         kind = self.type.value
         if self.type.best_effort:
             if self.deadline is not None:
@@ -185,9 +207,10 @@ class LeaseSpec(Spec):
                     f"DeadlineMigratable or DeadlineNonPreemptable",
                 )
             return
-        since = "ready" if self.ready is not None and self.ready >= self.arrival else "arrival"
-        earliest, duration = format_seconds(self.earliest), format_seconds(self.duration)
-        earliest_end = format_seconds(self.earliest + self.duration)
+        since = "ready" if self.ready is not None and self.ready >= self.arrival \
+            else terms.arrival
+        earliest, duration = terms.time(self.earliest), terms.duration(self.duration)
+        earliest_end = terms.time(self.earliest + self.duration)
         arithmetic = f"{since} + duration ({earliest} + {duration} = {earliest_end})"
         if self.deadline is None:
             if self.origin is Origin.LOCAL and self.type is LeaseType.DEADLINE_NON_PREEMPTABLE:
@@ -204,6 +227,6 @@ class LeaseSpec(Spec):
         elif self.deadline < self.earliest + self.duration:
             yield _at(
                 "deadline",
-                f"{format_seconds(self.deadline)} is before {arithmetic}; "
+                f"{terms.time(self.deadline)} is before {arithmetic}; "
                 f"set deadline >= {earliest_end} or shorten duration",
             )

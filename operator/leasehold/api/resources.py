@@ -20,12 +20,13 @@ from leasehold.core.model import LeaseType, Origin, OverheadParams, PoolSpec
 from .clock import Clock, epoch
 from .durations import (
     describe,
+    format_duration,
     parse_cpu,
     parse_duration,
     parse_memory_capacity,
     parse_memory_quantity,
 )
-from .lease import LeaseSpec
+from .lease import TERMS, LeaseSpec, Terms, start_before_arrival
 from .podpolicy import RESTRICTED, PodPolicy, pod_parts, shape_problems
 from .scenario import field_problem, validation_problems
 
@@ -213,12 +214,24 @@ def _memory_mib(value: int | str, field: str, problems: list[str]) -> int | None
         return None
 
 
+def _as_written(value: int | str, seconds: float) -> str:
+    """A duration as its user wrote it (a bare number of seconds: with its units)."""
+    return value.strip() if isinstance(value, str) else format_duration(seconds)
+
+
 def spec_error(exc: ValidationError, model: type[BaseModel], prefix: str = ""
                ) -> LeaseInputError:
     """An object's spec that ``model`` did not validate: a problem per field, by its path."""
     return LeaseInputError([f"{prefix}spec.{'.'.join(map(str, e['loc']))}: "
                             f"{field_problem(e, tuple(e['loc']), model)}"
                             for e in exc.errors()])
+
+
+def terms(clock: Clock) -> Terms:
+    """How a Lease's messages write times and durations: as its user writes them
+    (RFC 3339 wall-clock times, durations such as ``1h30m``), never the core's
+    seconds."""
+    return Terms(time=clock.stamp, duration=format_duration, arrival="submission")
 
 
 def lease_spec(obj: dict[str, Any], origin: Origin, arrival: float, clock: Clock | None = None,
@@ -263,6 +276,10 @@ def lease_spec(obj: dict[str, Any], origin: Origin, arrival: float, clock: Clock
                         " non-empty list (metadata is optional)")
     elif template is not None:
         problems.extend(pod_parts(template, policy, spec.pool)[2])
+    exact = times["start"]
+    if exact is not None and exact < arrival:  # the scenario's rule, before its seconds
+        # could not be negative (a start before the emulated clock began)
+        problems.append(f"spec.start: {start_before_arrival(exact, arrival, terms(clock))}")
     deadline, earliest = times["deadline"], times["ready"] or arrival
     if deadline is not None and duration is not None and not problems:
         end = max(earliest, arrival) + duration
@@ -270,8 +287,8 @@ def lease_spec(obj: dict[str, Any], origin: Origin, arrival: float, clock: Clock
             problems.append(
                 f"spec.deadline: {clock.stamp(deadline)} is before the earliest end,"
                 f" {clock.stamp(end)} ({'ready' if times['ready'] else 'creation'} +"
-                f" duration {spec.duration}); set a later deadline, an earlier ready, or a"
-                " shorter duration")
+                f" duration {_as_written(spec.duration, duration)}); set a later deadline,"
+                " an earlier ready, or a shorter duration")
     if problems:
         raise LeaseInputError(problems)
     data: dict[str, Any] = {
@@ -281,14 +298,17 @@ def lease_spec(obj: dict[str, Any], origin: Origin, arrival: float, clock: Clock
     }
     for field, value in times.items():
         if value is not None:
-            data[field] = value
+            # a ready before submission means "as soon as submitted" (LeaseSpec), and
+            # may be before the emulated clock began, where the core's seconds are
+            # negative
+            data[field] = max(value, arrival) if field == "ready" else value
     for field in ("runtime", "pool", "image"):
         if getattr(spec, field) is not None:
             data[field] = getattr(spec, field)
     if spec.image_size_mb is not None:
         data["imageSizeMB"] = spec.image_size_mb
     try:
-        request = LeaseSpec.model_validate(data)
+        request = LeaseSpec.model_validate(data, context={TERMS: terms(clock)})
     except ValidationError as exc:
         problems = validation_problems(exc, ("leases", 0))
         raise LeaseInputError([_in_lease(p) for p in problems]) from None

@@ -9,16 +9,18 @@ from math import inf
 from . import overhead
 from .lease import LeaseState
 from .model import PoolSpec, Request
+from .reason import Lasting, Reason
 from .slots import SlotTable
 
 #: a slot found for a lease: (pool, start, length)
 Fit = tuple[str, float, float]
 
 
-def describe(req: Request) -> str:
+def describe(req: Request) -> Reason:
     """A request's size in a user's words, for reasons."""
     cpu = f"{req.shape.cpu / 1000:g} cpu"
-    return f"{req.vms} VM(s) of {cpu} and {req.shape.memory} MiB for {req.duration:g}s"
+    return Reason(f"{req.vms} VM(s) of {cpu} and {req.shape.memory} MiB for ",
+                  Lasting(req.duration))
 
 
 class Placement:
@@ -39,16 +41,16 @@ class Placement:
             return (st.req.pool,) if st.req.pool in self.pools else ()
         return self._every
 
-    def never_fits(self, st: LeaseState) -> str | None:
+    def never_fits(self, st: LeaseState) -> Reason | None:
         """Why the lease could not run even on its empty pools, if it could not."""
         req = st.req
         pools = self.candidate_pools(st)
         if not pools:
-            return f"pool {req.pool!r} does not exist"
+            return Reason(f"pool {req.pool!r} does not exist")
         most = max(self.slots.pools[p].max_vms(req.shape) for p in pools)
         if most < req.vms:
-            return (f"can never fit: needs {describe(req)}, "
-                    f"but the largest pool holds {most} such VMs")
+            return Reason("can never fit: needs ", describe(req),
+                          f", but the largest pool holds {most} such VMs")
         return None
 
     def length(self, st: LeaseState, pool: str) -> float:

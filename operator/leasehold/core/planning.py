@@ -32,6 +32,7 @@ from .lifecycle import Lifecycle
 from .model import Backfilling, LeaseType, Phase, SchedulerConfig
 from .placement import Fit, Placement, describe
 from .preemption import Decision
+from .reason import At, Reason
 from .slots import Segments, SlotTable
 
 
@@ -199,8 +200,8 @@ class Planner:
             earliest = latest = req.start if req.start is not None else req.earliest
             if earliest < now:
                 self.lifecycle.reject(
-                    st, now, f"its start t={earliest:g}s is already past (now t={now:g}s)",
-                    "deadline")
+                    st, now, Reason("its start ", At(earliest), " is already past (now ",
+                                    At(now), ")"), "deadline")
                 return
             deadline = earliest + req.duration
         else:
@@ -233,17 +234,16 @@ class Planner:
                 return
             decision = outcome.decision
         if req.type == LeaseType.ADVANCE_RESERVATION:
-            msg = f"no room for {describe(req)} at its start t={earliest:g}s"
+            msg = Reason("no room for ", describe(req), " at its start ", At(earliest))
         else:
-            msg = (
-                f"no slot for {describe(req)} from t={earliest:g}s that ends by its "
-                f"deadline t={deadline:g}s"
-            )
+            msg = Reason("no slot for ", describe(req), " from ", At(earliest),
+                         " that ends by its deadline ", At(deadline))
         if decision is not None:
-            msg += "; " + _no_preemption(decision)
+            msg = Reason(msg, "; " + _no_preemption(decision))
         if st.phase != Phase.PENDING:  # admitted before: the capacity it had is lost
-            self.lifecycle.fail(st, now, "the slot it held was lost (nodes down, or the"
-                                         f" operator away when it was due), and {msg}")
+            self.lifecycle.fail(st, now, Reason("the slot it held was lost (nodes down, or"
+                                                " the operator away when it was due), and ",
+                                                msg))
             return
         self.lifecycle.reject(st, now, msg, "deadline")
 

@@ -13,8 +13,10 @@ decides their future, the live timers, the queues, and the submission counter. L
 out: what only tells history — the decisions taken, and the leases that have ended
 and hold nothing (:meth:`Scheduler.forget` drops those from a live core too).
 
-Plain data only (dicts, lists, strings, numbers; ``inf`` as the string ``"inf"``),
-read back with checks: :class:`SnapshotError` says what is wrong and where.
+Plain data only (dicts, lists, strings, numbers; ``inf`` as the string ``"inf"``; a
+:class:`~.reason.Reason` as its parts, so that a restored core's reasons still name
+their times and durations apart), read back with checks: :class:`SnapshotError` says
+what is wrong and where.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from .model import (
     SchedulerConfig,
     Shape,
 )
+from .reason import Reason
 from .scheduler import Scheduler
 from .slots import Booking
 
@@ -159,6 +162,8 @@ def snapshot(s: Scheduler) -> Data:
         for f in _PLAIN:
             v = getattr(st, f)
             d[f] = v.value if isinstance(v, Phase) else _num(v) if isinstance(v, float) else v
+        if isinstance(st.reason, Reason):  # its times and durations kept apart
+            d["reason"] = st.reason.data()
         d["nodes"] = list(st.nodes)
         d["booking"], d["departure"] = ref(st.booking), ref(st.departure)
         d["checkpoint"] = None if st.checkpoint is None else list(st.checkpoint)
@@ -235,6 +240,11 @@ def _restore(data: Data, config: SchedulerConfig) -> Scheduler:
                 v = _float(v, f"{where}.{f}")
             elif f in ("running_since", "first_start", "end", "landing"):
                 v = _opt(v, f"{where}.{f}")
+            elif f == "reason" and isinstance(v, list):
+                try:
+                    v = Reason.from_data(v)
+                except ValueError as exc:
+                    raise SnapshotError(f"{where}.reason: {exc}") from None
             setattr(st, f, v)
         st.nodes = tuple(str(n) for n in d["nodes"])
         st.booking = booked(d["booking"], f"{where}.booking")

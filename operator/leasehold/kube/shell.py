@@ -36,6 +36,7 @@ from typing import Any
 import aiohttp
 
 from leasehold.api.clock import Clock, epoch
+from leasehold.api.durations import format_duration
 from leasehold.api.podpolicy import RESTRICTED, PodPolicy
 from leasehold.api.resources import LeaseInputError, lease_spec
 from leasehold.api.tenancy import Tenancy
@@ -69,7 +70,15 @@ from .journal import Journal, Known, Log, State, core_name, entry, made, read_lo
 from .metrics import Metrics
 from .outbox import Outbox
 from .pods import API_VERSION, Pods, gone
-from .status import OTHER_TENANT, Echoes, Tracked, condition, redacted, status_of
+from .status import (
+    OTHER_TENANT,
+    Echoes,
+    Tracked,
+    condition,
+    in_user_terms,
+    redacted,
+    status_of,
+)
 
 log = logging.getLogger("leasehold.operator")
 
@@ -566,9 +575,9 @@ class Shell:
             t = self.tracked.get(name)
             if t is not None:
                 self._event(
-                    t, "StartUndone", f"its pods could not all be made within {self.hold_max:g} s"
-                    " (their nodes still busy, or the API server refusing): it waits to be"
-                    " placed again", warning=True)
+                    t, "StartUndone", "its pods could not all be made within"
+                    f" {format_duration(self.hold_max)} (their nodes still busy, or the API"
+                    " server refusing): it waits to be placed again", warning=True)
         # at the core's time, held before their runs' ends: they ran nothing
         at = self.core.now
         item = Input.absent(Absence(at, tuple(late)), at)
@@ -1024,30 +1033,32 @@ class Shell:
             return
         st = self.core.lease(action.lease)
         assert st is not None  # an action is about a lease the core knows
+        reason = in_user_terms(getattr(action, "reason", None), self.clock) or ""
         if isinstance(action, Start | Resume):
             pass  # told once its pods are there (:meth:`_told_started`)
         elif isinstance(action, Migrate):
             await self._delete_pods(t, grace=0)
         elif isinstance(action, Suspend):
             await self._delete_pods(t, grace=action.vacated - now)
-            self._preempted(t, st, "suspended", action.reason)
+            self._preempted(t, st, "suspended", reason)
         elif isinstance(action, Cancel):
             await self._delete_pods(t, grace=0)
             if st.preempted_by:
-                self._preempted(t, st, "cancelled", action.reason)
+                self._preempted(t, st, "cancelled", reason)
             else:
-                self._event(t, "Cancelled", action.reason)
+                self._event(t, "Cancelled", reason)
         elif isinstance(action, Complete):
             await self._delete_pods(t, grace=0)
-            self._event(t, "Completed", f"ran {st.ran:.0f} s of {st.request.duration:.0f} s")
+            self._event(t, "Completed", f"ran {format_duration(st.ran)} of"
+                                        f" {format_duration(st.request.duration)}")
         elif isinstance(action, Fail):
             await self._delete_pods(t, grace=0)
-            self._event(t, "Failed", action.reason, warning=True)
+            self._event(t, "Failed", reason, warning=True)
         elif isinstance(action, Lost):
             await self._delete_pods(t, grace=0)
-            self._event(t, "NodeLost", action.reason, warning=True)
+            self._event(t, "NodeLost", reason, warning=True)
         elif isinstance(action, Reject):
-            self._event(t, "Rejected", action.reason, warning=True)
+            self._event(t, "Rejected", reason, warning=True)
         elif isinstance(action, Reserve):
             self._event(t, "Scheduled", f"reserved on pool {action.pool} from"
                                         f" {self.clock.stamp(action.start)} to"

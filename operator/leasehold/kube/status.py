@@ -10,7 +10,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from leasehold.api.clock import Clock
+from leasehold.api.durations import format_duration
 from leasehold.core.model import Origin, Phase
+from leasehold.core.reason import Reason
 from leasehold.core.view import LeaseView
 
 
@@ -50,6 +52,14 @@ def redacted(text: str, namespace: str, disclose: bool, who: str | None) -> str:
     return re.sub(rf"(?<![\w./~-]){re.escape(who)}(?![\w/~-]|\.\w)", OTHER_TENANT, text)
 
 
+def in_user_terms(reason: str | None, clock: Clock) -> str | None:
+    """A reason of the core's as a user reads it: its times RFC 3339 wall-clock
+    times, its durations such as ``1h30m`` (the core counts in its own seconds)."""
+    if isinstance(reason, Reason):
+        return reason.render(clock.stamp, format_duration)
+    return reason
+
+
 def condition(kind: str, status: str, reason: str, message: str, stamp: str
               ) -> dict[str, str]:
     return {"type": kind, "status": status, "reason": reason, "message": message,
@@ -65,17 +75,20 @@ def status_of(st: LeaseView, t: Tracked, clock: Clock, now: float,
     nodes = nodes or {}
     stamp = clock.stamp(now)
     ran = st.ran_by(now)
+    reason = in_user_terms(st.reason, clock)
     status: dict[str, Any] = {
         "phase": st.phase.value, "origin": t.origin.value, "observedGeneration": t.generation,
         "preemptions": st.preemptions,
         "overheadSeconds": round(st.overhead, 3),
         "progress": {"ranSeconds": round(ran, 3),
                      "remainingSeconds": round(max(st.remaining - (ran - st.ran), 0.0), 3)},
-        # emulated seconds: submission (and its order), first start and final end
-        "submittedAt": st.request.submitted, "sequence": st.sequence,
-        "startedAt": st.first_start, "endedAt": st.end,
-        "message": redacted(st.reason, t.namespace, disclose, st.preempted_by)
-        if st.reason else st.reason,
+        # submission (and its order: the time may tie), first start and final end, to
+        # the microsecond: benchmarks measure from them
+        "submittedAt": clock.micro_stamp(st.request.submitted), "sequence": st.sequence,
+        "startedAt": None if st.first_start is None else clock.micro_stamp(st.first_start),
+        "endedAt": None if st.end is None else clock.micro_stamp(st.end),
+        "message": redacted(reason, t.namespace, disclose, st.preempted_by)
+        if reason else reason,
     }
     booking = st.reservation
     if booking is not None and st.pool is not None:
@@ -87,14 +100,14 @@ def status_of(st: LeaseView, t: Tracked, clock: Clock, now: float,
     rejected = st.phase == Phase.REJECTED
     conditions = [condition("Admitted", "False" if rejected else "True",
                             "Rejected" if rejected else "Admitted",
-                            st.reason or "" if rejected else "", stamp)]
+                            reason or "" if rejected else "", stamp)]
     if st.preempted_by:
         conditions.append(condition("Preempted", "True", "PreemptedBy",
                                     "preempted by " + redacted(
                                         st.preempted_by, t.namespace, disclose,
                                         st.preempted_by), stamp))
     if st.phase.terminal:
-        conditions.append(condition("Finished", "True", st.phase.value, st.reason or "",
+        conditions.append(condition("Finished", "True", st.phase.value, reason or "",
                                     stamp))
     status["conditions"] = conditions
     return status
