@@ -88,3 +88,20 @@ def test_malformed_leases_are_refused_at_the_api(emulated, spec, message):
     r = emulated.kubectl("apply", "-f", "-", stdin=yaml.safe_dump(lease("bad", **spec)),
                          check=False)
     assert r.returncode != 0 and message in r.stderr, r.stderr
+
+
+def explained(emulated, *args: str) -> str:
+    """``kubectl explain``'s answer, its lines joined (kubectl wraps descriptions)."""
+    return " ".join(emulated.kubectl("explain", *args).stdout.split())
+
+
+@pytest.mark.parametrize(("field", "wanted"), [
+    pytest.param("lhl.spec.duration", "FIELD: duration <IntOrString>", id="duration"),
+    pytest.param("lhl.spec.resources", "cpu <IntOrString>", id="cpu"),
+    pytest.param("lhl.spec.resources", "memory <IntOrString>", id="memory"),
+    pytest.param("lhl.spec.runtime", "FIELD: runtime <IntOrString>", id="runtime"),
+    pytest.param("lhnp.spec.emulated", "cpu <IntOrString>", id="nodepool-cpu"),
+])
+def test_kubectl_explain_shows_int_or_string_fields_as_such(emulated, field, wanted):
+    text = explained(emulated, field)
+    assert wanted in text, text
