@@ -179,6 +179,8 @@ def test_kubectl_explain_shows_int_or_string_fields_as_such(emulated, field, wan
     pytest.param({"sequence": "x"}, "status.sequence: Invalid value: \"string\": status.sequence"
                  " in body must be of type integer", id="sequence"),
     pytest.param({"phase": 7}, "status.phase: Invalid value: \"integer\"", id="phase"),
+    pytest.param({"submittedAt": 729.77}, "status.submittedAt: Invalid value: \"number\"",
+                 id="time-as-seconds"),
     pytest.param({"phase": "Done"}, 'status.phase: Unsupported value: "Done"', id="phase-enum"),
     pytest.param({"reservation": "soon"}, "status.reservation: Invalid value: \"string\"",
                  id="reservation"),

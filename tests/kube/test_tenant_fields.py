@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from emulated import until
+from leasehold.api.clock import epoch
 from operated import Operated, one_node
 
 LABEL_PREFIX = "leasehold.io/"
@@ -25,7 +26,9 @@ DECIDED = ("phase", "origin", "preemptions", "submittedAt", "sequence", "started
 
 FORGED_STATUS = {
     "phase": "Completed", "origin": "local", "preemptions": 99, "overheadSeconds": 1e9,
-    "submittedAt": 1e9, "sequence": 0, "startedAt": 1.0, "endedAt": 2.0, "finishedAt": 1.0,
+    "submittedAt": "2057-01-01T00:00:00.000000Z", "sequence": 0,
+    "startedAt": "2020-01-01T00:00:00.000000Z", "endedAt": "2020-01-01T01:00:00.000000Z",
+    "finishedAt": 1.0,
     "observedGeneration": 7, "message": "forged",
     "progress": {"ranSeconds": 3600, "remainingSeconds": 0},
     "reservation": {"pool": "elsewhere", "start": "2020-01-01T00:00:00Z",
@@ -129,7 +132,7 @@ def test_a_status_forged_while_the_operator_runs_is_written_over(tmp_path: Path)
 
 @pytest.mark.parametrize("forged", [
     pytest.param({"phase": "Completed"}, id="phase"),
-    pytest.param({"submittedAt": 1e9}, id="submittedAt"),
+    pytest.param({"submittedAt": "2057-01-01T00:00:00.000000Z"}, id="submittedAt"),
 ])
 def test_a_lease_given_a_status_before_the_operator_saw_it_is_scheduled(
         tmp_path: Path, forged: dict[str, Any]):
@@ -144,7 +147,7 @@ def test_a_lease_given_a_status_before_the_operator_saw_it_is_scheduled(
         patch(c, "first", {"status": forged}, "status")
         c.start_operator("moml")
         c.until(lambda: c.lease("lab", "first").get("status", {}).get("phase") == "Running")
-        assert decided(c, "first")["submittedAt"] < 1e9
+        assert epoch(decided(c, "first")["submittedAt"]) < epoch("2057-01-01T00:00:00Z")
     finally:
         c.stop_all()
 

@@ -91,19 +91,19 @@ class LeaseResourceStatus(_Status):
         "Seconds its preemptions cost it (suspending, resuming, migrating, restarting).",
         alias="overheadSeconds")
     progress: Progress = _optional("How much of its duration it has run.")
-    submitted_at: float = _optional(
-        "When it was submitted to the scheduler, in the scheduler's seconds.",
-        alias="submittedAt")
+    submitted_at: str = _optional(
+        "When it was submitted to the scheduler (RFC 3339, to the microsecond).",
+        alias="submittedAt", json_schema_extra={"format": "date-time"})
     sequence: int = _optional(
         "Its place in the order of submission (Leases submitted at the same time are"
         " planned in this order).")
-    started_at: float | None = Field(
-        default=None, alias="startedAt",
-        description="When it first started, in the scheduler's seconds; null until then.")
-    ended_at: float | None = Field(
-        default=None, alias="endedAt",
-        description="When it ended (completed, cancelled, rejected or failed), in the"
-                    " scheduler's seconds; null until then.")
+    started_at: str | None = Field(
+        default=None, alias="startedAt", json_schema_extra={"format": "date-time"},
+        description="When it first started (RFC 3339, to the microsecond); null until then.")
+    ended_at: str | None = Field(
+        default=None, alias="endedAt", json_schema_extra={"format": "date-time"},
+        description="When it ended (completed, cancelled, rejected or failed; RFC 3339, to"
+                    " the microsecond); null until then.")
     message: str | None = Field(
         default=None,
         description="Why it is where it is, when there is a reason to give: why it is"
