@@ -21,6 +21,9 @@ from leasehold.api.statuses import LeaseResourceStatus
 from operated import TESTBED, Operated, apply_testbed, operated
 
 SCALE = 120.0
+#: the testbed's NodePool (pool.yaml; 2-pool.yaml where its files are numbered in the
+#: order kubectl applies them)
+POOL = next(TESTBED.glob("*pool.yaml"))
 
 
 def lease(name: str, namespace: str = "lab", **spec: Any) -> dict[str, Any]:
@@ -30,7 +33,7 @@ def lease(name: str, namespace: str = "lab", **spec: Any) -> dict[str, Any]:
 
 @pytest.fixture
 def cluster(tmp_path: Path) -> Iterator[Operated]:
-    c = operated(tmp_path, "moml", TESTBED / "pool.yaml", SCALE)
+    c = operated(tmp_path, "moml", POOL, SCALE)
     try:
         c.until(lambda: c.recoveries() == 1)  # the operator is up
         yield c
