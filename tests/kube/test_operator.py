@@ -80,7 +80,8 @@ def test_the_testbed_preempts_what_the_simulator_preempts(testbed, request):
     statuses = [x["status"] for x in testbed.get("lhl", "-n", "lab")["items"]]
     assert not [s for s in statuses if "owners" in json.dumps(s)]
     lines = testbed.kubectl("get", "lhl", "-n", "lab").stdout.splitlines()
-    assert lines[0].split() == ["NAME", "TYPE", "ORIGIN", "VMS", "PHASE", "POOL", "START", "AGE"]
+    assert lines[0].split() == ["NAME", "TYPE", "ORIGIN", "VMS", "PHASE", "POOL", "START", "AGE",
+                                "MESSAGE"]
 
 
 def lease(name: str, namespace: str = "lab", **spec) -> dict:

@@ -111,10 +111,34 @@ _META = {"type": "object", "properties": {
 }}
 
 
+#: the built-in kinds' int-or-string, which their fields name by reference (kubectl
+#: explain shows a referenced schema without a type by its name: ``<IntOrString>``)
+INT_OR_STRING = "io.k8s.apimachinery.pkg.util.intstr.IntOrString"
+_INT_OR_STRING_SCHEMA = {
+    "description": "IntOrString is a type that can hold an int32 or a string.",
+    "oneOf": [{"type": "integer"}, {"type": "string"}]}
+
+
+def _referenced(schema: Any) -> Any:
+    """``schema`` with its ``x-kubernetes-int-or-string`` fields as references to
+    :data:`INT_OR_STRING`, as the built-in kinds' are, so that ``kubectl explain``
+    shows ``<IntOrString>``, not ``<Object>``. (kube-apiserver publishes a CRD's such
+    fields inline, and kubectl shows them as ``<Object>``: kubernetes#130946.)"""
+    if isinstance(schema, list):
+        return [_referenced(x) for x in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out: Obj = {k: _referenced(v) for k, v in schema.items()}
+    if schema.get("x-kubernetes-int-or-string") is True:
+        out.pop("anyOf", None)
+        out["allOf"] = [{"$ref": f"#/components/schemas/{INT_OR_STRING}"}]
+    return out
+
+
 def _kind_schema(r: Resource) -> Obj:
     gvk = [{"group": r.group, "version": r.version, "kind": r.kind}]
     if r.schema:
-        schema = json.loads(json.dumps(r.schema))
+        schema = _referenced(r.schema)  # a copy
         props = schema.setdefault("properties", {})
         props.setdefault("apiVersion", {"type": "string"})
         props.setdefault("kind", {"type": "string"})
@@ -208,6 +232,8 @@ def openapi_document(registry: Registry, group: str, version: str) -> Obj | None
         }
         paths[scope] = {"parameters": in_scope, **collection} if in_scope else collection
         schemas[_schema_name(r)] = _kind_schema(r)
+    if f"/{INT_OR_STRING}" in json.dumps(schemas):  # referenced: the document defines it
+        schemas[INT_OR_STRING] = _INT_OR_STRING_SCHEMA
     return {"openapi": "3.0.0",
             "info": {"title": "Kubernetes (leasehold emulated)", "version": VERSION["gitVersion"]},
             "paths": paths, "components": {"schemas": schemas}}

@@ -17,6 +17,7 @@ import yaml
 from pydantic import BaseModel
 
 from .resources import GROUP, VERSION, LeaseResourceSpec, NodePoolResourceSpec
+from .statuses import LeaseResourceStatus
 
 Schema = dict[str, Any]
 
@@ -40,12 +41,15 @@ LEASE_RULES = [
 ]
 
 
-def structural(schema: Schema, defs: dict[str, Schema] | None = None) -> Schema:
-    """pydantic's JSON Schema as a structural OpenAPI v3 schema."""
+def structural(schema: Schema, defs: dict[str, Schema] | None = None,
+               nullable: bool = False) -> Schema:
+    """pydantic's JSON Schema as a structural OpenAPI v3 schema; ``nullable``: an
+    ``Optional`` field is ``nullable`` (the status, where the operator writes nulls),
+    else its null is dropped (a spec field is left out, not null)."""
     defs = schema.get("$defs", {}) if defs is None else defs
     out: Schema = {}
     if "$ref" in schema:
-        target = structural(defs[schema["$ref"].split("/")[-1]], defs)
+        target = structural(defs[schema["$ref"].split("/")[-1]], defs, nullable)
         out.update(target)
     for key, value in schema.items():
         if key in ("$defs", "$ref", "title"):
@@ -55,20 +59,22 @@ def structural(schema: Schema, defs: dict[str, Schema] | None = None) -> Schema:
             if schema.get("x-kubernetes-int-or-string"):
                 continue
             if len(options) == 1:
-                out.update(structural(options[0], defs))
+                out.update(structural(options[0], defs, nullable))
             else:
-                out["anyOf"] = [structural(o, defs) for o in options]
+                out["anyOf"] = [structural(o, defs, nullable) for o in options]
+            if nullable and len(options) < len(value):
+                out["nullable"] = True
         elif key == "properties":
-            out["properties"] = {k: structural(v, defs) for k, v in value.items()}
+            out["properties"] = {k: structural(v, defs, nullable) for k, v in value.items()}
         elif key == "items":
-            out["items"] = structural(value, defs)
+            out["items"] = structural(value, defs, nullable)
         elif key == "additionalProperties":
             if value is False:
                 continue  # extra="forbid": a structural schema prunes unknown fields anyway
             if value is True or value == {}:
                 out["x-kubernetes-preserve-unknown-fields"] = True
             else:
-                out["additionalProperties"] = structural(value, defs)
+                out["additionalProperties"] = structural(value, defs, nullable)
         elif key == "exclusiveMinimum":
             out["minimum"], out["exclusiveMinimum"] = value, True
         elif key == "const":
@@ -89,13 +95,23 @@ def _spec_schema(model: type[BaseModel]) -> Schema:
     return structural(model.model_json_schema(by_alias=True, mode="validation"))
 
 
-def _status_schema() -> Schema:
-    # the operator owns the status; its shape is documented in docs/operator.md
-    return {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+def _lease_status_schema() -> Schema:
+    # every field the operator writes, typed: a real server prunes undeclared fields
+    return structural(LeaseResourceStatus.model_json_schema(by_alias=True, mode="validation"),
+                      nullable=True)
+
+
+#: nothing writes a NodePool's status: what a pool has is its nodes
+NODEPOOL_STATUS: Schema = {
+    "type": "object", "properties": {},
+    "description": "Unused: the operator writes no NodePool status. The pool's nodes are"
+                   " `kubectl get nodes -l leasehold.io/pool=<name>` (or its"
+                   " spec.nodeSelector's labels)."}
 
 
 def _crd(kind: str, plural: str, scope: str, short: list[str], spec: Schema,
-         columns: list[dict[str, Any]], description: str) -> dict[str, Any]:
+         status: Schema, columns: list[dict[str, Any]], description: str
+         ) -> dict[str, Any]:
     return {
         "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
         "metadata": {"name": f"{plural}.{GROUP}"},
@@ -110,7 +126,7 @@ def _crd(kind: str, plural: str, scope: str, short: list[str], spec: Schema,
                 "additionalPrinterColumns": columns,
                 "schema": {"openAPIV3Schema": {
                     "type": "object", "description": description,
-                    "properties": {"spec": spec, "status": _status_schema()},
+                    "properties": {"spec": spec, "status": status},
                     "required": ["spec"]}},
             }],
         },
@@ -123,17 +139,27 @@ def lease_crd() -> dict[str, Any]:
     spec["properties"]["template"] = {
         "type": "object", "x-kubernetes-preserve-unknown-fields": True,
         "description": spec["properties"]["template"].get("description", "")}
-    columns = [
+    columns: list[dict[str, Any]] = [
         {"name": "Type", "type": "string", "jsonPath": ".spec.type"},
         {"name": "Origin", "type": "string", "jsonPath": ".status.origin"},
         {"name": "VMs", "type": "integer", "jsonPath": ".spec.vms"},
         {"name": "Phase", "type": "string", "jsonPath": ".status.phase"},
         {"name": "Pool", "type": "string", "jsonPath": ".status.reservation.pool"},
-        {"name": "Start", "type": "string", "jsonPath": ".status.reservation.start"},
+        {"name": "Start", "type": "date", "jsonPath": ".status.reservation.start",
+         "description": "When its current booking starts (shown as a time since)"},
+        # in -o wide: a time and a count beside the start crowd the default view. The end
+        # is written out: shown as a time since, a time to come reads `<invalid>`
+        {"name": "End", "type": "string", "jsonPath": ".status.reservation.end",
+         "priority": 1, "description": "When its current booking ends (RFC 3339)"},
+        {"name": "Preemptions", "type": "integer", "jsonPath": ".status.preemptions",
+         "priority": 1, "description": "How many times other Leases preempted it"},
         {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
+        # last, as kubectl get events shows its MESSAGE: it is the longest
+        {"name": "Message", "type": "string", "jsonPath": ".status.message",
+         "description": "Why it is Pending, Rejected, Cancelled or Failed"},
     ]
-    return _crd("Lease", "leases", "Namespaced", ["lhl"], spec, columns,
-                "N identical VMs (pods) for a duration under a contract type")
+    return _crd("Lease", "leases", "Namespaced", ["lhl"], spec, _lease_status_schema(),
+                columns, "N identical VMs (pods) for a duration under a contract type")
 
 
 def nodepool_crd() -> dict[str, Any]:
@@ -144,7 +170,7 @@ def nodepool_crd() -> dict[str, Any]:
         {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
     ]
     return _crd("NodePool", "nodepools", "Cluster", ["lhnp"],
-                _spec_schema(NodePoolResourceSpec), columns,
+                _spec_schema(NodePoolResourceSpec), NODEPOOL_STATUS, columns,
                 "A group of nodes leasehold schedules onto, and its preemption costs")
 
 
