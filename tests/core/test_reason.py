@@ -60,6 +60,9 @@ def test_a_reason_keeps_its_parts_when_built_from_reasons_and_copied():
     pytest.param("text", id="not-a-list"),
     pytest.param([{"t": 1, "seconds": 2}], id="two-keys"),
     pytest.param([7], id="a-number"),
+    pytest.param([{"t": None}], id="a-null-time"),
+    pytest.param([{"seconds": "90"}], id="a-duration-as-text"),
+    pytest.param([{"t": True}], id="a-boolean-time"),
 ])
 def test_a_reason_from_data_it_did_not_give_is_refused(data):
     with pytest.raises(ValueError):

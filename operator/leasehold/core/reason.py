@@ -39,6 +39,10 @@ def _simulated(part: Part) -> str:
     return part
 
 
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
 class Reason(str):
     """A reason as the simulator words it; :attr:`parts` keep its times and durations.
 
@@ -83,9 +87,10 @@ class Reason(str):
         for item in data:
             if isinstance(item, str):
                 parts.append(item)
-            elif isinstance(item, dict) and set(item) == {"t"}:
+            elif isinstance(item, dict) and set(item) == {"t"} and _number(item["t"]):
                 parts.append(At(float(item["t"])))
-            elif isinstance(item, dict) and set(item) == {"seconds"}:
+            elif (isinstance(item, dict) and set(item) == {"seconds"}
+                  and _number(item["seconds"])):
                 parts.append(Lasting(float(item["seconds"])))
             else:
                 raise ValueError(f"not a part of a reason: {item!r}")
