@@ -82,10 +82,11 @@ fuzz: $(STAMP)
 	mkdir -p out
 	FUZZ=full FUZZ_REPORT=out $(BIN)/pytest tests/apiserver/test_fuzz.py -s
 
-## make bench: CPU-time benchmarks; record results in docs/benchmarks.md
+## make bench: CPU-time benchmarks; record results in docs/benchmarks.md.
+## PYSS=<dir> also times pyss (a Python 3 copy's src/, docs/benchmarks.md) under python -O
 bench: $(STAMP)
-	$(BIN)/python benchmarks/bench_sdsc_backfilling.py
-	$(BIN)/python benchmarks/bench_sdsc_backfilling.py \
+	$(BIN)/python benchmarks/bench_sdsc_backfilling.py $(if $(PYSS),--pyss $(PYSS))
+	$(BIN)/python benchmarks/bench_sdsc_backfilling.py $(if $(PYSS),--pyss $(PYSS)) \
 		--trace benchmarks/data/lublin99-256n-10k.swf --nodes 256
 	$(BIN)/python benchmarks/bench_preemption.py
 	$(BIN)/python benchmarks/compare_policies.py

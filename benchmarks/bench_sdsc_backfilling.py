@@ -13,13 +13,25 @@ Also the overloaded Lublin99 trace of the simulator issue:
 
 ``--shared`` also runs the trace once on a shared pool (per-node cpu/memory
 packing) of the same 144 one-core nodes: the general path, much slower.
+
+``--pyss DIR`` also runs pyss (github.com/dinesh121991/pyss) on the same jobs, in
+a child ``python -O`` (its asserts check the whole CPU profile at every event, so
+without ``-O`` it is O(n) slower and the comparison meaningless). pyss is Python
+2.4 and not part of this project; DIR is the ``src`` directory of a Python 3 copy
+made outside it (docs/benchmarks.md says how). Each mode runs once, repeated up to
+``--repeat`` times while a run takes under 10 CPU s.
 """
 
 from __future__ import annotations
 
 import argparse
 import heapq
+import json
+import os
 import platform
+import subprocess
+import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -78,6 +90,54 @@ def bare_easy(jobs: list[Request], nodes: int) -> float:
     return waits / len(jobs)
 
 
+# Run inside pyss's src directory: the same jobs, pyss's own simulator loop, CPU
+# time of the simulation only (the trace is parsed before the clock starts, as
+# this script does for leasehold), mean wait over every job.
+PYSS_DRIVER = """
+import json, sys, time
+from base.prototype import _job_inputs_to_jobs
+from base.workload_parser import parse_lines
+from schedulers.conservative_scheduler import ConservativeScheduler
+from schedulers.easy_scheduler import EasyBackfillScheduler
+from schedulers.fcfs_scheduler import FcfsScheduler
+from schedulers.simulator import Simulator
+if __debug__:
+    sys.exit("pyss must run under python -O: its asserts are O(n) per event")
+path, nodes, mode = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+cls = {"none": FcfsScheduler, "easy": EasyBackfillScheduler,
+       "conservative": ConservativeScheduler}[mode]
+with open(path) as f:
+    jobs = list(_job_inputs_to_jobs(parse_lines(f), nodes))
+t0 = time.process_time()
+sim = Simulator(jobs, nodes, cls(nodes))
+sim.run()
+cpu = time.process_time() - t0
+done = sim.terminated_jobs
+print(json.dumps({"cpu": cpu, "done": len(done),
+                  "wait": sum(j.start_to_run_at_time - j.submit_time for j in done) / len(done)}))
+"""
+
+
+def write_pyss_swf(jobs: list[Request], path: Path) -> None:
+    """The jobs as pyss reads them: size in fields 5 and 8, the requested time in
+    field 9 (so both simulators see the same estimates), whole seconds."""
+    with path.open("w") as f:
+        for i, r in enumerate(jobs, 1):
+            f.write(f"{i} {round(r.submitted)} -1 {round(r.actual_runtime)} {r.vms} -1 -1 "
+                    f"{r.vms} {round(r.duration)} -1 1 -1 -1 -1 0 -1 -1 -1\n")
+
+
+def run_pyss(src: Path, swf: Path, nodes: int, mode: str) -> tuple[float, float]:
+    """CPU seconds and mean wait (seconds) of one pyss run under ``python -O``."""
+    out = subprocess.run(
+        [sys.executable, "-O", "-c", PYSS_DRIVER, str(swf), str(nodes), mode],
+        cwd=src, env={**os.environ, "PYTHONPATH": str(src)},
+        capture_output=True, text=True, check=True,
+    )
+    got = json.loads(out.stdout.splitlines()[-1])
+    return float(got["cpu"]), float(got["wait"])
+
+
 def best_cpu(fn: Callable[[], T], repeat: int) -> tuple[float, T]:
     best, out = float("inf"), None
     for _ in range(repeat):
@@ -94,6 +154,8 @@ def main() -> None:
     ap.add_argument("--trace", type=Path, default=TRACE)
     ap.add_argument("--nodes", type=int, default=NODES, help=f"default {NODES}")
     ap.add_argument("--shared", action="store_true", help="also time a shared pool (slow)")
+    ap.add_argument("--pyss", type=Path, metavar="DIR",
+                    help="also time pyss (a Python 3 copy's src directory) under python -O")
     args = ap.parse_args()
     jobs = swf_requests(args.trace)
     pool = PoolSpec("blue", args.nodes, 1000, 1024, exclusive=True)
@@ -103,14 +165,29 @@ def main() -> None:
     print(f"{'scheduler':<26}{'CPU s':>8}{'jobs/s':>10}{'mean wait':>11}{'x bare':>8}")
     print(f"{'bare EASY loop':<26}{base_cpu:>8.3f}{len(jobs) / base_cpu:>10.0f}"
           f"{base_wait / 60:>10.2f}m{1:>8.1f}")
+    cpus: dict[str, float] = {}
     for mode in ("none", "easy", "conservative"):
         cfg = SchedulerConfig(backfilling=Backfilling(mode))
         cpu, result = best_cpu(lambda cfg=cfg: simulate([pool], cfg, jobs, keep_actions=False),
                                args.repeat)
+        cpus[mode] = cpu
         leases = result.scheduler.leases()
         wait = sum(s.first_start - s.request.submitted for s in leases) / len(jobs)
         print(f"{'leasehold ' + mode:<26}{cpu:>8.3f}{len(jobs) / cpu:>10.0f}"
               f"{wait / 60:>10.2f}m{cpu / base_cpu:>8.1f}")
+    if args.pyss:
+        with tempfile.TemporaryDirectory() as tmp:
+            swf = Path(tmp) / "jobs.swf"
+            write_pyss_swf(jobs, swf)
+            for mode in ("none", "easy", "conservative"):
+                best, wait = run_pyss(args.pyss, swf, args.nodes, mode)
+                for _ in range(args.repeat - 1):
+                    if best >= 10:
+                        break
+                    best = min(best, run_pyss(args.pyss, swf, args.nodes, mode)[0])
+                print(f"{'pyss ' + mode + ' (-O)':<26}{best:>8.3f}{len(jobs) / best:>10.0f}"
+                      f"{wait / 60:>10.2f}m{best / base_cpu:>8.1f}"
+                      f"   {best / cpus[mode]:.1f}x leasehold")
     if args.shared:
         shared = PoolSpec("blue", args.nodes, 1000, 1024, exclusive=False)
         for mode in ("easy", "conservative"):

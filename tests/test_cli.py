@@ -146,7 +146,7 @@ def test_swf_injects_the_advance_reservations_of_an_lwf_file(tmp_path):
     assert header.split()[-5:] == ["ARs", "rejected", "all", "best-effort", "(h)"]
     # the jobs column counts the trace's jobs, done by 150 s; the nodes are busy for
     # 2·100 + 2·50 + 2·20 of 2·520 node-seconds
-    assert row.split() == ["none", "2", "0.83", "32.7%", "1/2", "0.0"]
+    assert row.split() == ["none", "2", "0.83", "32.7%", "0", "1/2", "0.0"]
     lwf.write_text("0 500 20 20 0 1 1024 0 'NONE.img' 600\n")
     r = leasehold("swf", str(trace), "--nodes", "2", "--inject", str(lwf))
     assert r.returncode == 2 and "Traceback" not in r.stderr
@@ -186,6 +186,27 @@ def test_workload_das2_writes_a_trace_of_its_cluster():
     assert r.returncode == 0 and len(jobs) == 400 and "; MaxNodes: 128" in r.stdout
     assert max(int(j[4]) for j in jobs) <= 128
     assert [int(j[1]) for j in jobs] == sorted(int(j[1]) for j in jobs)
+
+
+@pytest.mark.parametrize(("flags", "wait", "suspended"), [
+    # the job cannot end before the reservation, known before the job came: without
+    # suspension it waits for the reservation's end, 1,010 s
+    ((), "16.83", "0"),
+    # 004's suspend/resume: it runs in the hole and is suspended for the reservation
+    (("--suspend-before-blocking",), "0.00", "1"),
+], ids=["plans-around", "suspends"])
+def test_swf_says_how_many_jobs_a_replay_suspended(tmp_path, flags, wait, suspended):
+    trace = tmp_path / "t.swf"
+    trace.write_text("1 10 0 1000 1 -1 -1 1 1000 -1 1 -1 -1 -1 -1 -1 -1 -1\n")
+    lwf = tmp_path / "ar.lwf"
+    lwf.write_text("0 1000 20 20 2 1 1024 0 'NONE.img' 600\n")
+    r = leasehold("swf", str(trace), "--nodes", "2", "--backfilling", "conservative",
+                  "--inject", str(lwf), *flags)
+    assert r.returncode == 0, r.stderr
+    header, row = r.stdout.splitlines()
+    assert header.split()[6] == "suspended"
+    mode, jobs, mean_wait, _, jobs_suspended, *_ = row.split()
+    assert (mode, jobs, mean_wait, jobs_suspended) == ("conservative", "1", wait, suspended)
 
 
 def test_swf_stops_at_a_malformed_line_unless_told_to_skip(tmp_path):

@@ -104,7 +104,8 @@ def cmd_trace_convert(args: argparse.Namespace) -> int:
 def cmd_swf(args: argparse.Namespace) -> int:
     """Replay an SWF trace on one exclusive pool (one VM per node) and print the waits;
     with ``--inject``, with a Haizea LWF file's advance reservations among its jobs
-    (004 §4.2)."""
+    (004 §4.2), and how many jobs were suspended for them (none unless
+    ``--suspend-before-blocking``: the plan goes around reservations known ahead)."""
     from leasehold.core.model import Backfilling, LeaseType, Phase, PoolSpec, SchedulerConfig
 
     from .sim.engine import simulate
@@ -133,15 +134,20 @@ def cmd_swf(args: argparse.Namespace) -> int:
     requests.sort(key=lambda r: r.submitted)
     ars = sum(r.type == LeaseType.ADVANCE_RESERVATION for r in requests)
     pool = PoolSpec("trace", args.nodes, 1000, 1024, exclusive=True)
+    suspensions = bool(ars) or args.suspend_before_blocking
     print(f"{'backfilling':<14}{'jobs':>6}{'mean wait (min)':>17}{'utilization':>13}"
+          + (f"{'suspended':>11}" if suspensions else "")
           + (f"{'ARs rejected':>14}{'all best-effort (h)':>21}" if ars else ""))
     for mode in args.backfilling:
-        result = simulate([pool], SchedulerConfig(backfilling=Backfilling(mode)), requests,
-                          keep_actions=False)
+        config = SchedulerConfig(backfilling=Backfilling(mode),
+                                 suspend_before_blocking=args.suspend_before_blocking)
+        result = simulate([pool], config, requests, keep_actions=False)
         leases = result.scheduler.leases()
         m = run_metrics(leases, [pool])
         line = (f"{mode:<14}{m['leases'] - ars:>6}{m['meanWaitSeconds'] / 60:>17.2f}"
                 f"{m['utilization']:>13.1%}")
+        if suspensions:
+            line += f"{sum(s.suspensions > 0 for s in leases):>11}"
         if ars:
             rejected = sum(s.phase == Phase.REJECTED for s in leases
                            if s.request.type == LeaseType.ADVANCE_RESERVATION)
@@ -299,6 +305,10 @@ def add_swf(sub: Subparsers) -> None:
                           " jobs, as in seed 004 (shared/data has 72)")
     swf.add_argument("--skip-bad-lines", action="store_true",
                      help="leave malformed lines out (with a warning) instead of stopping")
+    swf.add_argument("--suspend-before-blocking", action="store_true",
+                     help="run a waiting job in the hole before a reservation and suspend"
+                          " it for the reservation (004's suspend/resume; docs/semantics.md);"
+                          " prints how many jobs were suspended")
     swf.set_defaults(func=cmd_swf)
 
 

@@ -93,7 +93,7 @@ class LeaseSpec(Spec):
         default=None, description="Actual run time (<= duration); simulations only."
     )
     pool: Name | None = Field(default=None, description="Node pool to run in.")
-    image: Name | None = Field(default=None, description="VM image the lease needs.")
+    image: Name | None = Field(default=None, description="Reserved, not yet used (issue 22).")
     image_size_mb: Number | None = Field(
         default=None, ge=0, alias="imageSizeMB", description="Size of the image in MB."
     )

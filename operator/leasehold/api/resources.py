@@ -77,9 +77,13 @@ class LeaseResourceSpec(_K8s):
         default=None, description="Must match the namespace's origin, which the cluster's"
                                   " admins configure (a Lease cannot make itself local); set"
                                   " by the operator.")
-    image: str | None = Field(default=None, description="The VM image, for the transfer"
-                                                        " overhead model.")
-    image_size_mb: float | None = Field(default=None, ge=0, alias="imageSizeMB")
+    image: str | None = Field(default=None, description="Reserved, not yet used: the VM"
+                                                        " image's name (image transfers"
+                                                        " and caches are issue 22).")
+    image_size_mb: float | None = Field(
+        default=None, ge=0, alias="imageSizeMB",
+        description="The image's size in MB: a pool with the haizea overhead model adds its"
+                    " transfer to a migration's cost. Needs image.")
     template: dict[str, Any] | None = Field(
         default=None, description="A pod template (metadata and spec) for what runs in each"
                                   " VM; default: a placeholder container.")
@@ -124,8 +128,12 @@ class NodePoolResourceSpec(_K8s):
     overhead: Overhead | None = None
     exclusive: bool = Field(default=False, description="One VM per node, whatever its size"
                                                        " (the papers' model).")
-    speed: float | None = Field(default=None, gt=0, description="Relative speed (1: nominal).")
-    volatility: Volatility | None = None
+    speed: float | None = Field(default=None, gt=0,
+                                description="Reserved, not yet used: relative speed (pool"
+                                            " speeds are issue 21).")
+    volatility: Volatility | None = Field(
+        default=None, description="Reserved, not yet used: node failures (volatile pools are"
+                                  " issue 23).")
     emulated: Emulated | None = Field(default=None, description="Emulated clusters only: the"
                                                                 " nodes to create.")
     pod_policy: PodPolicy | None = Field(
