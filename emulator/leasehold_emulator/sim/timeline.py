@@ -49,7 +49,7 @@ def lease_timelines(actions: Iterable[Action]) -> dict[str, list[Segment]]:
 
     def end(lease: str, t: float, sources: bool = False) -> None:
         """End the lease's segments at ``t`` (a migration's source too if ``sources``)."""
-        kept = []
+        kept: list[_Open] = []
         for kind, a, b, source in held.pop(lease, ()):
             if source and not sources and b > t:
                 kept.append((kind, a, b, source))
