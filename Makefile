@@ -4,7 +4,7 @@ PYTHON ?= python3
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: demo test lint bench reproduce clean helm generate chaos golden-rbac fuzz
+.PHONY: demo test lint bench reproduce fig10 clean helm generate chaos golden-rbac fuzz
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -111,6 +111,13 @@ reproduce: $(STAMP)
 		} > docs/reproduction/$$e.md; \
 		for m in utilization preemptions makespanBestEffort externalCancellationRate; do \
 			cp $$r/$$m.png docs/reproduction/$$e-$$m.png; done; done
+	$(MAKE) fig10
+
+## make fig10: 000 Fig. 10, the testbed's utilization over time under NOP and MOML
+## (examples/scenarios/testbed.yaml simulated, a second): docs/reproduction/000-fig10.png
+## and its table, 000-fig10.md (also part of make reproduce)
+fig10: $(STAMP)
+	$(BIN)/python -m leasehold_emulator.sim.testbed_figure examples/scenarios/testbed.yaml docs/reproduction
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis build *.egg-info

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from hypothesis import strategies as st
 
 from builders import AR, BEC, BES, DM, DNP, config, req
-from leasehold.core.model import Origin, PoolSpec
+from leasehold.core.model import Origin, OverheadParams, PoolSpec
 
 POOLS = {
     "exclusive": [PoolSpec("p", 4, 1000, 1024, exclusive=True)],
@@ -53,3 +55,48 @@ def workloads(draw):
     mode = draw(st.sampled_from(["conservative", "easy", "none"]))
     sbb = draw(st.booleans())
     return POOLS[pools], out, config(mode, sbb), inputs
+
+
+@st.composite
+def preempting_workloads(draw):
+    """Like :func:`workloads`, drawn to preempt: local leases and reservations that
+    arrive on top of external ones, whose deadlines leave room to move them, on pools
+    whose overheads (drawn, either model) last seconds rather than minutes, so that
+    suspensions, migrations (to a later slot too) and stops happen."""
+    over = OverheadParams(
+        suspend_rate=draw(st.sampled_from([32.0, 256.0])),
+        resume_rate=draw(st.sampled_from([32.0, 256.0])),
+        bandwidth=draw(st.sampled_from([32.0, 512.0])),
+        stop_seconds=draw(st.sampled_from([0.0, 3.0])),
+        model=draw(st.sampled_from(["intergrid", "haizea"])),
+    )
+    pools = [replace(p, overhead=over) for p in POOLS[draw(st.sampled_from(sorted(POOLS)))]]
+    out = []
+    for i in range(draw(st.integers(1, 10))):
+        kind = draw(st.sampled_from([BES, BEC, DM, DM, DNP, AR, "local", "local"]))
+        at = _seconds(draw, 0, 200)
+        vms = draw(st.integers(1, 4))
+        duration = _seconds(draw, 20, 300)
+        runtime = draw(st.one_of(st.none(), st.integers(10_000, int(duration * 1000))
+                                 .map(lambda x: x / 1000)))
+        kw = dict(cpu=1000, memory=draw(st.sampled_from([128, 512])), runtime=runtime)
+        if kind == AR:
+            out.append(req(f"l{i}", vms, duration, at, type=AR,
+                           start=at + _seconds(draw, 0, 100), **kw))
+        elif kind == "local":
+            out.append(req(f"l{i}", vms, duration, at, type=DNP, origin=Origin.LOCAL,
+                           deadline=at + duration + _seconds(draw, 0, 60), **kw))
+        elif kind in (DM, DNP):
+            out.append(req(f"l{i}", vms, duration, at, type=kind,
+                           deadline=at + duration + _seconds(draw, 50, 1000), **kw))
+        else:
+            out.append(req(f"l{i}", vms, duration, at, type=kind, **kw))
+    inputs = draw(st.lists(
+        st.tuples(st.integers(0, 600_000).map(lambda x: x / 1000),
+                  st.sampled_from(["cancel", "finished"]),
+                  st.sampled_from([r.name for r in out])),
+        max_size=3,
+    ))
+    cfg = config(draw(st.sampled_from(["conservative", "easy"])), draw(st.booleans()),
+                 policy=draw(st.sampled_from(["moml", "mlip", "mov"])))
+    return pools, out, cfg, inputs

@@ -72,7 +72,7 @@ def test_cancel_queued_lease_frees_its_reservation():
     sched.advance(0)
     sched.cancel("B", 5)
     acts = sched.advance(5)
-    assert Cancel(5, "B", "cancelled by its owner") in acts
+    assert Cancel(5, "B", "cancelled by its owner", 5) in acts  # it held no node
     assert sched.lease("C").reservation.start == 100  # C moved up from 200
     assert sched.lease("B").phase.value == "Cancelled"
 
@@ -85,7 +85,7 @@ def test_cancel_running_lease_stops_it_after_stop_seconds():
     sched.submit(req("B", 1, 100), 0)
     sched.advance(0)
     sched.cancel("A", 20)
-    sched.advance(20)
+    assert Cancel(20, "A", "cancelled by its owner", 27) in sched.advance(20)
     assert sched.lease("B").reservation.start == 27  # the node is free once A has stopped
     assert sched.next_event_time() == 27
     acts = sched.advance(27)
@@ -183,7 +183,7 @@ def test_migration_moves_a_running_lease_and_frees_its_source_nodes():
     p = OverheadParams()
     running = 100 + overhead.migrate_seconds(m, p) + 4 * p.pause_seconds
     left = 100 + 2 * (p.pause_seconds + 512 / p.suspend_rate)
-    assert act == Migrate(100, "M", ("b-0", "b-1"), pytest.approx(running))
+    assert act == Migrate(100, "M", ("b-0", "b-1"), pytest.approx(running), pytest.approx(left))
     assert sched.lease("M").phase.value == "Migrating"
     # a lease that needs both nodes of pool a starts the moment M has left them
     sched.submit(req("X", 2, 10, pool="a"), 101)
@@ -213,7 +213,7 @@ def test_migration_to_a_later_slot_waits_written_out_and_lands_by_the_deadline()
     left = 100 + overhead.migrate_leave_seconds(m, p)
     [reserve, migrate] = acts
     assert (reserve.kind, reserve.start) == ("Reserve", 3000)  # after B, as things stood
-    assert migrate == Migrate(100, "M", (), pytest.approx(3000 + pipeline))
+    assert migrate == Migrate(100, "M", (), pytest.approx(3000 + pipeline), pytest.approx(left))
     seen = []
     while (t := sched.next_event_time()) is not None:
         seen += sched.advance(t)

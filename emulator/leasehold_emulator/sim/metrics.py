@@ -140,10 +140,12 @@ def _best_effort_metrics(leases: list[LeaseView], start: float) -> dict[str, flo
 def over_time(leases: Iterable[LeaseView], timelines: Mapping[str, list[Segment]]
               ) -> dict[str, list[float]]:
     """A run as step series, for plots: at each instant where something changes
-    (``time``), the VMs that hold nodes — running, or being suspended, resumed or
-    migrated — (``busyVMs``) and the leases waiting — submitted and not ended,
-    holding nothing: queued, reserved for later, or suspended — (``waiting``). Each
-    value holds until the next instant."""
+    (``time``), the VMs that hold nodes — running, or being suspended, resumed,
+    migrated or stopped; a migrating VM counts on its source and on its target
+    nodes while it holds both, as the slot table does — (``busyVMs``) and the leases
+    waiting — submitted and not ended, holding nothing: queued, reserved for later,
+    suspended, or between leaving and landing — (``waiting``). Each value holds
+    until the next instant."""
     busy: dict[float, int] = defaultdict(int)
     waiting: dict[float, int] = defaultdict(int)
     for st in leases:
@@ -155,8 +157,11 @@ def over_time(leases: Iterable[LeaseView], timelines: Mapping[str, list[Segment]
         for _, a, b in segments:
             busy[a] += st.request.vms
             busy[b] -= st.request.vms
-            waiting[a] -= 1
-            waiting[b] += 1
+        for a, b in _union(segments):  # holding anything at all, it does not wait
+            b = min(b, end)  # a cancelled lease has ended while it stops
+            if b > a:
+                waiting[a] -= 1
+                waiting[b] += 1
     times = sorted(busy.keys() | waiting.keys())
     series: dict[str, list[float]] = {"time": times, "busyVMs": [], "waiting": []}
     vms = queue = 0
@@ -166,3 +171,14 @@ def over_time(leases: Iterable[LeaseView], timelines: Mapping[str, list[Segment]
         series["busyVMs"].append(vms)
         series["waiting"].append(queue)
     return series
+
+
+def _union(segments: Iterable[Segment]) -> list[tuple[float, float]]:
+    """The spans that segments (overlapping ones too) cover, in order."""
+    out: list[tuple[float, float]] = []
+    for _, a, b in sorted(segments, key=lambda s: (s[1], s[2])):
+        if out and a <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], b))
+        else:
+            out.append((a, b))
+    return out

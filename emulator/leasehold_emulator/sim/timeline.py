@@ -1,13 +1,24 @@
 """Per-lease timelines from the core's actions, and a text Gantt chart of them.
 
-A timeline is a list of ``(kind, start, end)`` segments: ``run`` while the VMs run,
-``overhead`` while they are being resumed, suspended or migrated (they hold nodes
-but do no work). Waiting is what lies between submission and the segments.
+A timeline is a list of ``(kind, start, end)`` segments, by start: ``run`` while the
+VMs run, ``overhead`` while they are being resumed, suspended, migrated or stopped
+(they hold nodes but do no work). Each segment is a span in which the lease's VMs
+hold nodes, as its bookings in the slot table do: a migration holds its source nodes
+(until its VMs have left them) and its target nodes (from when they land) at once,
+so two segments may overlap. Waiting is what lies between submission and the
+segments.
+
+A segment ends when the lease's next action says so, not when it was planned to:
+a run or an overhead is cut when the lease is suspended, migrated, stopped,
+completed, failed or lost, and a migration to a later slot holds nothing between
+leaving its source and landing (its landing starts with the :class:`Resume` that
+opens the reservation, wherever and whenever re-planning has put it by then).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from math import inf
 from typing import Any
 
 from leasehold.core.model import (
@@ -20,33 +31,63 @@ from leasehold.core.model import (
     Resume,
     Start,
     Suspend,
+    Unstart,
 )
 
 Segment = tuple[str, float, float]
 
+#: a segment begun and not ended yet: its kind, start, planned end (``inf`` while a
+#: run lasts) and whether it is a migration's source, which the lease's later
+#: actions do not cut (its VMs leave those nodes as planned), but a failure or a
+#: lost node does (the core frees everything at once)
+_Open = tuple[str, float, float, bool]
+
 
 def lease_timelines(actions: Iterable[Action]) -> dict[str, list[Segment]]:
     out: dict[str, list[Segment]] = {}
-    running_since: dict[str, float] = {}
+    held: dict[str, list[_Open]] = {}
 
-    def close(lease: str, t: float) -> None:
-        since = running_since.pop(lease, None)
-        if since is not None and t > since:
-            out.setdefault(lease, []).append(("run", since, t))
+    def end(lease: str, t: float, sources: bool = False) -> None:
+        """End the lease's segments at ``t`` (a migration's source too if ``sources``)."""
+        kept: list[_Open] = []
+        for kind, a, b, source in held.pop(lease, ()):
+            if source and not sources and b > t:
+                kept.append((kind, a, b, source))
+                continue
+            b = min(b, t)
+            if b > a:
+                out.setdefault(lease, []).append((kind, a, b))
+        if kept:
+            held[lease] = kept
+
+    def hold(lease: str, kind: str, a: float, b: float, source: bool = False) -> None:
+        if b > a:
+            held.setdefault(lease, []).append((kind, a, b, source))
 
     for a in actions:
+        name, t = a.lease, a.time
+        if isinstance(a, (Fail, Lost)):
+            end(name, t, sources=True)
+            continue
+        if not isinstance(a, (Start, Resume, Migrate, Suspend, Cancel, Complete, Unstart)):
+            continue  # admitted, reserved (again) or rejected: nothing held changes
+        end(name, t)
         if isinstance(a, Start):
-            running_since[a.lease] = a.time
-        elif isinstance(a, (Resume, Migrate)):
-            close(a.lease, a.time)
-            if a.running > a.time:
-                out.setdefault(a.lease, []).append(("overhead", a.time, a.running))
-            running_since[a.lease] = a.running
-        elif isinstance(a, Suspend):
-            close(a.lease, a.time)
-            out.setdefault(a.lease, []).append(("overhead", a.time, a.vacated))
-        elif isinstance(a, (Complete, Cancel, Fail, Lost)):
-            close(a.lease, a.time)  # a lost run ran until its node went
+            hold(name, "run", t, inf)
+        elif isinstance(a, Resume):
+            hold(name, "overhead", t, a.running)
+            hold(name, "run", a.running, inf)
+        elif isinstance(a, Migrate):
+            hold(name, "overhead", t, a.vacated, source=True)
+            if a.nodes:  # landing now; a later landing starts with its Resume
+                hold(name, "overhead", t, a.running)
+                hold(name, "run", a.running, inf)
+        elif isinstance(a, (Suspend, Cancel)):
+            hold(name, "overhead", t, a.vacated)
+    for name in list(held):  # what the actions left to end as planned
+        end(name, inf, sources=True)
+    for segments in out.values():
+        segments.sort(key=lambda s: (s[1], s[2]))
     return out
 
 

@@ -238,7 +238,7 @@ class Lifecycle:
             st.landing = pipeline
             self.book(st, pool, at, pipeline + st.remaining, now,
                       (("migrate-in", at, running), ("run", running, running + st.remaining)))
-            self.actions.append(Migrate(now, st.name, (), running))
+            self.actions.append(Migrate(now, st.name, (), running, left_source))
             return
         end = running + st.remaining
         target = Booking(st.name, pool, now, end, req.vms, req.shape, None,
@@ -251,7 +251,7 @@ class Lifecycle:
         st.running_since = running
         self.timers.push(running, Timer.RUNNING, st)
         self.timers.push(running + st.actual_left, Timer.DONE, st)
-        self.actions.append(Migrate(now, st.name, st.nodes, running))
+        self.actions.append(Migrate(now, st.name, st.nodes, running, left_source))
 
     def vacate(self, st: LeaseState, now: float) -> bool:
         """An overhead that held nodes is over: they are free. Returns whether the
@@ -277,6 +277,7 @@ class Lifecycle:
         booking = st.booking
         self.reserved.pop(st.name, None)
         phase = st.phase
+        vacated = now
         st.phase = Phase.CANCELLED
         st.end = now
         st.reason = reason
@@ -294,12 +295,14 @@ class Lifecycle:
                     body = tuple(s for s in booking.segments if s[0] != "stop")
                     self._cut(booking, stopped, clip((*body, ("stop", now, stopped)), now))
                     self.timers.push(stopped, Timer.VACATE, st)
+                    vacated = stopped
             elif phase == Phase.SUSPENDING:
                 self.timers.push(booking.end, Timer.VACATE, st)  # it still has to finish
+                vacated = booking.end
             else:  # reserved, or a migration's target: the departure vacates on its own
                 self._give_back(booking, now)
                 st.booking = None
-        self.actions.append(Cancel(now, st.name, reason))
+        self.actions.append(Cancel(now, st.name, reason, vacated))
 
     def fail(self, st: LeaseState, now: float, reason: str) -> None:
         """The lease cannot run (the shell says why: its pods were refused): it ends
@@ -340,7 +343,7 @@ class Lifecycle:
             st.end = now
             st.reason = reason
             self.actions.append(Lost(now, st.name, nodes, reason))
-            self.actions.append(Cancel(now, st.name, reason))
+            self.actions.append(Cancel(now, st.name, reason, now))  # nothing left to stop
             return "cancelled"
         if req.type.best_effort or req.type == LeaseType.DEADLINE_MIGRATABLE:
             if st.checkpoint is not None:

@@ -298,13 +298,22 @@ class Resume(Action):
 
 @dataclass(slots=True)
 class Migrate(Action):
+    """VMs move to ``nodes`` (none yet: they land later, in a reservation that a
+    :class:`Resume` opens), where they run again at ``running``; they have left their
+    source nodes at ``vacated``."""
+
     nodes: tuple[str, ...]
     running: float
+    vacated: float
 
 
 @dataclass(slots=True)
 class Cancel(Action):
     reason: str
+    #: when its VMs have stopped and left the nodes of its booking: ``time`` if it
+    #: held none or stops at once (a migration's source nodes go at the
+    #: :class:`Migrate`'s ``vacated`` whatever)
+    vacated: float
 
 
 #: why a lease was rejected, for counting: its spec (the shell's, or a name taken),
