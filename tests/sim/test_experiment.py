@@ -19,7 +19,13 @@ from leasehold_emulator.sim.experiment import (
     run,
     validate_experiment,
 )
-from leasehold_emulator.sim.experiment_report import interval, paired, tables, write_report
+from leasehold_emulator.sim.experiment_report import (
+    interval,
+    paired,
+    table_i,
+    tables,
+    write_report,
+)
 
 BASE = {
     "name": "tiny",
@@ -254,3 +260,33 @@ def test_the_report_tests_as_the_design_allows():
     assert float(moml["seed clusters"][5]) > 0.05
     # nowhere in the report are the (point, seed) pairs pooled
     assert not any(r[0] == "all points" for _, body in found for r in body)
+
+
+@pytest.mark.parametrize(("decreases", "verdict"), [
+    pytest.param([0.70, 0.62, 0.75, 0.80, 0.68], "overlap", id="overlap"),
+    pytest.param([0.30, 0.33, 0.29, 0.35, 0.31], "no overlap (leasehold's lower)", id="lower"),
+    pytest.param([0.96, 0.97, 0.95, 0.98, 0.96], "no overlap (leasehold's higher)", id="higher"),
+])
+def test_table_i_computes_the_papers_way_over_grid_points(decreases, verdict):
+    """000 Table I row 1 (paper: 72.0, (51.1, 92.8)) from synthetic results whose
+    grid-point means of nop − moml are ``decreases``."""
+    spec = validate_experiment({**BASE, "name": "000-best-effort",
+                                "grid": {"mix.best_effort": [0.1, 0.2, 0.3, 0.4, 0.5]},
+                                "replications": 4})
+    rows = []
+    for point, decrease in zip(spec.points(), decreases, strict=True):
+        for seed in range(1, 5):
+            jitter = (seed - 2.5) * 0.01  # the same at nop and moml: the mean is kept
+            for policy, local in (("nop", 0.99 + jitter), ("moml", 0.99 + jitter - decrease)):
+                rows.append({"point": json.dumps(point, sort_keys=True), "seed": seed,
+                             "policy": policy, **{m: 0.1 for m in METRICS},
+                             "localRejectionRate": local})
+    line = next(r for r in table_i([(spec, rows)]).splitlines() if r.startswith("| % best"))
+    cells = [c.strip() for c in line.strip("|").split("|")]
+    t = stats.ttest_1samp([d * 100 for d in decreases], 0)
+    ci = t.confidence_interval()
+    assert cells[1:4] == ["72.0", "(51.1, 92.8)", "0.001"]
+    assert cells[4] == f"{sum(decreases) * 20:.1f}"
+    assert cells[5] == f"({ci.low:.1f}, {ci.high:.1f})"
+    assert cells[6] == f"{t.pvalue:.3g}" and cells[7] == "5"
+    assert cells[8] == verdict

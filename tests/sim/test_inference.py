@@ -4,6 +4,7 @@ synthetic results (issue 19)."""
 from __future__ import annotations
 
 import math
+import warnings
 from statistics import fmean
 
 import pytest
@@ -45,9 +46,13 @@ def test_a_paired_test_is_scipys_t_wilcoxon_and_shapiro(a, b):
     pytest.param([1.0], [0.0], True, id="one-pair"),
     pytest.param([2.0, 3.0, 4.0], [1.0, 2.0, 3.0], True, id="equal-differences"),
     pytest.param([1.0, 2.0], [1.0, 2.0], False, id="no-differences"),
+    # 0.1 each, but not to the last bit: a spread of rounding only is none
+    pytest.param([0.3, 0.7, 0.9, 0.15], [0.2, 0.6, 0.8, 0.05], True, id="rounding-only"),
 ])
 def test_without_spread_there_is_no_interval_and_no_t_test(a, b, wilcoxon):
-    got = paired_test(a, b)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # scipy's "catastrophic cancellation" is none
+        got = paired_test(a, b)
     assert math.isnan(got.low) and math.isnan(got.p_t) and math.isnan(got.p_shapiro)
     assert math.isnan(got.p_wilcoxon) is not wilcoxon
 

@@ -29,6 +29,9 @@ from statistics import fmean, stdev
 
 from scipy import stats
 
+#: a spread of differences below this share of the values' magnitude is rounding
+SPREAD = 1e-9
+
 #: (seed -> (a, b)) at one grid point: what two policies measured on one seed's workload
 Pairs = Mapping[int, tuple[float, float]]
 
@@ -55,7 +58,10 @@ def paired_test(a: Sequence[float], b: Sequence[float]) -> Paired:
     if n == 0:
         return Paired(0, math.nan, math.nan, math.nan, math.nan, math.nan, math.nan)
     mean = fmean(diffs)
-    if n < 2 or stdev(diffs) == 0:
+    # a spread of rounding alone (0.3 − 0.2 against 0.9 − 0.8) is none: scipy would
+    # warn of catastrophic cancellation and print an interval of noise
+    scale = max(abs(x) for x in [*a, *b])
+    if n < 2 or stdev(diffs) <= SPREAD * scale:
         # no spread: no interval and no t-test; the signed-rank test still speaks
         # when the differences are not all zero
         return Paired(n, mean, math.nan, math.nan, math.nan, _wilcoxon(diffs), math.nan)
