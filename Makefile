@@ -100,7 +100,8 @@ bench: $(STAMP)
 ## make reproduce: replay the SDSC Blue trace under every backfilling mode and print
 ## the mean waits (tests/sim/test_sdsc_reference.py compares them with the references);
 ## run the example experiments (results and reports in examples/experiments/results-*)
-## and copy the reproductions' reports and main plots into docs/reproduction/
+## and copy the reproductions' reports and main plots into docs/reproduction/, and
+## 000 Table I, leasehold's intervals beside the paper's, into docs/reproduction/table-i.md
 reproduce: $(STAMP)
 	$(BIN)/leasehold swf ../shared/data/SDSC-BLUE-haizea-30days.swf.gz
 	for f in examples/experiments/*.yaml; do $(BIN)/leasehold experiment run $$f; done
@@ -112,6 +113,9 @@ reproduce: $(STAMP)
 		for m in utilization preemptions makespanBestEffort externalCancellationRate; do \
 			cp $$r/$$m.png docs/reproduction/$$e-$$m.png; done; done
 	$(MAKE) fig10
+	$(BIN)/leasehold experiment table-i examples/experiments/000-best-effort.yaml \
+		examples/experiments/000-deadline.yaml examples/experiments/000-local.yaml \
+		examples/experiments/001-vms.yaml --out docs/reproduction/table-i.md
 
 ## make fig10: 000 Fig. 10, the testbed's utilization over time under NOP and MOML
 ## (examples/scenarios/testbed.yaml simulated, a second): docs/reproduction/000-fig10.png

@@ -269,6 +269,35 @@ def cmd_experiment(args: argparse.Namespace) -> int:
 
 
 
+def cmd_table_i(args: argparse.Namespace) -> int:
+    """000 Table I from the sweeps' results: leasehold's interval beside the paper's."""
+    from .sim.experiment import ExperimentError, done_keys, load_experiment, read_results
+    from .sim.experiment_report import PAPER_TABLE_I, table_i
+
+    results, problems = [], []
+    for file in args.files:
+        try:
+            spec = load_experiment(file)
+        except ExperimentError as exc:
+            problems += exc.problems
+            continue
+        if spec.name not in PAPER_TABLE_I:
+            problems.append(f"{file}: {spec.name}: not a row of 000 Table I (its rows:"
+                            f" {', '.join(PAPER_TABLE_I)})")
+            continue
+        out = Path(file).parent / f"results-{spec.name}"
+        try:
+            done_keys(out)  # refuses results of another version's columns, in one line
+            results.append((spec, read_results(out)))
+        except ExperimentError as exc:
+            problems += exc.problems
+        except OSError:
+            problems.append(f"{file}: {spec.name}: no results in {out}; run `leasehold"
+                            f" experiment run {file}` first")
+    if problems:
+        return fail(problems)
+    return write_output(table_i(results), args.out)
+
 
 def add_simulate(sub: Subparsers) -> None:
     sim = sub.add_parser("simulate", help="run one discrete-event simulation of a scenario file")
@@ -423,3 +452,12 @@ def add_experiment(sub: Subparsers) -> None:
     ex_run.add_argument("--processes", type=count, help="worker processes (default: one per CPU)")
     ex_run.add_argument("--quiet", action="store_true", help="no progress bar")
     ex_run.set_defaults(func=cmd_experiment, extra="sim")  # its report: scipy, matplotlib
+    ex_t1 = ex_sub.add_parser("table-i", help="000 Table I from the sweeps' results:"
+                              " leasehold's interval beside the paper's, and whether they"
+                              " overlap")
+    ex_t1.add_argument("files", nargs="+", metavar="FILE",
+                       help="an experiment YAML reproducing a row (000-best-effort,"
+                            " 000-deadline, 000-local, 001-vms); its results are read from"
+                            " results-<name> beside it")
+    ex_t1.add_argument("--out", metavar="FILE", help="write the table to FILE instead of stdout")
+    ex_t1.set_defaults(func=cmd_table_i, extra="sim")

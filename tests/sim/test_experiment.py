@@ -19,7 +19,13 @@ from leasehold_emulator.sim.experiment import (
     run,
     validate_experiment,
 )
-from leasehold_emulator.sim.experiment_report import interval, paired, write_report
+from leasehold_emulator.sim.experiment_report import (
+    interval,
+    paired,
+    table_i,
+    tables,
+    write_report,
+)
 
 BASE = {
     "name": "tiny",
@@ -48,7 +54,7 @@ def test_a_run_covers_every_cell_and_reports_it(tmp_path):
     files = write_report(spec, tmp_path)
     report = (tmp_path / "report.md").read_text()
     assert "## local rejection (%): mean ± 95% CI" in report
-    assert "| mix.local = 0.2 | moml |" in report  # the paired table
+    assert "| mix.local = 0.2 | moml − nop | 3 |" in report  # the paired table
     assert "<table>" in (tmp_path / "report.html").read_text()
     pngs = [f for f in files if f.suffix == ".png"]
     # a plot per metric, the Gantt chart and the over-time plot
@@ -205,3 +211,82 @@ def test_into_a_log_the_progress_bar_writes_a_line_per_tenth():
     assert len(lines) == 11 and "\r" not in out and "\033" not in out
     assert lines[5] == "[#####.....] 50/100 units, 33 min 20 s, about 33 min 20 s left"
     assert lines[-1] == "[##########] 100/100 units, 1 h 06 min"
+
+
+#: a seed's effect of moml on local rejection (points): the same job stream at every
+#: grid point, so the effect recurs — the correlated design of issue 19
+SEED_EFFECT = [1.1, -0.3, 1.6, -0.6, 0.4, 1.3, -0.8, 0.9, 1.5, -0.4]
+POLICY_SHIFT = {"nop": 0.0, "mlip": 0.0, "mov": 0.0, "moml": 1.0}
+
+
+def correlated_rows(spec):
+    """Synthetic results: moml − nop is the seed's effect plus a little noise by point."""
+    out = []
+    for k, point in enumerate(spec.points()):
+        for seed, effect in enumerate(SEED_EFFECT, start=1):
+            noise = ((seed * 7 + k * 3) % 5 - 2) * 0.01
+            for policy in spec.policies:
+                value = 20.0 + POLICY_SHIFT[policy] * (effect + noise) + 0.1 * seed
+                out.append({"point": json.dumps(point, sort_keys=True), "seed": seed,
+                            "policy": policy, **{m: value / 100 for m in METRICS}})
+    return out
+
+
+def table(found, title):
+    return next(body for t, body in found if t == title)
+
+
+def test_the_report_tests_as_the_design_allows():
+    spec = validate_experiment({**BASE, "policies": ["nop", "mlip", "mov", "moml"],
+                                "grid": {"mix.local": [0.2, 0.3, 0.4, 0.5, 0.6]},
+                                "replications": 10})
+    found = tables(spec, correlated_rows(spec))
+    per_point = table(found, "local rejection: paired by seed at each grid point")
+    assert per_point[0] == ["grid point", "comparison", "n", "mean difference", "95% CI",
+                            "t-test p", "t-test p, Holm", "Wilcoxon p", "Wilcoxon p, Holm",
+                            "Shapiro–Wilk p"]
+    comparisons = {r[1] for r in per_point[1:]}
+    # against the baseline, and the orders the papers claim
+    assert comparisons == {"mlip − nop", "mov − nop", "moml − nop", "moml − mlip",
+                           "mov − moml", "mov − mlip"}
+    assert len(per_point) == 1 + 5 * 6
+    across = table(found, "local rejection: across grid points"
+                          " (seed clusters; grid-point means)")
+    moml = {r[1]: r for r in across[1:] if r[0] == "moml − nop"}
+    assert set(moml) == {"seed clusters", "grid-point means (as 000 Table I)"}
+    assert moml["seed clusters"][2] == "10" and moml["grid-point means (as 000 Table I)"][2] == "5"
+    # the pooled t-test of the 50 correlated pairs would say p < 0.001; a seed is one
+    # observation, and the difference is not significant
+    assert float(moml["seed clusters"][5]) > 0.05
+    # nowhere in the report are the (point, seed) pairs pooled
+    assert not any(r[0] == "all points" for _, body in found for r in body)
+
+
+@pytest.mark.parametrize(("decreases", "verdict"), [
+    pytest.param([0.70, 0.62, 0.75, 0.80, 0.68], "overlap", id="overlap"),
+    pytest.param([0.30, 0.33, 0.29, 0.35, 0.31], "no overlap (leasehold's lower)", id="lower"),
+    pytest.param([0.96, 0.97, 0.95, 0.98, 0.96], "no overlap (leasehold's higher)", id="higher"),
+])
+def test_table_i_computes_the_papers_way_over_grid_points(decreases, verdict):
+    """000 Table I row 1 (paper: 72.0, (51.1, 92.8)) from synthetic results whose
+    grid-point means of nop − moml are ``decreases``."""
+    spec = validate_experiment({**BASE, "name": "000-best-effort",
+                                "grid": {"mix.best_effort": [0.1, 0.2, 0.3, 0.4, 0.5]},
+                                "replications": 4})
+    rows = []
+    for point, decrease in zip(spec.points(), decreases, strict=True):
+        for seed in range(1, 5):
+            jitter = (seed - 2.5) * 0.01  # the same at nop and moml: the mean is kept
+            for policy, local in (("nop", 0.99 + jitter), ("moml", 0.99 + jitter - decrease)):
+                rows.append({"point": json.dumps(point, sort_keys=True), "seed": seed,
+                             "policy": policy, **{m: 0.1 for m in METRICS},
+                             "localRejectionRate": local})
+    line = next(r for r in table_i([(spec, rows)]).splitlines() if r.startswith("| % best"))
+    cells = [c.strip() for c in line.strip("|").split("|")]
+    t = stats.ttest_1samp([d * 100 for d in decreases], 0)
+    ci = t.confidence_interval()
+    assert cells[1:4] == ["72.0", "(51.1, 92.8)", "0.001"]
+    assert cells[4] == f"{sum(decreases) * 20:.1f}"
+    assert cells[5] == f"({ci.low:.1f}, {ci.high:.1f})"
+    assert cells[6] == f"{t.pvalue:.3g}" and cells[7] == "5"
+    assert cells[8] == verdict

@@ -1,9 +1,11 @@
-"""What an experiment measured: means with 95% confidence intervals, paired t-tests
-against the baseline policy, plots, and a Markdown and an HTML report.
+"""What an experiment measured: means with 95% confidence intervals, the differences
+between policies tested as the experiment's design allows, plots, and a Markdown and an
+HTML report; and 000 Table I beside the paper (:func:`table_i`).
 
 Confidence intervals are Student's t over the replications (``mean ± t(0.975, n-1)
-· s / √n``). The paired tests compare each policy with the baseline seed by seed —
-both ran the very same workload — as 000 Table I does (``scipy.stats.ttest_rel``).
+· s / √n``). Differences are paired by seed — every policy ran the very same
+workload — at each grid point, and across grid points by seed clusters or over
+grid-point means, never pooled (:mod:`.inference`); Holm–Bonferroni over each table.
 With one replication, or identical results, there is no interval or p-value: "—".
 """
 
@@ -14,6 +16,8 @@ import json
 import math
 import textwrap
 from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from statistics import fmean, stdev
 from typing import Any
@@ -38,6 +42,7 @@ from .experiment import (
     scheduler_config,
     workload,
 )
+from .inference import Paired, Pairs, grid_points, holm, overlap, paired_test, seed_clusters
 from .metrics import over_time
 from .timeline import lease_timelines
 
@@ -166,9 +171,76 @@ def _fmt(value: float, metric: str) -> str:
     return f"{value * scale:,.2f}"
 
 
+#: pairs of policies whose order the papers claim (000 §7.3: utilization and overhead
+#: mlip, moml, mov; 001 likewise): compared with each other, not only with the baseline
+CLAIMED_ORDER = [("moml", "mlip"), ("mov", "moml"), ("mov", "mlip")]
+
+#: what the report's paired tables are, for its reader (DESIGN §3; issue 19)
+STATISTICS_NOTE = """\
+How the differences are tested. Every policy ran the same workload per grid point and
+seed, and the same seed's job stream recurs at every grid point, so a comparison
+`a − b` is paired by seed, and (grid point, seed) pairs are never pooled as if
+independent. *At each grid point*: the paired t-test and its 95% interval over the
+seeds, the Wilcoxon signed-rank test beside it (no normality assumed), and the
+Shapiro–Wilk p-value of the differences (small: the t-test's normality is in doubt,
+read the Wilcoxon test). *Across grid points*, two ways: **seed clusters** — a seed's
+mean over the grid points is one observation, paired over the seeds (n = seeds) —
+and **grid-point means** — a grid point's mean over the seeds is one observation,
+paired over the points (n = points; 000 Table I's intervals are consistent with
+this). Comparisons are each policy against the baseline and the pairs whose order the
+papers claim (moml − mlip, mov − moml, mov − mlip). Each table's p-values are
+adjusted for its many tests with Holm–Bonferroni (the across-points table: within
+each way), shown beside the raw ones. "—": no test (one pair, or no spread)."""
+
+
+def comparisons(spec: ExperimentSpec) -> list[tuple[str, str]]:
+    """(a, b) for every difference ``a − b`` the report tests: each policy against
+    the baseline, then the claimed orders among the policies run."""
+    out: list[tuple[str, str]] = []
+    if spec.baseline is not None:
+        out += [(p, spec.baseline) for p in spec.policies if p != spec.baseline]
+    out += [(a, b) for a, b in CLAIMED_ORDER
+            if a in spec.policies and b in spec.policies
+            and (a, b) not in out and (b, a) not in out]
+    return out
+
+
+def _pairs(cells: dict[Cell, dict[int, float]], point: str, a: str, b: str) -> Pairs:
+    return {s: (cells[(point, a)][s], cells[(point, b)][s]) for s in _common(cells, point, a, b)}
+
+
+def _p(value: float) -> str:
+    return "—" if math.isnan(value) else f"{value:.3g}"
+
+
+def _tested(result: Paired, metric: str, p_t: float, p_w: float) -> list[str]:
+    """A test's cells: n, mean difference, 95% CI, t-test p raw and Holm, Wilcoxon p raw
+    and Holm, Shapiro–Wilk p."""
+    ci = (f"[{_fmt(result.low, metric)}, {_fmt(result.high, metric)}]"
+          if not math.isnan(result.low) else "—")
+    return [str(result.n), _fmt(result.mean, metric), ci, _p(result.p_t), _p(p_t),
+            _p(result.p_wilcoxon), _p(p_w), _p(result.p_shapiro)]
+
+
+TESTED = ["n", "mean difference", "95% CI", "t-test p", "t-test p, Holm", "Wilcoxon p",
+          "Wilcoxon p, Holm", "Shapiro–Wilk p"]
+
+
+def _with_holm(results: list[Paired]) -> list[tuple[Paired, float, float]]:
+    """Each result with its t-test and Wilcoxon p-values Holm-adjusted over ``results``."""
+    p_t = holm([r.p_t for r in results])
+    p_w = holm([r.p_wilcoxon for r in results])
+    return list(zip(results, p_t, p_w, strict=True))
+
+
+#: the two ways across grid points, as the across-points table names them
+ACROSS = {"seed clusters": seed_clusters, "grid-point means (as 000 Table I)": grid_points}
+
+
 def tables(spec: ExperimentSpec, rows: list[dict[str, Any]]) -> list[tuple[str, list[list[str]]]]:
     """(title, rows of cells; the first row is the header) for every table."""
     points = [json.dumps(p, sort_keys=True) for p in spec.points()]
+    pairs_of = comparisons(spec)
     out = []
     for metric in METRICS:
         label, _, unit = SHOWN[metric]
@@ -182,31 +254,109 @@ def tables(spec: ExperimentSpec, rows: list[dict[str, Any]]) -> list[tuple[str, 
                 line.append(f"{_fmt(mean, metric)} ± {_fmt(half, metric)}")
             body.append(line)
         out.append((f"{label}{' (' + unit.strip() + ')' if unit else ''}: mean ± 95% CI", body))
-        if spec.baseline is None:
+        if not pairs_of:
             continue
-        diff = [["grid point", "policy", f"difference from {spec.baseline}", "95% CI", "p"]]
-        # per grid point, then pooled over every (point, seed) pair, as 000 Table I
-        groups = [(_label(pt), [pt]) for pt in points]
-        if len(points) > 1:
-            groups.append(("all points", points))
-        for where, members in groups:
-            for policy in spec.policies:
-                if policy == spec.baseline:
-                    continue
-                pairs = [(cells[(pt, policy)][s], cells[(pt, spec.baseline)][s])
-                         for pt in members for s in _common(cells, pt, policy, spec.baseline)]
-                mean, half, p = paired([a for a, _ in pairs], [b for _, b in pairs])
-                ci = (f"[{_fmt(mean - half, metric)}, {_fmt(mean + half, metric)}]"
-                      if not math.isnan(half) else "—")
-                diff.append([where, policy, _fmt(mean, metric), ci,
-                             "—" if math.isnan(p) else f"{p:.3g}"])
-        out.append((f"{label}: paired against {spec.baseline}", diff))
+        # per grid point, paired by seed; Holm over the whole table
+        keys = [(pt, a, b) for pt in points for a, b in pairs_of]
+        results = [paired_test(*_columns(_pairs(cells, pt, a, b))) for pt, a, b in keys]
+        per_point = [["grid point", "comparison", *TESTED]]
+        per_point += [[_label(pt), f"{a} − {b}", *_tested(r, metric, pt_, pw)]
+                      for (pt, a, b), (r, pt_, pw) in zip(keys, _with_holm(results), strict=True)]
+        out.append((f"{label}: paired by seed at each grid point", per_point))
+        if len(points) < 2:
+            continue
+        across = [["comparison", "observations", *TESTED]]
+        for way, test in ACROSS.items():
+            results = [test([_pairs(cells, pt, a, b) for pt in points]) for a, b in pairs_of]
+            across += [[f"{a} − {b}", way, *_tested(r, metric, pt_, pw)]
+                       for (a, b), (r, pt_, pw) in zip(pairs_of, _with_holm(results), strict=True)]
+        out.append((f"{label}: across grid points (seed clusters; grid-point means)", across))
     return out
+
+
+def _columns(pairs: Pairs) -> tuple[list[float], list[float]]:
+    return [a for a, _ in pairs.values()], [b for _, b in pairs.values()]
 
 
 def _common(cells: dict[Cell, dict[int, float]], point: str, a: str, b: str) -> list[int]:
     """The seeds both policies ran at ``point``."""
     return sorted(set(cells[(point, a)]) & set(cells[(point, b)]))
+
+
+@dataclass(frozen=True)
+class PaperRow:
+    """One row of 000 Table I (001 Table 2): the mean decrease of the local rejection
+    rate with MOML against no preemption, in points, its 95% interval and p, and the
+    p of the change in the external rejection rate, as printed."""
+
+    parameter: str
+    decrease: float
+    low: float
+    high: float
+    p: str
+    external: str
+
+
+#: 000 Table I's rows, and 001 Table 2's first (the VMs sweep, 001 only), by the
+#: experiment in examples/experiments/ that reproduces each
+PAPER_TABLE_I = {
+    "000-best-effort": PaperRow("% best-effort external (000 Table I row 1)",
+                                72.0, 51.1, 92.8, "0.001", "not significant, p = 0.6"),
+    "000-deadline": PaperRow("% deadline-constrained external (000 Table I row 2)",
+                             54.3, 35.0, 73.7, "0.001", "not significant, p = 0.3"),
+    "000-local": PaperRow("% local requests (000 Table I row 3)",
+                          58.2, 40.3, 75.9, "< 0.001", "not significant, p = 0.6"),
+    "001-vms": PaperRow("average number of VMs (001 Table 2 row 1)",
+                        55.1, 47.2, 62.9, "< 0.001", "equal"),
+}
+
+TABLE_I_NOTE = """\
+# 000 Table I: leasehold beside the paper
+
+Written by `make reproduce` (`leasehold experiment table-i`) from the sweeps'
+results. The decrease of the local rejection rate with `moml` against `nop`, in
+percentage points. leasehold's interval is computed **the paper's way**: each grid
+point's mean over the seeds is one observation, and the paired t-test runs over the
+grid points (n = points; the paper's intervals are consistent with this). The seed
+clusters' interval (each seed's mean over the grid points one observation, n =
+seeds) is beside it. "Overlap" says whether leasehold's interval (the paper's way)
+and the paper's share a point. External: the change of the external rejection rate
+(`moml` − `nop`, points), over grid points as well."""
+
+
+def _points(x: float) -> str:
+    return f"{x * 100:.1f}"
+
+
+def table_i(results: Sequence[tuple[ExperimentSpec, list[dict[str, Any]]]]) -> str:
+    """Markdown: each experiment's Table I row, the paper's beside leasehold's (the
+    experiments' names are keys of :data:`PAPER_TABLE_I`, each ran ``nop`` and
+    ``moml``)."""
+    lines = [TABLE_I_NOTE, "",
+             "| modified parameter | paper: decrease | paper: 95% CI | paper: p"
+             " | leasehold: decrease | 95% CI, paper's way | p | n points | overlap"
+             " | 95% CI, seed clusters | p | n seeds"
+             " | external, paper | external, leasehold (p) |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---|---|"]
+    for spec, rows in results:
+        paper = PAPER_TABLE_I[spec.name]
+        points = [json.dumps(p, sort_keys=True) for p in spec.points()]
+        local = _by_cell(rows, "localRejectionRate")
+        # the decrease: nop − moml
+        by_point = [_pairs(local, pt, "nop", "moml") for pt in points]
+        ours, seeds = grid_points(by_point), seed_clusters(by_point)
+        ext = _by_cell(rows, "externalRejectionRate")
+        external = grid_points([_pairs(ext, pt, "moml", "nop") for pt in points])
+        both = overlap((ours.low * 100, ours.high * 100), (paper.low, paper.high))
+        side = "lower" if ours.high * 100 < paper.low else "higher"
+        verdict = "overlap" if both else f"no overlap (leasehold's {side})"
+        lines.append(
+            f"| {paper.parameter} | {paper.decrease:.1f} | ({paper.low:.1f}, {paper.high:.1f})"
+            f" | {paper.p} | {_points(ours.mean)} | ({_points(ours.low)}, {_points(ours.high)})"
+            f" | {_p(ours.p_t)} | {ours.n} | {verdict}"
+            f" | ({_points(seeds.low)}, {_points(seeds.high)}) | {_p(seeds.p_t)} | {seeds.n}"
+            f" | {paper.external} | {external.mean * 100:+.1f} (p = {_p(external.p_t)}) |")
+    return "\n".join(lines) + "\n"
 
 
 def markdown(spec: ExperimentSpec, rows: list[dict[str, Any]], plots: list[Path]) -> str:
@@ -216,6 +366,8 @@ def markdown(spec: ExperimentSpec, rows: list[dict[str, Any]], plots: list[Path]
              f"{' (preset ' + spec.workload.preset + ')' if spec.workload.preset else ''};"
              f" {len(seeds)} replications (seeds {seeds[0]}–{seeds[-1]}); policies"
              f" {', '.join(spec.policies)}; {len(spec.points())} grid points.", ""]
+    if comparisons(spec):
+        lines += [STATISTICS_NOTE, ""]
     for title, body in tables(spec, rows):
         lines += [f"## {title}", "", "| " + " | ".join(body[0]) + " |",
                   "|" + "---|" * len(body[0])]
@@ -233,6 +385,8 @@ def to_html(spec: ExperimentSpec, rows: list[dict[str, Any]], plots: list[Path])
              "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;"
              "padding:.2em .6em;text-align:right}th{background:#eee}</style>",
              f"<h1>Experiment {html.escape(spec.name)}</h1>"]
+    if comparisons(spec):
+        parts.append(f"<p>{html.escape(STATISTICS_NOTE)}</p>")
     for title, body in tables(spec, rows):
         parts.append(f"<h2>{html.escape(title)}</h2><table><tr>"
                      + "".join(f"<th>{html.escape(c)}</th>" for c in body[0]) + "</tr>")
