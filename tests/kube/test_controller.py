@@ -13,14 +13,12 @@ import subprocess
 import sys
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
 import yaml
 
-from operated import Operated, one_node, one_node_pool, operated
+from operated import Operated, one_node_pool, operated
 
 GATED = (str(Path(__file__).with_name("gated_operator.py")),)
 
@@ -31,15 +29,6 @@ def lease(name: str, cpu: str = "500m", **spec: Any) -> dict[str, Any]:
             "metadata": {"name": name, "namespace": "lab"},
             "spec": {"type": "BestEffortSuspendable", "vms": 1, "duration": "1h",
                      "resources": {"cpu": cpu, "memory": "256Mi"}, **spec}}
-
-
-@pytest.fixture
-def small(tmp_path: Path) -> Iterator[Operated]:
-    c = one_node(tmp_path)
-    try:
-        yield c
-    finally:
-        c.stop_all()
 
 
 def status(c: Operated, name: str) -> dict[str, Any]:

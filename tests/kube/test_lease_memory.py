@@ -6,12 +6,7 @@ On the emulated cluster, with the real kubectl and the operator."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
-import pytest
-
-from operated import Operated, one_node
+from operated import Operated
 
 #: as a user writes it: `memory: 256`, meaning MiB as in a scenario
 LEASES = """
@@ -41,15 +36,6 @@ metadata: {name: tiny}
 spec:
   emulated: {nodes: 1, cpu: 1, memory: 4096}
 """
-
-
-@pytest.fixture
-def small(tmp_path: Path) -> Iterator[Operated]:
-    c = one_node(tmp_path)
-    try:
-        yield c
-    finally:
-        c.stop_all()
 
 
 def phase(c: Operated, name: str) -> str | None:

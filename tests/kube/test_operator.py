@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from leasehold.api.durations import parse_duration
-from operated import ROOT, TESTBED, Operated, one_node, operated
+from operated import ROOT, TESTBED, Operated, operated
 
 
 def simulated_victims(policy: str) -> tuple[list[str], list[str]]:
@@ -87,15 +87,6 @@ def test_the_testbed_preempts_what_the_simulator_preempts(testbed, request):
 def lease(name: str, namespace: str = "lab", **spec) -> dict:
     return {"apiVersion": "leasehold.io/v1alpha1", "kind": "Lease",
             "metadata": {"name": name, "namespace": namespace}, "spec": spec}
-
-
-@pytest.fixture
-def small(tmp_path: Path) -> Iterator[Operated]:
-    c = one_node(tmp_path)
-    try:
-        yield c
-    finally:
-        c.stop_all()
 
 
 def test_pods_go_on_suspension_and_come_back_on_resume(small):
