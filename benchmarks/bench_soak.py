@@ -58,6 +58,7 @@ from emulated_run import (
     until,
 )
 from leasehold.kube.client import KubeClient, KubeError
+from procstat import kernel_side
 
 TYPES = (["BestEffortSuspendable"] * 4 + ["BestEffortCancellable"] * 2
          + ["DeadlineMigratable"] * 2 + ["DeadlineNonPreemptable"])
@@ -117,7 +118,9 @@ async def main(args: argparse.Namespace) -> None:
               f" {args.nodes} nodes x 4 cpu, policy {args.policy}, time scale"
               f" {args.time_scale:g}", flush=True)
         print(f"  {'min':>3} {'created':>8} {'ended':>7} {'op CPU s':>9} {'op RSS MB':>10}"
-              f" {'cl CPU s':>9} {'cl RSS MB':>10} {'op writes':>10} {'probe ms':>8}",
+              f" {'cl CPU s':>9} {'cl RSS MB':>10} {'op writes':>10} {'probe ms':>8}"
+              f" {'op sys s':>8} {'op minflt':>9} {'op majflt':>8} {'cl sys s':>8}"
+              f" {'cl majflt':>8}",
               flush=True)
         samples = [await sample(cluster, machine, timeline, gone, 0, None)]
         t0 = time.monotonic()
@@ -205,16 +208,25 @@ async def sample(cluster: Cluster, machine: Machine, timeline: Timeline, gone: s
     """The figures now; and, after the first, the minute's line printed."""
     now = cluster.usage()
     now["operator_writes"] = sum(ours(await cluster.writes(), Counter()).values())
+    assert cluster.operator is not None
+    for who, pid in (("operator", cluster.operator.pid), ("cluster", cluster.emulator.pid)):
+        now[f"{who}_sys"], now[f"{who}_minflt"], now[f"{who}_majflt"] = kernel_side(pid)
     now["probe_cpu"] = machine.unit_cpu()
     if last is None:
         return now
     now["operator_cpu_minute"] = now["operator_cpu"] - last["operator_cpu"]
     now["cluster_cpu_minute"] = now["cluster_cpu"] - last["cluster_cpu"]
     now["operator_writes_minute"] = now["operator_writes"] - last["operator_writes"]
+    for key in ("operator_sys", "operator_minflt", "operator_majflt", "cluster_sys",
+                "cluster_majflt"):
+        now[f"{key}_minute"] = now[key] - last[key]
     print(f"  {minute:3d} {len(timeline.created):8d} {len(gone):7d}"
           f" {now['operator_cpu_minute']:9.1f} {now['operator_rss']:10.0f}"
           f" {now['cluster_cpu_minute']:9.1f} {now['cluster_rss']:10.0f}"
-          f" {now['operator_writes_minute']:10.0f} {now['probe_cpu'] * 1000:8.1f}", flush=True)
+          f" {now['operator_writes_minute']:10.0f} {now['probe_cpu'] * 1000:8.1f}"
+          f" {now['operator_sys_minute']:8.1f} {now['operator_minflt_minute']:9.0f}"
+          f" {now['operator_majflt_minute']:8.0f} {now['cluster_sys_minute']:8.1f}"
+          f" {now['cluster_majflt_minute']:8.0f}", flush=True)
     return now
 
 

@@ -12,6 +12,13 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def kernel_side(pid: int) -> tuple[float, int, int]:
+    """System (kernel) CPU seconds, minor and major page faults so far: what the
+    kernel spends on the process, apart from its own code."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return int(fields[12]) / os.sysconf("SC_CLK_TCK"), int(fields[7]), int(fields[9])
+
+
 def memory_mb(pid: int, field: str = "VmRSS") -> float:
     """A memory line of /proc/<pid>/status in MB: ``VmRSS`` (resident now) or
     ``VmHWM`` (the peak resident set)."""
