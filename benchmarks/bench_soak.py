@@ -108,6 +108,10 @@ async def main(args: argparse.Namespace) -> None:
         machine = Machine(cluster.data)
         await cluster.namespaces({"lab": "external", "owners": "local"})
         await cluster.start_operator("--policy", args.policy)
+        if args.pin:
+            assert cluster.operator is not None
+            pin(cluster.operator.pid, 0)
+            pin(cluster.emulator.pid, 1 % (os.cpu_count() or 1))
         timeline = Timeline(await cluster.clock())
         gone: set[str] = set()
         tasks += [asyncio.create_task(timeline.watch(cluster.client)),
@@ -182,6 +186,12 @@ while True:
     out.write(f"{time.thread_time() - start:.6f}\\n")
     time.sleep(1)
 """
+
+
+def pin(pid: int, cpu: int) -> None:
+    """Keep every thread of ``pid`` (threads it starts later inherit it) on ``cpu``."""
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        os.sched_setaffinity(int(task.name), {cpu})
 
 
 class Machine:
@@ -279,6 +289,9 @@ if __name__ == "__main__":
     parser.add_argument("--keep", action="store_true",
                         help="keep the temporary directory (logs, the cluster's data)")
     parser.add_argument("--json", help="also write the figures here")
+    parser.add_argument("--pin", action="store_true",
+                        help="the operator on CPU 0 and the emulated cluster on CPU 1,"
+                             " so that where the scheduler puts them is no variable")
     arguments = parser.parse_args()
     if arguments.minutes < 3:
         parser.error("--minutes must be at least 3 (memory is compared with minute 3)")
