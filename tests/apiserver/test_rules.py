@@ -5,6 +5,7 @@ reasons and field paths, ratcheting, and the CRDs refused for their rules."""
 from __future__ import annotations
 
 import copy
+import logging
 from typing import Any
 
 import cel
@@ -92,6 +93,17 @@ IMMUTABLE = {"rule": "self == oldSelf", "message": "spec is immutable"}
 ])
 def test_a_rule_on_a_create(rule, spec, causes):
     assert run(spec_schema(rule), obj(spec)) == causes
+
+
+def test_a_message_expression_that_fails_is_logged_and_the_message_given(caplog):
+    rule = {"rule": "self.vms < 3", "messageExpression": "self.labels.missing",
+            "message": "static"}
+    with caplog.at_level(logging.WARNING, logger="leasehold.apiserver"):
+        assert run(spec_schema(rule), obj({"vms": 5})) == [
+            'spec: Invalid value: "object": static']
+    assert [r.getMessage() for r in caplog.records] == [
+        "messageExpression of rule 'self.vms < 3' failed, its message given instead:"
+        " 'labels'"]
 
 
 @pytest.mark.parametrize(("rule", "spec", "causes"), [

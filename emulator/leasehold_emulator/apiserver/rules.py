@@ -35,6 +35,7 @@ a timestamp)."""
 from __future__ import annotations
 
 import json
+import logging
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -52,6 +53,9 @@ INVALID, FORBIDDEN, REQUIRED, DUPLICATE = ("FieldValueInvalid", "FieldValueForbi
 REASONS = (DUPLICATE, FORBIDDEN, INVALID, REQUIRED)
 #: the longest message a messageExpression may give (celconfig's, in bytes)
 MESSAGE_MAX = 5 * 1024
+#: the emulated API server's log (server.py's)
+log = logging.getLogger("leasehold.apiserver")
+
 #: a field path's parts: a name after a dot, or a quoted one in brackets
 _PATH_PART = re.compile(r"\.([^.\[\]']+)|\['((?:[^'\\]|\\.)*)'\]")
 #: cel-go's parser limits (kube-apiserver's too): past them a rule does not compile.
@@ -273,7 +277,7 @@ def _compile_expression(source: str) -> Any:
                        f" {DEPTH_LIMIT}")
     try:
         return cel.compile(source)
-    except Exception as exc:  # its parse errors: without its preamble, cel-go's grammar's
+    except ValueError as exc:  # its parse errors: without its preamble, cel-go's grammar's
         raise _Refused(str(exc).removeprefix(f"Failed to parse expression '{source}': ")
                        ) from None
     except BaseException as exc:  # a panic in the library (pyo3's PanicException)
@@ -419,7 +423,7 @@ def _expressions(node: Node, value: Any, old: Any, path: str, same: bool,
         compares = old is not None and any(r.transition for r in node.rules)
         plain = cel.Context({"self": me, "oldSelf": before} if compares else {"self": me},
                             node.functions)
-    except Exception as exc:  # a value the library cannot hold: every rule's error
+    except ValueError as exc:  # a value the library cannot convert: every rule's error
         out += [(here, f"Invalid value: {shown}: {_failure(exc, r)}", INVALID)
                 for r in node.rules]
         return
@@ -483,7 +487,9 @@ def _message(rule: Rule, activation: Any) -> str:
         return rule.message
     try:
         value = rule.message_expression.execute(activation)
-    except Exception:  # as a real server: logged there, the static message here
+    except Exception as exc:  # as a real server: logged there, the static message here
+        log.warning("messageExpression of rule %r failed, its message given instead: %s",
+                    rule.source, exc)
         return rule.message
     if not isinstance(value, str):
         return rule.message
