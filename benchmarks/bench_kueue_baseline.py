@@ -79,7 +79,7 @@ async def main(args: argparse.Namespace) -> None:
     try:
         await cluster.namespaces({f"cq-{q:02d}": "external" for q in range(QUEUES)})
         await cluster.start_operator("--policy", args.policy)
-        timeline = Timeline(await cluster.clock())
+        timeline = Timeline()
         watching = asyncio.create_task(timeline.watch(cluster.client))
         use0, writes0 = cluster.usage(), await cluster.writes()
         print(f"{len(work)} Leases in {QUEUES} namespaces on {QUEUES} nodes x 20 cpu,"

@@ -104,7 +104,7 @@ async def main(args: argparse.Namespace) -> None:
     try:
         await cluster.namespaces({"lab": "external", "owners": "local"})
         await cluster.start_operator("--policy", args.policy, profile=args.profile)
-        timeline = Timeline(await cluster.clock())
+        timeline = Timeline()
         watching = asyncio.create_task(timeline.watch(cluster.client))
         use0, writes0 = cluster.usage(), await cluster.writes()
         print(f"{args.leases} Leases, {args.nodes} nodes x 4 cpu, policy {args.policy},"

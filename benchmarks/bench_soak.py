@@ -112,7 +112,7 @@ async def main(args: argparse.Namespace) -> None:
             assert cluster.operator is not None
             pin(cluster.operator.pid, 0)
             pin(cluster.emulator.pid, 1 % (os.cpu_count() or 1))
-        timeline = Timeline(await cluster.clock())
+        timeline = Timeline()
         gone: set[str] = set()
         tasks += [asyncio.create_task(timeline.watch(cluster.client)),
                   asyncio.create_task(clean(cluster.client, timeline, gone))]

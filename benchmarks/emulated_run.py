@@ -32,7 +32,7 @@ from typing import Any
 import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
-from leasehold.api.clock import CLOCK_PATH, Clock, epoch
+from leasehold.api.clock import epoch
 from leasehold.kube.client import KubeClient, KubeError
 from leasehold_emulator.up import stop
 from procstat import cpu_seconds, memory_mb
@@ -90,9 +90,6 @@ class Cluster:
         for name in origins:
             await self.client.create("/api/v1/namespaces", {
                 "apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
-
-    async def clock(self) -> Clock:
-        return Clock.from_configmap((await self.client.get(CLOCK_PATH)).get("data"))
 
     async def start_operator(self, *options: str, profile: str | None = None) -> None:
         """Start the operator and wait until it has recovered (it schedules from then)."""
@@ -175,7 +172,6 @@ async def create(client: KubeClient, m: dict[str, Any], timeline: Timeline) -> N
 class Timeline:
     """Wall-clock times of each Lease (``namespace/name``), seen from outside."""
 
-    clock: Clock
     vms: dict[str, int] = field(default_factory=dict)
     created: dict[str, float] = field(default_factory=dict)
     decided: dict[str, float] = field(default_factory=dict)
