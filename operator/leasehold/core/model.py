@@ -126,12 +126,29 @@ class OverheadParams:
 
 
 @dataclass(frozen=True, slots=True)
+class NodeGroup:
+    """``nodes`` nodes of one size in a pool of mixed sizes."""
+
+    nodes: int
+    cpu: int
+    memory: int
+
+    @property
+    def size(self) -> Shape:
+        return Shape(self.cpu, self.memory)
+
+
+@dataclass(frozen=True, slots=True)
 class PoolSpec:
-    """A pool of identical nodes.
+    """A pool of nodes of ``cpu`` millicores and ``memory`` MiB each, or of mixed sizes.
+
+    ``groups``, when given, are the sizes of the first nodes, in index order (node 0
+    is the first group's first node); nodes past them (a pool grown by a capacity
+    change) are of ``cpu`` and ``memory``. A node's index fixes its size for good.
 
     ``exclusive`` pools give every VM a whole node (the papers' one-VM-per-node
     model); the slot table then plans with a node-count profile, which is exact for
-    that model and much faster than per-node packing.
+    that model and much faster than per-node packing. They have one size.
     """
 
     name: str
@@ -140,9 +157,29 @@ class PoolSpec:
     memory: int
     exclusive: bool = False
     overhead: OverheadParams = field(default_factory=OverheadParams)
+    groups: tuple[NodeGroup, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.groups and self.exclusive:
+            raise ValueError(f"pool {self.name}: an exclusive pool has nodes of one size")
+        if sum(g.nodes for g in self.groups) > self.nodes:
+            raise ValueError(f"pool {self.name}: its groups hold more than {self.nodes} nodes")
 
     def node_names(self) -> list[str]:
         return [f"{self.name}-{i}" for i in range(self.nodes)]
+
+    def sizes(self) -> list[Shape]:
+        """Every node's capacity, by index."""
+        out = [g.size for g in self.groups for _ in range(g.nodes)]
+        out += [Shape(self.cpu, self.memory)] * (self.nodes - len(out))
+        return out
+
+    def largest(self) -> Shape:
+        """The most cpu and the most memory any node has (one node may not have both)."""
+        sizes = {g.size for g in self.groups}
+        if len(self.groups) == 0 or sum(g.nodes for g in self.groups) < self.nodes:
+            sizes.add(Shape(self.cpu, self.memory))
+        return Shape(max(s.cpu for s in sizes), max(s.memory for s in sizes))
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,7 +3,8 @@
 * :mod:`.booking` — a booking, one claim on a pool for ``[start, end)``;
 * :mod:`.pool` — what every pool's table answers (earliest fit, free windows) and does;
 * :mod:`.exclusive` — whole-node VMs, counted against a free-node profile;
-* :mod:`.shared` — VMs packed on nodes by cpu and memory;
+* :mod:`.packed` — VMs packed on nodes by cpu and memory, each booking pinned to nodes;
+* :mod:`.shared` — the shared pool: VMs of several per node;
 * :mod:`.rooms` — where a shared pool's nodes hold VMs of a shape, all nodes at once;
 * :mod:`.table` — all pools;
 * :mod:`.statement` — trials, committed or undone as a whole.
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 from .booking import DOWN, Booking, Segments, clip
 from .exclusive import ExclusivePool
+from .packed import PackedPool
 from .pool import PoolTable, fit_count
 from .shared import SharedPool
 from .statement import Statement
@@ -22,6 +24,7 @@ __all__ = [
     "DOWN",
     "Booking",
     "ExclusivePool",
+    "PackedPool",
     "PoolTable",
     "Segments",
     "SharedPool",

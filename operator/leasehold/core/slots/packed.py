@@ -1,0 +1,478 @@
+"""Packed pools: nodes with cpu and memory capacity that hold several VMs, pinned.
+
+Every booking is placed on concrete nodes when it is made, and capacity is checked
+per node and per resource at every instant of the window. Node choice: best fit in
+time — nodes that have had room only since shortly before the booking's start
+first, then node index — filling a node before moving on.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right, insort
+from collections import Counter
+from collections.abc import Iterable
+from math import inf, nextafter
+
+from ..model import PoolSpec, Shape
+from ..profile import Profile
+from .booking import Booking
+from .pool import PoolTable, fit_count
+from .rooms import Rooms, levels
+from .statement import Statement
+
+#: the candidate starts remembered per shape (beyond, they are forgotten and found
+#: again): a bound on memory, far above what one plan tries
+_MAYBE_MAX = 50_000
+#: the most VMs of one shape per node whose spans are kept (beyond, a node's levels
+#: are too many to sweep, and a compression searches every window in full)
+_LEVELS_MAX = 64
+
+
+class PackedPool(PoolTable):
+    """Bookings on concrete nodes. Each node has a free-cpu and a free-memory
+    profile: the VMs of a shape that fit on a node throughout a window are
+    ``min(min free cpu // cpu, min free memory // memory)`` over the window, two
+    C-level ``min`` calls."""
+
+    def __init__(self, spec: PoolSpec) -> None:
+        super().__init__(spec)
+        self.node_cpu = [Profile(spec.cpu) for _ in range(spec.nodes)]
+        self.node_mem = [Profile(spec.memory) for _ in range(spec.nodes)]
+        self._ends: list[float] = []  # sorted booking ends: candidate start times
+        # pool-wide free cpu and memory: a necessary condition checked before the
+        # exact per-node packing, which costs a pass over the nodes
+        self.cpu_free = Profile(spec.nodes * spec.cpu)
+        self.mem_free = Profile(spec.nodes * spec.memory)
+        #: per shape, the candidate starts tried so far (sorted) and, for each, the
+        #: nodes with room there for one VM, kept up to date by every booking made
+        #: or given back over it. A
+        #: compression tries the same few thousand starts for thousands of
+        #: reservations; without this, every try scanned every node (145 s for one
+        #: compression of 3,659 reservations on 500 nodes)
+        self._maybe: dict[Shape, tuple[list[float], dict[float, set[int]]]] = {}
+        #: per shape, the compression trials that found no earlier start, while no
+        #: capacity was given back where they looked: (VMs, length, earliest) -> the
+        #: latest booking start
+        self._no_earlier: dict[Shape, dict[tuple[int, float, float], float]] = {}
+        #: the spans given back, numbered: a booking made takes room and proves no
+        #: failed search wrong; one given back may give room where one found none.
+        #: (number, start, end, booking); spans that end before the pool's present
+        #: can matter to no search and are dropped
+        self._given: list[tuple[int, float, float, Booking]] = []
+        #: the same spans per node given capacity back: (number, start, end)
+        self._given_on: dict[int, list[tuple[int, float, float]]] = {}
+        self._given_count = 0
+        self._given_kept = 64  # spans kept at the last sweep of those that ended
+        self._now = -inf
+        #: the first span number ``_no_earlier`` has not been checked against
+        self._no_earlier_seen = 0
+        #: per booking, what a search proved when it was placed or last failed to move
+        #: it: (spans given before, earliest, length): no start in ``[earliest, its
+        #: start)`` for as many VMs of its shape that long. Only a window that
+        #: overlaps a span given back since can be one now
+        self._proofs: dict[Booking, tuple[int, float, float]] = {}
+        #: the last successful search: (VMs, shape, length, start, earliest, spans
+        #: given before); the booking made from it inherits its proof
+        self._found: tuple[int, Shape, float, float, float, int] | None = None
+        #: the booking a compression has taken out to try it earlier: the remembered
+        #: starts it spans are not updated for it (the trial searches only starts
+        #: before it, which it does not touch) unless it moves; most trials fail and
+        #: put it back, and the two updates cost more than the search
+        self._trial: Booking | None = None
+        #: per shape, the spans of time (from the present on) in which each node
+        #: holds a VM of the shape, kept until the node's bookings change
+        self._rooms: dict[Shape, Rooms] = {}
+
+    def max_vms(self, shape: Shape) -> int:
+        return self.spec.nodes * fit_count(self.spec.cpu, self.spec.memory, shape)
+
+    def room(self, node: int, shape: Shape, start: float, end: float) -> int:
+        """VMs of ``shape`` that fit on ``node`` throughout ``[start, end)``."""
+        cpu, mem = self.node_cpu[node], self.node_mem[node]
+        # most nodes of a busy pool are full at ``start``: one bisect says so
+        if cpu.at(start) < shape.cpu or mem.at(start) < shape.memory:
+            return 0
+        return fit_count(cpu.min_over(start, end), mem.min_over(start, end), shape)
+
+    def fit(
+        self, vms: int, shape: Shape, duration: float, earliest: float,
+        latest_start: float = inf,
+    ) -> float | None:
+        # The earliest start is ``earliest`` or a booking end: between ends, usage
+        # only rises. Candidates where the pool as a whole lacks cpu or memory are
+        # skipped on the aggregate profiles; the survivors are checked node by node.
+        # Where the first fails, a sweep over the nodes' levels says from when the
+        # nodes may hold the VMs (a fragmented pool failed a dozen starts in a row).
+        if vms > self.max_vms(shape):
+            return None
+        need_cpu, need_mem = vms * shape.cpu, vms * shape.memory
+        cpu, mem, ends = self.cpu_free, self.mem_free, self._ends
+        t = earliest
+        swept = False
+        while True:
+            while True:
+                a = cpu.fit(need_cpu, duration, t, latest_start)
+                if a is None:
+                    return None
+                b = mem.fit(need_mem, duration, a, latest_start)
+                if b is None:
+                    return None
+                if b == a:
+                    break
+                t = b
+            if self._room_total(vms, shape, a, a + duration) >= vms:
+                self._found = (vms, shape, duration, a, earliest, self._given_count)
+                return a
+            if not swept:
+                swept = True
+                first = self._rooms_of(shape).first(vms, a, latest_start, duration)
+                if first is None:
+                    return None
+                if first > a:
+                    t = first
+                    continue
+            i = bisect_right(ends, a)
+            if i == len(ends):  # past the last end the pool is empty: cannot happen
+                return None
+            t = ends[i]
+            if t > latest_start:
+                return None
+
+    def _room_total(self, vms: int, shape: Shape, start: float, end: float) -> int:
+        """The VMs of ``shape`` the nodes hold throughout ``[start, end)``, counted
+        until there are ``vms``."""
+        starts, maybe = self._maybe.setdefault(shape, ([], {}))
+        nodes = maybe.get(start)
+        cpu, mem, c, m = self.node_cpu, self.node_mem, shape.cpu, shape.memory
+        if nodes is None:
+            nodes = {n for n in range(self.spec.nodes)
+                     if cpu[n].at(start) >= c and mem[n].at(start) >= m}
+            if len(starts) > _MAYBE_MAX:
+                starts.clear()
+                maybe.clear()
+            maybe[start] = nodes
+            insort(starts, start)
+        total = 0
+        for node in nodes:  # the order does not matter: only whether there are vms
+            # each has room at ``start``: only the rest of the window is in doubt
+            low_cpu = cpu[node].min_over(start, end)
+            if low_cpu < c:
+                continue
+            total += fit_count(low_cpu, mem[node].min_over(start, end), shape)
+            if total >= vms:
+                break
+        return total
+
+    def move_earlier(self, booking: Booking, earliest: float, length: float) -> float | None:
+        # A compression tries thousands of bookings, most of which cannot move, on a
+        # table that changes little meanwhile. Two kinds of proof spare the search:
+        #
+        # - the booking's own: when it was placed at the earliest start a search
+        #   found, or last failed to move, no earlier start existed. Bookings made
+        #   since took room and proved nothing wrong; a start found now must use a
+        #   node given capacity back since, within the window, and that node must
+        #   hold a VM throughout it. Only those starts are searched, found on those
+        #   nodes alone (the first compression after the scale benchmark's local
+        #   wave, 2,119 trials on 500 nodes, took 17 s of CPU when each trial
+        #   searched its booking's whole past, 2.5 s so; the next ones, after one
+        #   lease ended early, 2-10 s, now 0.02-2 s);
+        # - another booking's failed trial: one that found no start in [earliest, its
+        #   start) proves there is none either for a booking of the same shape with
+        #   as many VMs or more and at least as long, at the starts whose window ends
+        #   before that booking's own start (there its trial freed nothing, and the
+        #   earlier trial had more room everywhere). Forgotten where capacity was
+        #   given back since.
+        self._forget_where_given()
+        shape, vms, start = booking.shape, booking.vms, booking.start
+        proof = self._proofs.get(booking)
+        if proof is not None and (proof[1] > earliest or proof[2] > length):
+            proof = None
+        # the booking's own nodes given capacity back: its own room then counts, so
+        # the windows are looked for once it is taken out for the trial
+        own = proof is not None and bool(
+            self._gained(proof[0], booking.nodes or (), earliest, start, length))
+        windows = [(earliest, start)] if proof is None else [] if own \
+            else self._room_windows(proof[0], shape, length, earliest, start)
+        tried = self._no_earlier.setdefault(shape, {})
+        if windows or own:
+            since = earliest
+            for (v, n, e), upto in tried.items():
+                if v <= vms and n <= length and e <= earliest:
+                    since = max(since, min(upto, start - length))
+            # only starts strictly before its own are searched: at its own it moves
+            # nothing (and the remembered starts it spans are stale meanwhile)
+            before = nextafter(start, -inf)
+            self._trial = booking
+            try:
+                with Statement(self) as trial:
+                    trial.unbook(booking)
+                    if own:
+                        assert proof is not None
+                        windows = self._room_windows(proof[0], shape, length, earliest, start)
+                    rooms = self._rooms_of(shape)
+                    for low, high in windows:
+                        # where the nodes cannot hold the VMs in the window at all,
+                        # the search is spared; elsewhere it begins where they may
+                        high = min(high, before)
+                        first = rooms.first(vms, max(low, since), high, length)
+                        if first is None:
+                            continue
+                        t = self.fit(vms, shape, length, first, high)
+                        if t is not None:
+                            self._remaybe(booking, set(booking.nodes or ()))
+                            trial.commit()
+                            # the windows before ``t`` had no start: so had the others
+                            self._found = (vms, shape, length, t, earliest,
+                                           self._given_count)
+                            return t
+            finally:
+                self._trial = None
+        self._proofs[booking] = (self._given_count, earliest, length)
+        key = (vms, length, earliest)
+        tried[key] = max(tried.get(key, start), start)
+        return None
+
+    def _gained(self, since: int, nodes: Iterable[int], earliest: float, start: float,
+                length: float) -> dict[int, tuple[float, float]]:
+        """Of ``nodes``, those given capacity back by span number ``since`` or later,
+        where a window of ``length`` starting in ``[earliest, start)`` may overlap
+        it: each with the span that covers what it was given."""
+        gained: dict[int, tuple[float, float]] = {}
+        for node in nodes:
+            spans = self._given_on.get(node)
+            if not spans:
+                continue
+            low, high = inf, -inf
+            for _, a, b in spans[bisect_left(spans, (since,)):]:
+                if b <= earliest or a - length >= start:
+                    continue
+                low, high = min(low, a), max(high, b)
+            if low != inf:
+                gained[node] = (low, high)
+        return gained
+
+    def _room_windows(self, since: int, shape: Shape, length: float, earliest: float,
+                      start: float) -> list[tuple[float, float]]:
+        """The starts ``t`` in ``[earliest, start]`` at which a node given capacity
+        back by span number ``since`` or later holds a VM throughout
+        ``[t, t + length)``, a window that overlaps what it was given: ``[low, high]``
+        ranges, in order, not overlapping. Only the few nodes that hold a VM that
+        long anywhere in the range are looked at one by one."""
+        rooms = self._rooms_of(shape)
+        out: list[tuple[float, float]] = []
+        holding = rooms.holding(earliest, start, length)
+        for node, (a, b) in self._gained(since, holding, earliest, start, length).items():
+            low, high = max(earliest, a - length), min(b, start)
+            if low >= high:
+                continue
+            runs = rooms.runs(node)
+            until = high + length
+            for i in range(bisect_right(runs[1], low), len(runs[0])):
+                x, y = max(runs[0][i], low), min(runs[1][i], until)
+                if x >= until:
+                    break
+                # a window that starts only at the booking's own start moves nothing
+                if y - x >= length and x < start:
+                    out.append((x, y - length))
+        out.sort()
+        merged: list[tuple[float, float]] = []
+        for low, high in out:
+            if merged and low <= merged[-1][1]:
+                if high > merged[-1][1]:
+                    merged[-1] = (merged[-1][0], high)
+            else:
+                merged.append((low, high))
+        return merged
+
+    def _rooms_of(self, shape: Shape) -> Rooms:
+        rooms = self._rooms.get(shape)
+        if rooms is None:
+            top = fit_count(self.spec.cpu, self.spec.memory, shape)
+            rooms = self._rooms[shape] = Rooms(
+                self.spec.nodes, lambda node: levels(
+                    self.node_cpu[node], self.node_mem[node], shape, min(top, _LEVELS_MAX),
+                    self._now),
+                complete=top <= _LEVELS_MAX)
+        return rooms
+
+    def _room_runs(self, node: int, shape: Shape, start: float, end: float,
+                   at_least: float = 0.0) -> list[tuple[float, float]]:
+        """The longest spans within ``[start, end)``, in order, in which ``node``
+        holds a VM of ``shape`` throughout, of those ``at_least`` that long (at
+        least some time)."""
+        cpu = [r for r in self.node_cpu[node].runs(shape.cpu, start, end)
+               if r[1] - r[0] >= at_least]
+        if not cpu:  # cpu first: it is most often what is short
+            return cpu
+        mem = self.node_mem[node].runs(shape.memory, start, end)
+        out: list[tuple[float, float]] = []
+        i = j = 0
+        while i < len(cpu) and j < len(mem):  # both at once: the intersections
+            x, y = max(cpu[i][0], mem[j][0]), min(cpu[i][1], mem[j][1])
+            if y > x and y - x >= at_least:
+                out.append((x, y))
+            if cpu[i][1] < mem[j][1]:
+                i += 1
+            else:
+                j += 1
+        return out
+
+    def _forget_where_given(self) -> None:
+        """A failed trial (VMs, length ``n``, earliest ``e``) up to ``upto`` looked at
+        windows within ``[e, upto + n)``: those that overlap a span given back are
+        forgotten."""
+        given = self._given[bisect_left(self._given, (self._no_earlier_seen,)):]
+        self._no_earlier_seen = self._given_count
+        if not given:
+            return
+        for tried in self._no_earlier.values():
+            for key in [k for k, upto in tried.items()
+                        if any(a < upto + k[1] and b > k[2] for _, a, b, _ in given)]:
+                del tried[key]
+
+    def free_window(self, vms: int, shape: Shape, t: float) -> float:
+        if self.fit(vms, shape, 0.0, t, t) is None:
+            return 0.0
+        # the window can only end where some node's free capacity drops; the VMs
+        # must keep their nodes, so test the whole span [t, q) up to the next step
+        bounds = sorted({x for prof in (*self.node_cpu, *self.node_mem)
+                         for x in prof.times if x > t})
+        for k, p in enumerate(bounds):
+            q = bounds[k + 1] if k + 1 < len(bounds) else p + 1
+            if self.fit(vms, shape, q - t, t, t) is None:
+                return p - t
+        return inf
+
+    def place(self, vms: int, shape: Shape, start: float, end: float) -> tuple[int, ...]:
+        """Concrete nodes for a booking that :meth:`fit` said is feasible.
+
+        Best fit in time: nodes that had room for a VM only since shortly before
+        ``start`` come first, so a future reservation does not pin nodes that are
+        idle now and could take backfilled work until it begins (first fit by index
+        fragments the plan: +35% mean wait on the SDSC Blue trace, conservative).
+        Ties: node index. A node is filled before the next is used."""
+        # where a search has counted the nodes with room at ``start`` (a set kept
+        # exact by every booking since), only those can hold a VM there: the
+        # others are not looked at (every node was, 2.95 s of an 18 s profile of
+        # the scale benchmark's core). The sort below decides the order either way.
+        known = self._maybe.get(shape, ((), {}))[1].get(start)
+        nodes = range(self.spec.nodes) if known is None else known
+        rooms = [(node, self.room(node, shape, start, end)) for node in nodes]
+        order = sorted(
+            ((-max(self.node_cpu[node].free_since(shape.cpu, start),
+                   self.node_mem[node].free_since(shape.memory, start)), node, room)
+             for node, room in rooms if room > 0),
+        )
+        picked: list[int] = []
+        for _, node, room in order:
+            take = min(room, vms - len(picked))
+            picked.extend([node] * take)
+            if len(picked) == vms:
+                return tuple(picked)
+        raise RuntimeError(f"slot table inconsistent: no room for {vms} VMs at {start}")
+
+    def _charge(self, b: Booking, sign: int) -> None:
+        """Add (sign -1) or give back (sign +1) a booking's capacity."""
+        cpu, mem = b.shape.cpu, b.shape.memory
+        self.cpu_free.add(b.start, b.end, sign * b.vms * cpu)
+        self.mem_free.add(b.start, b.end, sign * b.vms * mem)
+        nodes = Counter(b.nodes or ())
+        for node, count in nodes.items():
+            self.node_cpu[node].add(b.start, b.end, sign * count * cpu)
+            self.node_mem[node].add(b.start, b.end, sign * count * mem)
+            for rooms in self._rooms.values():
+                rooms.forget(node)
+        if b is not self._trial:
+            self._remaybe(b, nodes)
+
+    def _remaybe(self, b: Booking, nodes: Iterable[int]) -> None:
+        """The remembered starts ``b`` spans: whether its nodes have room there now,
+        read off each node's spans of room rather than at every start."""
+        for shape, (starts, maybe) in self._maybe.items():
+            first, last = bisect_left(starts, b.start), bisect_left(starts, b.end)
+            if first == last:
+                continue
+            for node in nodes:
+                k = first
+                for x, y in self._room_runs(node, shape, b.start, b.end):
+                    j = bisect_left(starts, x, k, last)
+                    for t in starts[k:j]:
+                        maybe[t].discard(node)
+                    k = bisect_left(starts, y, j, last)
+                    for t in starts[j:k]:
+                        maybe[t].add(node)
+                for t in starts[k:last]:
+                    maybe[t].discard(node)
+
+    def book(self, booking: Booking) -> None:
+        given = self._given
+        if given and given[-1][3] is booking \
+                and (given[-1][1], given[-1][2]) == (booking.start, booking.end):
+            given.pop()  # a trial's booking put back: nothing was given after all
+            for node in set(booking.nodes or ()):
+                self._given_on[node].pop()
+        found = self._found
+        if found is not None and found[:2] == (booking.vms, booking.shape) \
+                and found[3] == booking.start and found[3] + found[2] == booking.end:
+            self._proofs[booking] = (found[5], found[4], found[2])
+        if booking.nodes is None:
+            booking.nodes = self.place(booking.vms, booking.shape, booking.start, booking.end)
+        self.bookings[booking] = None
+        self._charge(booking, -1)
+        if booking.end != inf:
+            insort(self._ends, booking.end)
+
+    def unbook(self, booking: Booking) -> None:
+        del self.bookings[booking]
+        self._proofs.pop(booking, None)
+        if booking.end > self._now:
+            self._given.append((self._given_count, booking.start, booking.end, booking))
+            for node in set(booking.nodes or ()):
+                self._given_on.setdefault(node, []).append(
+                    (self._given_count, booking.start, booking.end))
+            self._given_count += 1
+        self._charge(booking, +1)
+        if booking.end != inf:
+            i = bisect_left(self._ends, booking.end)
+            if i < len(self._ends) and self._ends[i] == booking.end:  # may have been pruned
+                del self._ends[i]
+
+    def occupy(self, booking: Booking, now: float) -> tuple[int, ...]:
+        assert booking.nodes is not None  # shared bookings are always placed
+        return booking.nodes
+
+    def prune(self, now: float) -> None:
+        # Per-node profiles are not pruned: unbooking a finished lease merges its
+        # steps away, so they stay as short as the live bookings on the node.
+        self._now = now
+        i = bisect_right(self._ends, now)
+        if i:
+            del self._ends[:i]
+        if len(self._given) > 2 * self._given_kept:
+            self._given = [g for g in self._given if g[2] > now]
+            self._given_kept = max(len(self._given), 64)
+            self._given_on = {node: kept for node, spans in self._given_on.items()
+                              if (kept := [g for g in spans if g[2] > now])}
+        self.cpu_free.prune(now)
+        self.mem_free.prune(now)
+        for starts, maybe in self._maybe.values():
+            i = bisect_left(starts, now)
+            for t in starts[:i]:
+                del maybe[t]
+            del starts[:i]
+
+    def usage_violations(self) -> list[str]:
+        spec, bookings = self.spec, list(self.bookings)
+        out = [f"{spec.name} cpu: {m}" for m in self.cpu_free.mismatches(
+            spec.nodes * spec.cpu, [(b.start, b.end, b.vms * b.shape.cpu) for b in bookings])]
+        out += [f"{spec.name} memory: {m}" for m in self.mem_free.mismatches(
+            spec.nodes * spec.memory, [(b.start, b.end, b.vms * b.shape.memory) for b in bookings])]
+        for node in range(spec.nodes):
+            for resource, prof, cap in (("cpu", self.node_cpu[node], spec.cpu),
+                                        ("memory", self.node_mem[node], spec.memory)):
+                counted = [(b.start, b.end, (b.nodes or ()).count(node)
+                            * (b.shape.cpu if resource == "cpu" else b.shape.memory))
+                           for b in bookings]
+                out += [f"{spec.name}-{node} {resource}: {m}"
+                        for m in prof.mismatches(cap, counted)]
+        return out
