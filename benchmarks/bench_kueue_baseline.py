@@ -1,18 +1,15 @@
 """Kueue's scalability baseline, through leasehold's operator on the emulated cluster
 (the controller issue's report; a comparison of shape, not a target).
 
-Kueue's scheduler performance test (kubernetes-sigs/kueue,
-``test/performance/scheduler/configs/baseline/generator.yaml``) creates, in each of
-30 ClusterQueues (5 cohorts of 6, nominal quota 20 CPU each: 600 CPU in all),
-350 small workloads (1 CPU, run 200 ms) one every 100 ms, 100 medium (5 CPU, 500 ms)
-one every 500 ms and 50 large (20 CPU, 1 s) one every 1.2 s: 15,000 workloads. Its
-``rangespec.yaml`` holds the figures of 5 runs: wall time 351 s on average (limit
-425 s), mean time to admission small 215 s, medium 77 s, large 6.7 s, cluster-queue
-usage 58.7%.
+Kueue's scheduler performance test: 15,000 workloads in 30 ClusterQueues of nominal
+quota 20 CPU (600 CPU in all), at the rates of its ``generator.yaml``; the workload
+description and Kueue's figures are in ``leasehold_emulator.workloads.kueue_baseline``
+(shared with the simulator's version, bench_kueue_baseline_sim.py).
 
 Here: 30 namespaces of external origin, 15,000 Leases of one VM each (small 1 cpu
 for 0.2 s, medium 5 cpu for 0.5 s, large 20 cpu for 1 s, best-effort suspendable)
-created at the same rates, on one emulated pool of 30 nodes of 20 cpu (600 CPU), at
+created at the same times (Kueue's: workload i of a set at (i + 1) x its
+interval), on one emulated pool of 30 nodes of 20 cpu (600 CPU), at
 time scale 1 (emulated seconds are real ones). leasehold has no quotas, cohorts or
 priorities: every Lease is one tenant's best-effort request, scheduled first come
 first served with backfilling. It prints, per class, the time from create to a
@@ -31,50 +28,37 @@ import json
 import os
 import platform
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from statistics import mean
 from typing import Any
 
 from emulated_run import Cluster, Timeline, create, ours, pool, quantile, until
-
-QUEUES = 30
-KUEUE = {"wall": 351.1, "small": 215.5, "medium": 76.8, "large": 6.7, "usage": 58.7}
-
-
-@dataclass(frozen=True)
-class Workloads:
-    name: str
-    count: int
-    every: float
-    cpu: int
-    runtime: float
-
-
-CLASSES = (Workloads("small", 350, 0.1, 1, 0.2), Workloads("medium", 100, 0.5, 5, 0.5),
-           Workloads("large", 50, 1.2, 20, 1.0))
+from leasehold_emulator.workloads.kueue_baseline import (
+    CLASSES,
+    KUEUE,
+    KUEUE_LIMITS,
+    MEMORY,
+    NOMINAL_QUOTA,
+    QUEUES,
+    workloads,
+)
 
 
 def plan(scale: float) -> list[tuple[float, str, dict[str, Any]]]:
     """(seconds after the start, class, manifest) of every Lease, in time order;
     ``scale`` < 1 takes that share of each set's count (a smaller run)."""
-    out = []
-    for q in range(QUEUES):
-        for c in CLASSES:
-            for i in range(max(1, round(c.count * scale))):
-                out.append((i * c.every, c.name, {
-                    "apiVersion": "leasehold.io/v1alpha1", "kind": "Lease",
-                    "metadata": {"name": f"{c.name}-{i:03d}", "namespace": f"cq-{q:02d}"},
-                    "spec": {"type": "BestEffortSuspendable", "vms": 1,
-                             "duration": f"{c.runtime}s",
-                             "resources": {"cpu": str(c.cpu), "memory": "1Gi"}}}))
-    return sorted(out, key=lambda x: (x[0], x[2]["metadata"]["namespace"]))
+    return [(w.at, w.kind.name, {
+        "apiVersion": "leasehold.io/v1alpha1", "kind": "Lease",
+        "metadata": {"name": w.name, "namespace": w.namespace},
+        "spec": {"type": "BestEffortSuspendable", "vms": 1, "duration": f"{w.kind.runtime}s",
+                 "resources": {"cpu": str(w.kind.cpu), "memory": f"{MEMORY}Mi"}}})
+        for w in workloads(scale)]
 
 
 async def main(args: argparse.Namespace) -> None:
     deadline = time.monotonic() + args.timeout
     work = plan(args.scale)
-    cluster = Cluster([pool("kueue", QUEUES, 20, "80Gi")], 1.0, keep=args.keep)
+    cluster = Cluster([pool("kueue", QUEUES, NOMINAL_QUOTA, "80Gi")], 1.0, keep=args.keep)
     watching: asyncio.Task[None] | None = None
     try:
         await cluster.namespaces({f"cq-{q:02d}": "external" for q in range(QUEUES)})
@@ -139,13 +123,13 @@ def report(work: list[tuple[float, str, dict[str, Any]]], keys: list[str],
     """The per-class table beside Kueue's figures, printed; the figures, returned."""
     cpu_seconds = sum(float(m["spec"]["resources"]["cpu"]) * float(m["spec"]["duration"][:-1])
                       for _, _, m in work)
-    usage = 100 * cpu_seconds / (600 * wall)
+    usage = 100 * cpu_seconds / (QUEUES * NOMINAL_QUOTA * wall)
     print(f"  creates: the last {created:.1f} s after the first (scheduled"
           f" {work[-1][0]:.1f} s); behind schedule p50 {quantile(behind, 0.5):.2f} s, max"
           f" {max(behind):.2f} s")
     print(f"  wall, first create to all ended: {wall:.1f} s (Kueue {KUEUE['wall']:.0f} s,"
-          f" limit 425 s); pool usage {usage:.1f}% (Kueue's cluster queues"
-          f" {KUEUE['usage']}%)")
+          f" limit {KUEUE_LIMITS['wall']:.0f} s); pool usage {usage:.1f}% (Kueue's cluster"
+          f" queues {KUEUE['usage']}%)")
     print(f"  {'class':8} {'n':>6} {'to decided':>22} {'to started (admitted)':>24}"
           f" {'to Running':>22} {'Kueue admission':>16}")
     out: dict[str, Any] = {"wall": wall, "usage_percent": usage, "classes": {}}
