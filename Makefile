@@ -43,7 +43,7 @@ helm: $(STAMP)
 ## make generate: the files generated from code, where users and the chart read them
 ## (tests fail when a committed copy drifts): CRDs, dashboards, alert rules; and the
 ## package's copy of examples/testbed/ and examples/operator/testbed.yaml that
-## `leasehold demo` reads
+## `leasehold demo` reads; knavigator's backfill test 1.2 as a scenario (100 nodes)
 generate: $(STAMP)
 	$(BIN)/leasehold crds --out crds --out charts/leasehold/crds
 	$(BIN)/leasehold dashboards --out grafana --out charts/leasehold/files/dashboards \
@@ -51,6 +51,8 @@ generate: $(STAMP)
 	rm -f emulator/leasehold_emulator/data/testbed/*.yaml
 	cp examples/testbed/*.yaml emulator/leasehold_emulator/data/testbed/
 	cp examples/operator/testbed.yaml emulator/leasehold_emulator/data/operator/
+	$(BIN)/python -m leasehold_emulator.workloads.knavigator 100 \
+		> examples/scenarios/knavigator-backfill-performance.yaml
 
 ## make golden-rbac: record anew the chart's rendered RBAC objects and what `kubectl auth
 ## can-i` answers its tenant and operator (tests/charts/golden/, which
