@@ -98,6 +98,8 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_operator.py
 	$(BIN)/python benchmarks/bench_soak.py
 	$(BIN)/python benchmarks/bench_kueue_baseline.py
+	$(BIN)/python benchmarks/bench_kueue_baseline_sim.py
+	$(BIN)/python benchmarks/bench_knavigator_backfill.py
 
 ## make reproduce: replay the SDSC Blue trace under every backfilling mode and print
 ## the mean waits (tests/sim/test_sdsc_reference.py compares them with the references);

@@ -8,8 +8,8 @@ knavigator's figures are the turnaround (first pod scheduled to last pod complet
 and the average CPU occupancy over it: CPU-seconds run / (CPU x turnaround).
 
 Prints, per size and mode: turnaround, occupancy, mean wait per job kind, and the CPU
-seconds of the simulation in this process (scenario parsing apart); for the committed
-100-node scenario also the CPU (user + sys) of a whole `leasehold simulate` process.
+seconds of the simulation in this process (scenario parsing apart); with 100 nodes,
+for the committed scenario, also the CPU (user + sys) of a whole `leasehold simulate` process.
 CPU time, not wall, because the machine is shared; the figures of one run vary by a
 few percent with the machine's load.
 
@@ -96,9 +96,11 @@ def main() -> None:
                   f" {100 * r['occupancy']:>8.1f}% {w['a']:>6.0f}s {w['b']:>6.0f}s"
                   f" {w['c']:>6.0f}s {r['simulate_cpu']:>9.2f} {r['parse_cpu']:>11.2f}",
                   flush=True)
-    processes = {str(m): whole_process(m) for m in MODES}
-    print(f"`leasehold simulate {SCENARIO.relative_to(ROOT)}`, whole process CPU (user + sys):"
-          + "".join(f" {m} {s:.2f} s;" for m, s in processes.items()))
+    # the committed scenario is the 100-node one
+    processes = {str(m): whole_process(m) for m in MODES} if 100 in args.nodes else {}
+    if processes:
+        print(f"`leasehold simulate {SCENARIO.relative_to(ROOT)}`, whole process CPU"
+              " (user + sys):" + "".join(f" {m} {s:.2f} s;" for m, s in processes.items()))
     if args.json:
         Path(args.json).write_text(json.dumps({"runs": rows, "process_cpu": processes},
                                               indent=1))
