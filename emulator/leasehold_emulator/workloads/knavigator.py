@@ -1,8 +1,9 @@
 """NVIDIA knavigator's backfill benchmark as leasehold scenarios.
 
-knavigator (github.com/NVIDIA/knavigator, commit 9d3551aa,
-``resources/benchmarks/README.md`` §1 and ``resources/benchmarks/backfill/``) runs two
-backfill tests on KWOK nodes of 100 CPU and 100 GiB (``cpu: 100100m``,
+knavigator (github.com/NVIDIA/knavigator pull request #125, head 9d3551aa, not merged
+into its main: ``resources/benchmarks/README.md`` §1 and
+``resources/benchmarks/backfill/``) runs two backfill tests on KWOK nodes of 100 CPU
+and 100 GiB (``cpu: 100100m``,
 ``memory: 100050Mi``: the extra 0.1 CPU and 50 MiB are room for the node's own pods,
 which a scenario has none of). Every job is one pod asking N CPU and N x 1000 MiB;
 here it is one lease of one VM of that shape in a shared pool of such nodes, of type
@@ -14,7 +15,7 @@ here it is one lease of one VM of that shape in a shared pool of such nodes, of 
 - Test 1.2, "greedy backfill efficiency" (``test2-backfill-performance``): all jobs are
   submitted before any node exists, A's, then B's, then C's; then the nodes appear.
   Per node two "blocks" of 1 A (60 CPU, 4 min), 4 B (30 CPU, 60 s) and 12 C (10 CPU,
-  20 s), which fill it exactly for 8 minutes. :func:`backfill_performance` writes it
+  20 s), which fill it exactly for 8 minutes. :func:`backfill_performance_yaml` writes it
   for any node count (knavigator's runs: 10, 35 and 100 nodes);
   examples/scenarios/knavigator-backfill-performance.yaml is its 100-node output
   (``make generate`` writes it; a test fails when it drifts).
