@@ -7,7 +7,8 @@ once (A's, then B's, then C's); the best schedule keeps every CPU busy for 480 s
 knavigator's figures are the turnaround (first pod scheduled to last pod completed)
 and the average CPU occupancy over it: CPU-seconds run / (CPU x turnaround).
 
-Prints, per size and mode: turnaround, occupancy, mean wait per job kind, and the CPU
+Prints, per size and mode: turnaround, occupancy (and its steps over time, as
+knavigator's dashboard plots it), mean wait per job kind, and the CPU
 seconds of the simulation in this process (scenario parsing apart); with 100 nodes,
 for the committed scenario, also the CPU (user + sys) of a whole `leasehold simulate` process.
 CPU time, not wall, because the machine is shared; the figures of one run vary by a
@@ -19,6 +20,7 @@ few percent with the machine's load.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import platform
@@ -32,6 +34,7 @@ from typing import Any
 
 from leasehold.api.scenario import parse_scenario
 from leasehold.core.model import Backfilling
+from leasehold.core.view import LeaseView
 from leasehold_emulator.sim.engine import simulate
 from leasehold_emulator.workloads.knavigator import (
     KINDS,
@@ -44,6 +47,28 @@ from leasehold_emulator.workloads.knavigator import (
 ROOT = Path(__file__).resolve().parents[1]
 SCENARIO = ROOT / "examples" / "scenarios" / "knavigator-backfill-performance.yaml"
 MODES = (Backfilling.NONE, Backfilling.EASY, Backfilling.CONSERVATIVE)
+
+
+def occupancy_steps(leases: list[LeaseView], cpu: float) -> list[tuple[float, float, float]]:
+    """(from, to, share of ``cpu`` in use) over the run, merging equal neighbours:
+    what knavigator's occupancy gauge shows over time. Every lease runs once, from its
+    first start to its end (no preemption in this workload)."""
+    delta: dict[float, float] = {}
+    for s in leases:
+        if s.first_start is not None and s.end is not None:
+            c = s.request.vms * s.request.shape.cpu / 1000
+            delta[s.first_start] = delta.get(s.first_start, 0.0) + c
+            delta[s.end] = delta.get(s.end, 0.0) - c
+    out: list[tuple[float, float, float]] = []
+    used = 0.0
+    times = sorted(delta)
+    for a, b in itertools.pairwise(times):
+        used += delta[a]
+        if out and out[-1][2] == used / cpu:
+            out[-1] = (out[-1][0], b, out[-1][2])
+        else:
+            out.append((a, b, used / cpu))
+    return out
 
 
 def one(nodes: int, mode: Backfilling) -> dict[str, Any]:
@@ -63,7 +88,8 @@ def one(nodes: int, mode: Backfilling) -> dict[str, Any]:
              for k in KINDS}
     return {"nodes": nodes, "backfilling": str(mode), "leases": len(leases),
             "turnaround": last - first, "occupancy": used / (nodes * NODE_CPU * (last - first)),
-            "mean_wait": waits, "parse_cpu": parsed - t0, "simulate_cpu": cpu}
+            "mean_wait": waits, "over_time": occupancy_steps(leases, nodes * NODE_CPU),
+            "parse_cpu": parsed - t0, "simulate_cpu": cpu}
 
 
 def whole_process(mode: Backfilling) -> float:
@@ -96,6 +122,8 @@ def main() -> None:
                   f" {100 * r['occupancy']:>8.1f}% {w['a']:>6.0f}s {w['b']:>6.0f}s"
                   f" {w['c']:>6.0f}s {r['simulate_cpu']:>9.2f} {r['parse_cpu']:>11.2f}",
                   flush=True)
+            print("      occupancy over time: " + ", ".join(
+                f"{a:.0f}-{b:.0f} s {100 * u:.0f}%" for a, b, u in r["over_time"]))
     # the committed scenario is the 100-node one
     processes = {str(m): whole_process(m) for m in MODES} if 100 in args.nodes else {}
     if processes:

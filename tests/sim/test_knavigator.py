@@ -7,6 +7,8 @@ import dataclasses
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from leasehold.api.scenario import load_scenario, parse_scenario
 from leasehold.core.model import Backfilling, Request
@@ -128,3 +130,15 @@ def test_performance_backfilling_never_occupies_less_than_fcfs(performance_runs,
     for mode in (Backfilling.EASY, Backfilling.CONSERVATIVE):
         assert performance_runs[nodes, mode][1] >= none[1]
         assert performance_runs[nodes, mode][0] <= none[0]
+
+
+@settings(max_examples=8, deadline=None)
+@given(nodes=st.integers(1, 40))
+def test_performance_turnaround_is_the_same_on_any_number_of_nodes(nodes):
+    # every node gets the same jobs, so the schedule per node, and the turnaround,
+    # do not depend on how many there are
+    sc = parse_scenario(backfill_performance_yaml(nodes))
+    for mode, (turnaround, _) in PERFORMANCE_EXPECTED.items():
+        leases = simulate(sc.pool_specs(), sc.scheduler_config(backfilling=mode),
+                          sc.requests(), keep_actions=False).scheduler.leases()
+        assert max(s.end for s in leases if s.end is not None) == turnaround, mode

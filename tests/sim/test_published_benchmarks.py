@@ -27,6 +27,11 @@ def test_knavigator_benchmark_reports_turnaround_and_occupancy(tmp_path):
     assert {m: (r["leases"], r["turnaround"]) for m, r in runs.items()} == {
         "none": (340, 620), "easy": (340, 480), "conservative": (340, 480)}
     assert runs["none"]["occupancy"] == pytest.approx(480 / 620)
+    # over time, as the scenario's comments derive it: the first wave of A's alone,
+    # then A's and one B a node, then B's and C's, then the last C's
+    assert runs["none"]["over_time"] == [[0, 240, 0.6], [240, 540, 0.9], [540, 600, 1.0],
+                                         [600, 620, 0.3]]
+    assert runs["easy"]["over_time"] == runs["conservative"]["over_time"] == [[0, 480, 1.0]]
     assert got["process_cpu"] == {}  # only the 100-node scenario is run as a process
 
 
