@@ -3,11 +3,11 @@
 knavigator (github.com/NVIDIA/knavigator pull request #125, head 9d3551aa, not merged
 into its main: ``resources/benchmarks/README.md`` §1 and
 ``resources/benchmarks/backfill/``) runs two backfill tests on KWOK nodes of 100 CPU
-and 100 GiB (``cpu: 100100m``,
-``memory: 100050Mi``: the extra 0.1 CPU and 50 MiB are room for the node's own pods,
-which a scenario has none of). Every job is one pod asking N CPU and N x 1000 MiB;
-here it is one lease of one VM of that shape in a shared pool of such nodes, of type
-``BestEffortCancellable`` (a batch Job with ``backoffLimit: 0`` that nobody resumes).
+and 100 GiB (``cpu: 100100m``, ``memory: 100050Mi``: the extra 0.1 CPU and 50 MiB,
+presumably room for the node's daemon pods, are left out here). Every job is one pod
+asking N CPU and N x 1000 MiB; here it is one lease of one VM of that shape in a shared
+pool of such nodes, of type ``BestEffortCancellable`` (a batch Job with
+``backoffLimit: 0`` that nobody resumes).
 
 - Test 1.1, "HPC-like vs. greedy backfill" (``test1-hpc-backfill``): one node; B1 of
   50 CPU for 90 s, then A of 60 CPU for 60 s, a second B and C of 50 CPU for 30 s.
