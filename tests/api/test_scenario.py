@@ -25,6 +25,7 @@ from leasehold.core.model import (
     OverheadParams,
     PoolSpec,
     SchedulerConfig,
+    Shape,
 )
 
 # The example of DESIGN §8, verbatim: it must always load.
@@ -686,3 +687,12 @@ def test_a_lease_fitting_some_size_of_a_mixed_pool_is_accepted(cpu: int, memory:
     loaded = validate_scenario(scenario(lease("a", cpu=cpu, memory=memory, pool="m"),
                                         pools=[mixed_pool()]))
     assert loaded.leases[0].cpu == cpu * 1000
+
+
+def test_nodes_a_capacity_change_adds_past_the_groups_are_of_the_last_groups_size() -> None:
+    loaded = validate_scenario({**scenario(lease("a"), pools=[mixed_pool()]),
+                                "cluster": {"pools": [mixed_pool()],
+                                            "capacity": [{"at": 10, "pool": "m", "nodes": 14}]}})
+    [(at, change)] = loaded.cluster.capacity_changes()
+    assert (at, change.down) == (10, frozenset())
+    assert change.pool.sizes()[11:] == [Shape(32000, 131072)] * 3
