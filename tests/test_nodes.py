@@ -12,7 +12,14 @@ import yaml
 
 from emulated import KUBECTL, Emulated, until
 from leasehold.kube.client import KubeClient, KubeError
-from leasehold_emulator.nodes import IMAGE_PULL, RESUME, RUNTIME, NodeEmulator
+from leasehold_emulator.nodes import (
+    IMAGE_PULL,
+    RESUME,
+    RUNTIME,
+    NodeEmulator,
+    node_object,
+    node_sizes,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 POOLS = ROOT / "examples" / "emulator" / "pools.yaml"
@@ -226,3 +233,33 @@ async def until_async(probe, timeout: float = 15.0):
             if time.monotonic() > end:
                 raise
             await asyncio.sleep(0.05)
+
+
+@pytest.mark.parametrize(("emulated", "sizes"), [
+    pytest.param({"nodes": 2, "cpu": 4, "memory": "8Gi"}, [("4", "8Gi")] * 2, id="one size"),
+    pytest.param({"groups": [{"nodes": 2, "cpu": 8, "memory": "32Gi"},
+                             {"nodes": 1, "cpu": "32", "memory": "128Gi"}]},
+                 [("8", "32Gi")] * 2 + [("32", "128Gi")], id="groups, in order"),
+    pytest.param({"nodes": 3, "cpu": 4, "groups": [{"nodes": 1, "cpu": 8, "memory": "1Gi"}]},
+                 [("8", "1Gi")], id="groups win over nodes, cpu and memory"),
+    pytest.param({}, [], id="none"),
+])
+def test_an_emulated_block_gives_each_node_its_size(emulated, sizes):
+    assert node_sizes(emulated) == sizes
+    assert [(n["status"]["capacity"]["cpu"], n["status"]["capacity"]["memory"])
+            for n in (node_object("p", i, emulated) for i in range(len(sizes)))] == sizes
+
+
+def test_a_pool_of_mixed_sizes_becomes_nodes_of_each_size(cluster):
+    cluster.apply({"apiVersion": "leasehold.io/v1alpha1", "kind": "NodePool",
+                   "metadata": {"name": "mixed"},
+                   "spec": {"emulated": {"groups": [{"nodes": 2, "cpu": 8, "memory": "32Gi"},
+                                                    {"nodes": 1, "cpu": 32,
+                                                     "memory": "128Gi"}]}}})
+    nodes = until(lambda: len(items := cluster.get(
+        "nodes", "-l", "leasehold.io/pool=mixed")["items"]) == 3 and items)
+    assert {n["metadata"]["name"]: (n["status"]["capacity"]["cpu"],
+                                    n["status"]["capacity"]["memory"]) for n in nodes} == {
+        "mixed-0": ("8", "32Gi"), "mixed-1": ("8", "32Gi"), "mixed-2": ("32", "128Gi")}
+    cluster.kubectl("delete", "nodepool", "mixed")
+    until(lambda: cluster.get("nodes", "-l", "leasehold.io/pool=mixed")["items"] == [])

@@ -3,8 +3,10 @@ and a kubelet that plays the pods bound to them.
 
 - A NodePool ``p`` with ``emulated: {nodes: n, cpu, memory, labels}`` gets Nodes
   ``p-0`` … ``p-(n-1)``, Ready, with that capacity and the labels
-  ``leasehold.io/pool: p`` and ``leasehold.io/emulated: "true"``. Changing the block
-  changes them; deleting the pool deletes them.
+  ``leasehold.io/pool: p`` and ``leasehold.io/emulated: "true"``; with ``groups:
+  [{nodes, cpu, memory}, ...]`` instead, the groups' nodes in order, each of its
+  group's size (a pool of mixed sizes). Changing the block changes them; deleting
+  the pool deletes them.
 - A pod bound to one of them (``spec.nodeName``) goes Pending → Running after its
   modelled delays, then Succeeded when its run time is over. The delays and the run
   time are pod annotations in emulated seconds (:data:`IMAGE_PULL`, :data:`RESUME`,
@@ -67,10 +69,22 @@ def _seconds(annotations: dict[str, str], key: str) -> float | None:
         return None
 
 
+def node_sizes(emulated: dict[str, Any]) -> list[tuple[str, str]]:
+    """The (cpu, memory) quantities of an emulated block's nodes, by index: ``nodes``
+    of its ``cpu`` and ``memory``, or its ``groups``' nodes, group by group (a pool
+    of mixed sizes)."""
+    groups = emulated.get("groups")
+    if groups:
+        return [(str(g.get("cpu", 1)), str(g.get("memory", "1Gi")))
+                for g in groups for _ in range(int(g.get("nodes", 0)))]
+    return [(str(emulated.get("cpu", 1)), str(emulated.get("memory", "1Gi")))
+            ] * int(emulated.get("nodes", 0))
+
+
 def node_object(pool: str, index: int, emulated: dict[str, Any]) -> Obj:
     name = f"{pool}-{index}"
-    capacity = {"cpu": str(emulated.get("cpu", 1)), "memory": str(emulated.get("memory", "1Gi")),
-                "pods": "110"}
+    cpu, memory = node_sizes(emulated)[index]
+    capacity = {"cpu": cpu, "memory": memory, "pods": "110"}
     labels = {**(emulated.get("labels") or {}), POOL_LABEL: pool, EMULATED_LABEL: "true",
               "kubernetes.io/hostname": name, "kubernetes.io/os": "linux",
               "type": "leasehold-emulated"}
@@ -184,7 +198,7 @@ class NodeEmulator:
     async def _pool(self, kind: str, pool: Obj) -> None:
         name = pool["metadata"]["name"]
         emulated = (pool.get("spec") or {}).get("emulated")
-        want = 0 if kind == "DELETED" or not emulated else int(emulated.get("nodes", 0))
+        want = 0 if kind == "DELETED" or not emulated else len(node_sizes(emulated))
         have = sorted((n for n, p in self.nodes.items() if p == name),
                       key=lambda n: int(n.rsplit("-", 1)[1]))
         for i in range(want):

@@ -14,7 +14,7 @@ from leasehold.api.resources import (
     pool_from_nodes,
     pool_spec,
 )
-from leasehold.core.model import LeaseType, Origin
+from leasehold.core.model import LeaseType, Origin, Shape
 
 CREATED = "2026-11-22T10:00:00Z"
 #: emulated time 0 is an hour before the Lease is submitted, and runs at real speed
@@ -202,9 +202,10 @@ POOL = {"metadata": {"name": "batch"}, "spec": {"exclusive": False}}
 
 
 @pytest.mark.parametrize(("nodes", "want_names", "cpu", "memory"), [
-    # sorted by name; each counts as large as the smallest
-    ([node("w-b", "8", "32Gi"), node("w-a", "3500m", "16Gi")], ["w-a", "w-b"], 3500, 16384),
-    # memory rounds down (bare numbers are bytes)
+    # sorted by name; of one size
+    ([node("w-b", "3500m", "16Gi"), node("w-a", "3500m", "16Gi")], ["w-a", "w-b"], 3500,
+     16384),
+    # memory rounds down (bare numbers are bytes); the next node is of its own size
     ([node("w-a", memory="16374356Ki"), node("w-b")], ["w-a", "w-b"], 4000, 15990),
     ([node("w-a", memory="1073741823"), node("w-b")], ["w-a", "w-b"], 4000, 1023),
     # not Ready, or cordoned: not in the pool
@@ -213,14 +214,30 @@ POOL = {"metadata": {"name": "batch"}, "spec": {"exclusive": False}}
     ([node("w-a", ready="Unknown")], [], None, None),
     ([], [], None, None),
 ])
-def test_a_pool_of_real_nodes_is_their_ready_schedulable_smallest(nodes, want_names, cpu,
+def test_a_pool_of_real_nodes_is_their_ready_schedulable_ones(nodes, want_names, cpu,
                                                                     memory):
     spec, names = pool_from_nodes(POOL, nodes)
     assert names == want_names
     assert spec.nodes == len(want_names)
-    if cpu is not None:
-        assert (spec.cpu, spec.memory) == (cpu, memory)
+    if cpu is not None:  # the first node's size (w-a)
+        assert spec.sizes()[0] == Shape(cpu, memory)
         assert spec.node_names() == [f"batch-{i}" for i in range(len(names))]
+
+
+@pytest.mark.parametrize(("pool", "nodes", "sizes"), [
+    pytest.param(POOL, [node("w-b", "8", "32Gi"), node("w-a", "3500m", "16Gi")],
+                 [Shape(3500, 16384), Shape(8000, 32768)], id="each of its own size"),
+    pytest.param(POOL, [node("w-a", "8", "32Gi"), node("w-b", "8", "32Gi"),
+                        node("w-c", "32", "128Gi")],
+                 [Shape(8000, 32768)] * 2 + [Shape(32000, 131072)], id="runs are groups"),
+    pytest.param({"metadata": {"name": "batch"}, "spec": {"exclusive": True}},
+                 [node("w-b", "8", "32Gi"), node("w-a", "3500m", "16Gi")],
+                 [Shape(3500, 16384)] * 2, id="exclusive: as large as the smallest"),
+])
+def test_a_pool_of_real_nodes_of_mixed_sizes_has_each_nodes_size(pool, nodes, sizes):
+    spec, _ = pool_from_nodes(pool, nodes)
+    assert spec.sizes() == sizes
+    assert spec.largest() == max(sizes, key=lambda s: s.cpu)
 
 
 @pytest.mark.parametrize(("cpu", "memory", "problem"), [
@@ -296,6 +313,24 @@ def test_a_lease_memory_below_1mi_is_refused_with_a_suggestion(memory, problem):
                  r" mean 4096Mi\?", id="memory-bytes"),
     pytest.param({"emulated": {"nodes": "many", "cpu": 1, "memory": "1Gi"}},
                  r"NodePool p: spec\.emulated\.nodes:", id="nodes"),
+    pytest.param({"emulated": {}}, r"NodePool p: spec\.emulated\.nodes: required field is"
+                 r" missing \(or give groups, for nodes of mixed sizes\)", id="no-nodes"),
+    pytest.param({"emulated": {"nodes": 3, "groups": [{"nodes": 1, "cpu": 8,
+                                                       "memory": "32Gi"}]}},
+                 r"NodePool p: spec\.emulated\.nodes: is 3 but the groups have 1 nodes; drop"
+                 r" nodes or make them agree", id="nodes-disagree"),
+    pytest.param({"exclusive": True, "emulated": {"groups": [{"nodes": 1, "cpu": 8,
+                                                              "memory": "32Gi"}]}},
+                 r"NodePool p: spec\.emulated\.groups: an exclusive pool has nodes of one"
+                 r" size; drop groups, or exclusive", id="exclusive-groups"),
+    pytest.param({"emulated": {"groups": [{"nodes": 1, "cpu": "lots", "memory": "1Gi"}]}},
+                 r"NodePool p: spec\.emulated\.groups\[0\]\.cpu: invalid cpu quantity",
+                 id="group-cpu"),
+    pytest.param({"emulated": {"groups": [{"nodes": 1, "cpu": 1, "memory": 4096}]}},
+                 r"NodePool p: spec\.emulated\.groups\[0\]\.memory: 4096 bytes is below 1Mi",
+                 id="group-memory-bytes"),
+    pytest.param({"emulated": {"groups": [{"nodes": 1, "cpu": 1}]}},
+                 r"NodePool p: spec\.emulated\.groups\.0\.memory", id="group-without-memory"),
     pytest.param({"overhead": {"suspendRate": "fast"}},
                  r"NodePool p: spec\.overhead\.suspendRate:", id="overhead"),
     pytest.param({"exclusiv": True}, r"NodePool p: spec\.exclusiv: unknown field; expected"
@@ -306,3 +341,22 @@ def test_a_bad_nodepool_is_one_input_error_that_names_the_field(spec, problem):
     (build_shell catches LeaseInputError): any other exception would stop it."""
     with pytest.raises(LeaseInputError, match=problem):
         pool_spec({"metadata": {"name": "p"}, "spec": spec})
+
+
+@pytest.mark.parametrize(("emulated", "sizes"), [
+    pytest.param({"groups": [{"nodes": 2, "cpu": 8, "memory": "32Gi"},
+                             {"nodes": 1, "cpu": "32", "memory": "128Gi"}]},
+                 [Shape(8000, 32768)] * 2 + [Shape(32000, 131072)], id="groups"),
+    pytest.param({"nodes": 3, "cpu": 4, "memory": "8Gi",  # beside groups: unused
+                  "groups": [{"nodes": 2, "cpu": 8, "memory": "32Gi"},
+                             {"nodes": 1, "cpu": "32", "memory": "128Gi"}]},
+                 [Shape(8000, 32768)] * 2 + [Shape(32000, 131072)], id="nodes-agreeing"),
+    pytest.param({"groups": [{"nodes": 2, "cpu": 8, "memory": "32Gi"}]},
+                 [Shape(8000, 32768)] * 2, id="one-group-is-one-size"),
+    pytest.param({"nodes": 2, "cpu": 8, "memory": "32Gi"}, [Shape(8000, 32768)] * 2,
+                 id="no-groups"),
+])
+def test_an_emulated_pool_of_mixed_sizes_is_the_cores_pool_of_groups(emulated, sizes):
+    spec = pool_spec({"metadata": {"name": "p"}, "spec": {"emulated": emulated}})
+    assert spec.sizes() == sizes
+    assert bool(spec.groups) == (len(set(sizes)) > 1)

@@ -19,7 +19,14 @@ from leasehold.api.scenario import (
     parse_scenario,
     validate_scenario,
 )
-from leasehold.core.model import Backfilling, OverheadParams, PoolSpec, SchedulerConfig
+from leasehold.core.model import (
+    Backfilling,
+    NodeGroup,
+    OverheadParams,
+    PoolSpec,
+    SchedulerConfig,
+    Shape,
+)
 
 # The example of DESIGN §8, verbatim: it must always load.
 DESIGN_EXAMPLE = """\
@@ -595,3 +602,97 @@ def test_any_input_gives_a_scenario_or_problem_lines(data: dict[Any, Any]) -> No
     except ScenarioError as exc:
         assert exc.problems
         assert all(line.startswith("f.yaml: ") and "\n" not in line for line in exc.problems)
+
+
+# ---- pools of mixed node sizes ------------------------------------------------------
+
+SMALL = {"nodes": 8, "cpu": 8, "memory": "32Gi"}
+BIG = {"nodes": 4, "cpu": 32, "memory": "128Gi"}
+
+
+def mixed_pool(name: str = "m", **fields: Any) -> dict[str, Any]:
+    data: dict[str, Any] = {"name": name, "groups": [SMALL, BIG]}
+    data.update(fields)
+    return {key: value for key, value in data.items() if value is not None}
+
+
+@pytest.mark.parametrize(("pool_data", "spec"), [
+    pytest.param(mixed_pool(), PoolSpec("m", 12, 32000, 131072, groups=(
+        NodeGroup(8, 8000, 32768), NodeGroup(4, 32000, 131072))), id="groups"),
+    pytest.param(mixed_pool(nodes=12), PoolSpec("m", 12, 32000, 131072, groups=(
+        NodeGroup(8, 8000, 32768), NodeGroup(4, 32000, 131072))), id="nodes-agreeing"),
+    pytest.param(mixed_pool(groups=[{"nodes": 2, "cpu": "500m", "memory": 512}]),
+                 PoolSpec("m", 2, 500, 512), id="one-group-is-one-size"),
+    pytest.param(mixed_pool(groups=[SMALL, {**SMALL, "nodes": 2}]),
+                 PoolSpec("m", 10, 8000, 32768, groups=(
+                     NodeGroup(8, 8000, 32768), NodeGroup(2, 8000, 32768))),
+                 id="groups-of-one-size"),
+])
+def test_a_pool_of_mixed_sizes_is_the_cores_pool_of_groups(pool_data: dict[str, Any],
+                                                           spec: PoolSpec) -> None:
+    loaded = validate_scenario(scenario(lease("a", cpu="500m", memory=512), pools=[pool_data]))
+    got = loaded.pool_specs()[0]
+    assert got.sizes() == spec.sizes()
+    assert (got.nodes, got.cpu, got.memory) == (spec.nodes, spec.cpu, spec.memory)
+
+
+@pytest.mark.parametrize(("data", "expected"), [
+    pytest.param(scenario(lease("a"), pools=[mixed_pool(nodes=10)]),
+                 'cluster.pools[0] (name "m"): nodes: is 10 but the groups have 12 nodes; drop'
+                 " nodes or make them agree", id="nodes-disagree"),
+    pytest.param(scenario(lease("a"), pools=[mixed_pool(exclusive=True)]),
+                 'cluster.pools[0] (name "m"): groups: an exclusive pool has nodes of one'
+                 " size; drop groups, or exclusive", id="exclusive-with-groups"),
+    pytest.param(scenario(lease("a"), pools=[mixed_pool(cpu=8)]),
+                 'cluster.pools[0] (name "m"): cpu: each group gives its nodes\' cpu; drop cpu'
+                 " here, or drop groups", id="cpu-beside-groups"),
+    pytest.param(scenario(lease("a"), pools=[pool(nodes=None)]),
+                 'cluster.pools[0] (name "rp1"): nodes: required field is missing (or give'
+                 " groups, for nodes of mixed sizes)", id="neither-nodes-nor-groups"),
+    pytest.param(scenario(lease("a"), pools=[mixed_pool(groups=[])]),
+                 'cluster.pools[0] (name "m"): groups: must not be empty', id="groups-empty"),
+    pytest.param(scenario(lease("a"), pools=[mixed_pool(groups=[{**SMALL, "nodes": 0}])]),
+                 'cluster.pools[0].groups[0]: nodes: must be >= 1, got 0',
+                 id="group-without-nodes"),
+    pytest.param(scenario(lease("a"), pools=[mixed_pool(groups=[{"nodes": 1, "cpu": 8}])]),
+                 'cluster.pools[0].groups[0]: memory: required field is missing',
+                 id="group-without-memory"),
+    pytest.param(scenario(lease("a"), pools=[mixed_pool(groups=[{**SMALL, "gpu": 1}])]),
+                 'cluster.pools[0].groups[0]: gpu: unknown field',
+                 id="group-unknown-field"),
+    pytest.param(scenario(lease("a", cpu=64), pools=[mixed_pool()]),
+                 'leases[0] (name "a"): cpu: one VM needs 64 cores but the largest node'
+                 ' (pool "m") has 32 cores', id="larger-than-every-size"),
+    pytest.param(scenario(lease("a", cpu=64, pool="m"), pools=[mixed_pool()]),
+                 'leases[0] (name "a"): cpu: one VM needs 64 cores but the largest node of'
+                 ' pool "m" has 32 cores', id="larger-than-every-size-of-the-named-pool"),
+    pytest.param(scenario(lease("a", cpu=16, memory="24Gi", pool="m"),
+                          pools=[mixed_pool(groups=[SMALL, {**BIG, "memory": "16Gi"}])]),
+                 'leases[0] (name "a"): cpu: one VM needs 16 cores and 24576Mi but no node of'
+                 ' pool "m" has both (m: 8 cores, 32768Mi or 32 cores, 16384Mi)',
+                 id="no-size-has-both"),
+])
+def test_mixed_pool_problems_are_one_line(tmp_path: Path, data: dict[str, Any],
+                                          expected: str) -> None:
+    found = problems(write(tmp_path, data))
+    assert len(found) == 1, found
+    assert expected in found[0], found[0]
+
+
+@pytest.mark.parametrize(("cpu", "memory"), [
+    pytest.param(32, "128Gi", id="only-the-big-nodes"),
+    pytest.param(8, "32Gi", id="every-node"),
+])
+def test_a_lease_fitting_some_size_of_a_mixed_pool_is_accepted(cpu: int, memory: str) -> None:
+    loaded = validate_scenario(scenario(lease("a", cpu=cpu, memory=memory, pool="m"),
+                                        pools=[mixed_pool()]))
+    assert loaded.leases[0].cpu == cpu * 1000
+
+
+def test_nodes_a_capacity_change_adds_past_the_groups_are_of_the_last_groups_size() -> None:
+    loaded = validate_scenario({**scenario(lease("a"), pools=[mixed_pool()]),
+                                "cluster": {"pools": [mixed_pool()],
+                                            "capacity": [{"at": 10, "pool": "m", "nodes": 14}]}})
+    [(at, change)] = loaded.cluster.capacity_changes()
+    assert (at, change.down) == (10, frozenset())
+    assert change.pool.sizes()[11:] == [Shape(32000, 131072)] * 3

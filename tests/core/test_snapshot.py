@@ -7,13 +7,14 @@ instant: the three go on with the same inputs and must take the same actions."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as hs
 
 from builders import config, exclusive, req
-from leasehold.core.model import Capacity, PoolSpec
+from leasehold.core.model import Capacity, NodeGroup, PoolSpec
 from leasehold.core.replay import Input, run, submissions
 from leasehold.core.scheduler import Scheduler
 from leasehold.core.snapshot import SnapshotError, restore, snapshot
@@ -152,3 +153,52 @@ def test_a_reason_keeps_its_times_and_durations_apart_through_a_snapshot():
     reason = restore(data, config()).lease("b").reason
     assert isinstance(reason, Reason) and reason.parts == said.parts
     assert snapshot(restore(data, config()))["leases"][0]["reason"] == said.data()
+
+
+MIXED = PoolSpec("m", 3, 1000, 1024, groups=(NodeGroup(2, 8000, 32768),
+                                             NodeGroup(1, 32000, 131072)))
+
+
+@pytest.mark.parametrize(("pool", "down"), [
+    pytest.param(MIXED, frozenset(), id="mixed"),
+    pytest.param(MIXED, frozenset({0, 2}), id="mixed, a node of each size down"),
+    pytest.param(replace(MIXED, nodes=4), frozenset({3}), id="grown past its groups"),
+])
+def test_a_pool_of_mixed_sizes_survives_the_snapshot(pool, down):
+    requests = [req("big", 2, 100, cpu=16000, memory=1024),
+                req("small", 8, 100, cpu=1000, memory=1024),
+                req("next", 2, 50, 10, cpu=16000, memory=1024)]
+    inputs = [*submissions(requests), Input.capacity_change(Capacity(pool, down), 5)]
+    original = Scheduler([MIXED], config())
+    run(original, [x for x in inputs if x.time <= 5], until=5)
+    data = json.loads(json.dumps(snapshot(original)))
+    restored = restore(data, config())
+    assert restored.pools["m"] == pool
+    assert restored.slots.pools["m"].usage_violations() == []
+    after = [x for x in inputs if x.time > 5]
+    assert run(restored, after) == run(original, after)
+
+
+def test_a_snapshot_from_before_groups_reads_as_one_size():
+    core = Scheduler([PoolSpec("p", 2, 4000, 8192)], config())
+    run(core, submissions([req("a", 3, 100)]), until=5)
+    data = json.loads(json.dumps(snapshot(core)))
+    assert "groups" not in data["pools"][0]["spec"]  # as snapshots were
+    assert restore(data, config()).pools["p"] == PoolSpec("p", 2, 4000, 8192)
+
+
+@pytest.mark.parametrize(("groups", "problem"), [
+    pytest.param("many", "pools[0].spec: TypeError", id="not-a-list-of-groups"),
+    pytest.param([{"nodes": 1, "cpu": 8000}], "pools[0].spec: KeyError: 'memory'",
+                 id="group-without-memory"),
+    pytest.param([{"nodes": 9, "cpu": 8000, "memory": 1024}],
+                 "pools[0].spec: ValueError: pool m: its groups hold more than 3 nodes",
+                 id="groups-too-many"),
+])
+def test_a_snapshot_with_bad_groups_is_refused_saying_where(groups, problem):
+    core = Scheduler([MIXED], config())
+    data = json.loads(json.dumps(snapshot(core)))
+    data["pools"][0]["spec"]["groups"] = groups
+    with pytest.raises(SnapshotError) as info:
+        restore(data, config())
+    assert str(info.value).startswith(problem), str(info.value)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from builders import AR, DNP, config, req, shared
-from leasehold.core.model import Origin, Phase
+from leasehold.core.model import NodeGroup, Origin, Phase, PoolSpec
 from leasehold.core.scheduler import Scheduler
 from leasehold.kube.metrics import RETAIN_SECONDS, Metrics
 
@@ -159,3 +159,20 @@ def test_a_lease_the_core_forgot_leaves_its_name_free():
     core.submit(req("lab/a", vms=1, duration=100), later)
     step(core, metrics, later)
     assert phase_of(metrics, "lab", "a") == core.lease("lab/a").phase == "Running"
+
+
+@pytest.mark.parametrize(("pool", "cores", "memory_gib"), [
+    pytest.param(shared(2, cpu=4000, memory=8192), 8, 16, id="one size"),
+    pytest.param(PoolSpec("p", 3, 32000, 131072, groups=(
+        NodeGroup(2, 8000, 32768), NodeGroup(1, 32000, 131072))), 48, 192, id="mixed sizes"),
+])
+def test_a_pools_capacity_is_the_sum_of_its_nodes_sizes(pool, cores, memory_gib):
+    core = Scheduler([pool], config())
+    metrics = Metrics()
+    core.submit(req("lab/a", vms=2, duration=100, cpu=4000, memory=1024), 0.0)
+    step(core, metrics, 0.0)
+    assert series(metrics, "leasehold_pool_capacity_cpu_cores") == {(("pool", "p"),): cores}
+    assert series(metrics, "leasehold_pool_capacity_memory_bytes") == {
+        (("pool", "p"),): memory_gib * 2**30}
+    assert series(metrics, "leasehold_pool_cpu_utilization_ratio") == {
+        (("pool", "p"),): 8 / cores}

@@ -118,3 +118,15 @@ def test_testbed_moml_makespan_matches_the_paper():
     leases, _ = run("testbed.yaml", policy="moml")
     # Table III: 7800 s. Lease 6 resumes when 7 ends and runs its last 3460 s.
     assert round(max(r["end"] for r in leases.values())) == 7800
+
+
+def test_mixed_sizes_example_packs_each_node_to_its_own_size():
+    leases, doc = run("mixed-sizes.yaml")
+    got = {n: (r["start"], r["end"], r["nodes"]) for n, r in leases.items()}
+    assert got == {
+        "big": (0, H, ["mixed-2"] * 2),
+        "small": (0, 30 * M, ["mixed-0"] * 8),
+        "wide": (H, 2 * H, ["mixed-2"] * 4),
+        "after": (2 * H, 2 * H + 30 * M, ["mixed-2"]),
+    }
+    assert doc["metrics"]["meanWaitSeconds"] == 42.5 * M

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from builders import AR, BEC, DNP, config, exclusive, req, shared
-from leasehold.core.model import Origin
+from leasehold.core.model import NodeGroup, Origin, PoolSpec
 from leasehold_emulator.sim.engine import simulate
 from leasehold_emulator.sim.metrics import run_metrics
 
@@ -124,3 +124,15 @@ def test_over_time_counts_busy_vms_and_waiting_leases_step_by_step():
     assert series["busyVMs"][-1] == 0 and series["waiting"][-1] == 0
     assert max(series["busyVMs"]) <= 2 and min(series["waiting"]) >= 0
     assert series["time"] == sorted(series["time"])
+
+
+@pytest.mark.parametrize(("vms", "cpu", "utilization"), [
+    # two 8-core nodes and one 32-core node (3 nodes) for 100 s
+    pytest.param(2, 16000, (0.5 + 0.5) / 3, id="two halves of the big node"),
+    pytest.param(2, 8000, 2 / 3, id="the two small nodes, whole"),
+])
+def test_utilization_counts_each_vms_share_of_its_own_node(vms, cpu, utilization):
+    pool = PoolSpec("p", 3, 32000, 131072, groups=(NodeGroup(2, 8000, 32768),
+                                                   NodeGroup(1, 32000, 131072)))
+    m = metrics([pool], [req("A", vms, 100, cpu=cpu, memory=1024)])
+    assert m["utilization"] == pytest.approx(utilization)

@@ -7,7 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from leasehold_emulator.sim.testbed_figure import curves, main
+from builders import req
+from leasehold.core.model import NodeGroup, PoolSpec, SchedulerConfig
+from leasehold_emulator.sim.engine import simulate
+from leasehold_emulator.sim.testbed_figure import curves, main, utilization_curve
 
 TESTBED = Path(__file__).resolve().parents[2] / "examples" / "scenarios" / "testbed.yaml"
 
@@ -57,3 +60,12 @@ def test_the_committed_table_is_what_the_command_writes(tmp_path):
     main([str(TESTBED), str(tmp_path)])
     committed = TESTBED.parents[2] / "docs" / "reproduction" / "000-fig10.md"
     assert committed.read_text() == (tmp_path / "000-fig10.md").read_text()
+
+
+def test_the_share_of_cores_held_counts_every_nodes_own_cores():
+    """A pool of mixed sizes: two 8-core nodes and a 32-core one, 48 cores."""
+    pool = PoolSpec("p", 3, 32000, 131072, groups=(NodeGroup(2, 8000, 32768),
+                                                   NodeGroup(1, 32000, 131072)))
+    result = simulate([pool], SchedulerConfig(), [req("A", 2, 100, cpu=16000, memory=1024)])
+    curve = utilization_curve(result, [pool], "moml")
+    assert max(curve.utilization) == pytest.approx(32 / 48)

@@ -306,9 +306,8 @@ def run_unit(spec: ExperimentSpec, unit: Unit) -> list[dict[str, Any]]:
     """Every policy on the unit's workload: one row each."""
     cell = _with(spec, unit.point)
     reqs = workload(cell, unit.seed)
-    pools = cell.cluster.pools
-    pool_specs = [p.to_pool_spec() for p in pools]
-    too_big = [r for r in reqs if all(r.vms > p.nodes for p in pools)]
+    pool_specs = [p.to_pool_spec() for p in cell.cluster.pools]
+    too_big = [r for r in reqs if all(r.vms > p.nodes for p in pool_specs)]
     if too_big:
         raise ExperimentError([f"{too_big[0].name} wants {too_big[0].vms} VMs, more than any"
                                f" pool has ({len(too_big)} such requests)"])

@@ -16,6 +16,11 @@ def _rate(part: int, whole: int) -> float:
     return part / whole if whole else 0.0
 
 
+def _index(node: str) -> int:
+    """A node's index in its pool, from its core name ``<pool>-<index>``."""
+    return int(node.rsplit("-", 1)[1])
+
+
 def run_metrics(leases: Iterable[LeaseView], pools: Iterable[PoolSpec]) -> dict[str, float | int]:
     """Rejection rates, utilization (000 eq. 11), preemptions, overhead, best-effort
     makespan (000 eq. 13) and mean wait (first start - submission, advance
@@ -24,8 +29,9 @@ def run_metrics(leases: Iterable[LeaseView], pools: Iterable[PoolSpec]) -> dict[
     :func:`_best_effort_metrics`).
 
     Utilization is the VM run time actually executed, weighted by the share of a node
-    one VM takes (a whole node in exclusive pools, its cpu share otherwise), over the
-    pools' node-seconds from the first submission to the last end.
+    one VM takes (a whole node in exclusive pools, its cpu share of the node it runs
+    on otherwise: in a pool of mixed sizes, of that node's size), over the pools'
+    node-seconds from the first submission to the last end.
     """
     leases = list(leases)
     pools = {p.name: p for p in pools}
@@ -40,6 +46,11 @@ def run_metrics(leases: Iterable[LeaseView], pools: Iterable[PoolSpec]) -> dict[
         if s.pool is None or s.ran == 0:
             continue
         pool = pools[s.pool]
+        if pool.groups and s.nodes:  # mixed sizes: each VM's share of its own node
+            sizes = pool.sizes()
+            cpu = s.request.shape.cpu
+            used += sum(cpu / sizes[_index(node)].cpu for node in s.nodes) * s.ran
+            continue
         share = 1.0 if pool.exclusive else s.request.shape.cpu / pool.cpu
         used += s.request.vms * share * s.ran
     capacity = sum(p.nodes for p in pools.values()) * span

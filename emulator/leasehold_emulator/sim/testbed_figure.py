@@ -77,7 +77,7 @@ def utilization_curve(result: SimResult, pools: Sequence[PoolSpec], policy: str)
     """The cores the leases hold over time, as a share of the pools' cores: a VM
     holds its shape's cores on a shared pool, a whole node on an exclusive one."""
     specs = {p.name: p for p in pools}
-    total = sum(p.nodes * p.cpu for p in pools)
+    total = sum(p.total().cpu for p in pools)  # every node's own cores, mixed sizes too
     leases = result.scheduler.leases()
     change: dict[float, float] = defaultdict(float)
     for st, segments in ((st, lease_timelines(result.actions).get(st.name, []))

@@ -15,7 +15,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from leasehold.core.model import LeaseType, Origin, OverheadParams, PoolSpec
+from leasehold.core.model import LeaseType, NodeGroup, Origin, OverheadParams, PoolSpec
 
 from .clock import Clock, epoch
 from .durations import (
@@ -89,10 +89,26 @@ class LeaseResourceSpec(_K8s):
                                   " VM; default: a placeholder container.")
 
 
-class Emulated(_K8s):
-    """Nodes the emulated cluster creates for a pool."""
+class EmulatedGroup(_K8s):
+    """Nodes of one size, in an emulated pool of mixed sizes."""
 
     nodes: int = Field(ge=1, le=10_000)
+    cpu: IntOrString = Field(description="Each node's cpu (cores or a quantity).")
+    memory: IntOrString = Field(description="Each node's memory (a quantity; a bare number"
+                                            " is bytes). At least 1Mi.")
+
+
+class Emulated(_K8s):
+    """Nodes the emulated cluster creates for a pool: ``nodes`` of ``cpu`` and
+    ``memory`` each, or ``groups`` of nodes of mixed sizes (node ``<pool>-0`` and on,
+    group by group)."""
+
+    nodes: int | None = Field(default=None, ge=1, le=10_000,
+                              description="How many nodes (with groups: their total, or"
+                                          " absent).")
+    groups: list[EmulatedGroup] | None = Field(
+        default=None, min_length=1, description="Nodes of mixed sizes, instead of nodes, cpu"
+                                                " and memory (which are then unused).")
     cpu: IntOrString = Field(default=1, description="Each node's cpu (cores or a quantity).")
     memory: IntOrString = Field(default="1Gi", description="Each node's memory (a quantity;"
                                                            " a bare number is bytes). At"
@@ -350,17 +366,26 @@ def _in_lease(problem: str) -> str:
 
 
 def pool_spec(obj: dict[str, Any], nodes: int | None = None, cpu: int | None = None,
-              memory: int | None = None) -> PoolSpec:
+              memory: int | None = None, groups: tuple[NodeGroup, ...] = ()) -> PoolSpec:
     """The core's pool for a NodePool object: ``nodes`` nodes of ``cpu`` millicores
-    and ``memory`` MiB (by default its emulated block's)."""
+    and ``memory`` MiB, the first of the sizes ``groups`` give (by default its
+    emulated block's)."""
     name = obj["metadata"]["name"]
     try:
         spec = NodePoolResourceSpec.model_validate(obj.get("spec") or {})
     except ValidationError as exc:
         raise spec_error(exc, NodePoolResourceSpec, f"NodePool {name}: ") from None
     emulated = spec.emulated
-    count = nodes if nodes is not None else (emulated.nodes if emulated else 0)
     problems: list[str] = []
+    if emulated is not None and emulated.groups is not None and nodes is None:
+        groups = _emulated_groups(emulated, spec.exclusive, problems)
+        if groups:
+            cpu, memory = groups[-1].cpu, groups[-1].memory
+    elif emulated is not None and emulated.nodes is None and nodes is None:
+        problems.append("spec.emulated.nodes: required field is missing (or give groups, for"
+                        " nodes of mixed sizes)")
+    count = nodes if nodes is not None else sum(g.nodes for g in groups) if groups \
+        else (emulated.nodes or 0) if emulated else 0
     if cpu is None:
         try:
             cpu = parse_cpu(emulated.cpu) if emulated else 1000
@@ -375,7 +400,56 @@ def pool_spec(obj: dict[str, Any], nodes: int | None = None, cpu: int | None = N
     if spec.overhead is not None:
         given = {k: v for k, v in spec.overhead.model_dump().items() if v is not None}
         params = replace(params, **given)
-    return PoolSpec(name, count, cpu, memory, exclusive=spec.exclusive, overhead=params)
+    if len({g.size for g in groups}) < 2:
+        groups = ()  # of one size: a pool of one size
+    return PoolSpec(name, count, cpu, memory, exclusive=spec.exclusive, overhead=params,
+                    groups=groups)
+
+
+def _emulated_groups(emulated: Emulated, exclusive: bool, problems: list[str]
+                     ) -> tuple[NodeGroup, ...]:
+    """An emulated block's groups, each size read; what is wrong goes to ``problems``."""
+    assert emulated.groups is not None
+    total = sum(g.nodes for g in emulated.groups)
+    if emulated.nodes is not None and emulated.nodes != total:
+        problems.append(f"spec.emulated.nodes: is {emulated.nodes} but the groups have"
+                        f" {total} nodes; drop nodes or make them agree")
+    # cpu and memory beside groups are not refused but unused: the CRD's defaults give
+    # them to every NodePool the API server stores
+    if exclusive:
+        problems.append("spec.emulated.groups: an exclusive pool has nodes of one size; drop"
+                        " groups, or exclusive")
+    out = []
+    for i, g in enumerate(emulated.groups):
+        try:
+            cpu: int | None = parse_cpu(g.cpu)
+        except ValueError as exc:
+            problems.append(f"spec.emulated.groups[{i}].cpu: {exc}")
+            cpu = None
+        memory = _memory_mib(g.memory, f"emulated.groups[{i}].memory", problems)
+        if cpu is not None and memory is not None:
+            out.append(NodeGroup(g.nodes, cpu, memory))
+    return tuple(out)
+
+
+def sized_pool(obj: dict[str, Any], sizes: list[tuple[int, int]]) -> PoolSpec:
+    """The core's pool for a NodePool of nodes of these sizes ((cpu, memory) by index):
+    runs of one size are its groups; an exclusive pool's nodes count as large as
+    the smallest (a VM takes a whole node, whatever its size)."""
+    if not sizes:
+        return pool_spec(obj, nodes=0)
+    if (obj.get("spec") or {}).get("exclusive"):
+        return pool_spec(obj, nodes=len(sizes), cpu=min(c for c, _ in sizes),
+                         memory=min(m for _, m in sizes))
+    groups: list[NodeGroup] = []
+    for cpu, memory in sizes:
+        if groups and (groups[-1].cpu, groups[-1].memory) == (cpu, memory):
+            groups[-1] = NodeGroup(groups[-1].nodes + 1, cpu, memory)
+        else:
+            groups.append(NodeGroup(1, cpu, memory))
+    last = groups[-1]
+    return pool_spec(obj, nodes=len(sizes), cpu=last.cpu, memory=last.memory,
+                     groups=tuple(groups))
 
 
 #: the label that puts a node in a NodePool when the pool has no nodeSelector
@@ -422,24 +496,17 @@ def pool_from_nodes(obj: dict[str, Any], nodes: list[dict[str, Any]]
     node names in the core's order (``<pool>-0``, ``<pool>-1``, … are these).
 
     The nodes are those its selector picked that are Ready and schedulable, sorted
-    by name. The core's pools are of identical nodes, so each counts as large as the
-    smallest allocatable cpu and memory among them: no node is ever over-committed,
-    and larger nodes leave some room unused."""
+    by name, each of its own allocatable cpu and memory (a pool of mixed sizes when
+    they differ; :func:`sized_pool`)."""
     name = obj["metadata"]["name"]
     ready = sorted((n for n in nodes if usable(n)), key=lambda n: n["metadata"]["name"])
-    if not ready:
-        return pool_spec(obj, nodes=0), []
     problems: list[str] = []
-    cpus, memories = [], []
+    sizes = []
     for node in ready:
         try:
-            cpu, memory = node_size(node)
+            sizes.append(node_size(node))
         except LeaseInputError as exc:
             problems.extend(exc.problems)
-            continue
-        cpus.append(cpu)
-        memories.append(memory)
     if problems:
         raise LeaseInputError([f"NodePool {name}: {p}" for p in problems])
-    return (pool_spec(obj, nodes=len(ready), cpu=min(cpus), memory=min(memories)),
-            [n["metadata"]["name"] for n in ready])
+    return sized_pool(obj, sizes), [n["metadata"]["name"] for n in ready]

@@ -26,7 +26,9 @@ from pydantic import (
     BeforeValidator,
     Field,
     PlainValidator,
+    SerializerFunctionWrapHandler,
     ValidationError,
+    model_serializer,
     model_validator,
 )
 from pydantic.fields import FieldInfo
@@ -39,6 +41,7 @@ from leasehold.core.model import (
     POLICY_NAMES,
     Backfilling,
     Capacity,
+    NodeGroup,
     OverheadParams,
     PoolSpec,
     Request,
@@ -152,29 +155,97 @@ class OverheadSpec(Spec):
         )
 
 
-class PoolSpecModel(Spec):
-    """A pool of ``nodes`` identical nodes of ``cpu`` (cores) and ``memory`` (MiB) each.
+class NodeGroupModel(Spec):
+    """``nodes`` nodes of ``cpu`` (cores) and ``memory`` (MiB) each, in a pool of
+    mixed sizes."""
 
-    ``exclusive``: every VM takes a whole node (the papers' one-VM-per-node model).
+    nodes: Annotated[Count, Field(ge=1)]
+    cpu: Millicores = Field(gt=0, description="Cpu per node of the group.")
+    memory: MiB = Field(gt=0, description="Memory per node of the group.")
+
+    def to_group(self) -> NodeGroup:
+        return NodeGroup(self.nodes, self.cpu, self.memory)
+
+
+class PoolSpecModel(Spec):
+    """A pool of ``nodes`` identical nodes of ``cpu`` (cores) and ``memory`` (MiB)
+    each, or of mixed sizes: ``groups`` of nodes, each of its own size (its nodes
+    come first in the pool's node order, group by group; ``nodes`` may then be left
+    out, and if given must be their total).
+
+    ``exclusive``: every VM takes a whole node (the papers' one-VM-per-node model);
+    its nodes are of one size.
     """
 
     name: Name
-    nodes: Annotated[Count, Field(ge=1)]
+    nodes: Annotated[Count | None, Field(ge=1)] = None
     cpu: Millicores = Field(default=1000, gt=0, description="Cpu per node.")
     memory: MiB = Field(default=1024, gt=0, description="Memory per node.")
+    groups: Annotated[list[NodeGroupModel] | None, Field(min_length=1)] = Field(
+        default=None, description="Nodes of mixed sizes: each group's nodes, cpu and memory"
+                                  " (instead of the pool's cpu and memory).")
     exclusive: Annotated[bool, Field(strict=True)] = False
     overhead: Annotated[OverheadSpec, BeforeValidator(_none_as_empty)] = Field(
         default_factory=OverheadSpec
     )
 
+    @model_validator(mode="after")
+    def _nodes_or_groups(self) -> PoolSpecModel:
+        violations: list[tuple[Loc, str]] = []
+        if self.groups is None:
+            if self.nodes is None:
+                violations.append((("nodes",), "required field is missing (or give groups,"
+                                               " for nodes of mixed sizes)"))
+        else:
+            total = sum(g.nodes for g in self.groups)
+            if self.nodes is not None and self.nodes != total:
+                violations.append((("nodes",), f"is {self.nodes} but the groups have {total}"
+                                               " nodes; drop nodes or make them agree"))
+            for field in ("cpu", "memory"):
+                if field in self.model_fields_set:
+                    violations.append(((field,), "each group gives its nodes' " + field
+                                       + f"; drop {field} here, or drop groups"))
+            if self.exclusive:
+                violations.append((("groups",), "an exclusive pool has nodes of one size;"
+                                                " drop groups, or exclusive"))
+        if violations:
+            raise RuleViolations(violations)
+        return self
+
+    @model_serializer(mode="wrap")
+    def _without_unused(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # written back (a trace's header), a pool of groups has no cpu or memory: they
+        # would be refused beside the groups when read again
+        data: dict[str, Any] = handler(self)
+        if self.groups is not None:
+            data.pop("cpu", None)
+            data.pop("memory", None)
+        return data
+
+    def node_sizes(self) -> list[tuple[int, int]]:
+        """Each size of node the pool has, (cpu, memory), in node order."""
+        if self.groups is None:
+            return [(self.cpu, self.memory)]
+        return list(dict.fromkeys((g.cpu, g.memory) for g in self.groups))
+
     def to_pool_spec(self) -> PoolSpec:
+        """The core's pool. Of groups: the nodes a capacity change adds past them
+        are of the last group's size; groups of one size make a pool of one size."""
+        if self.groups is None:
+            assert self.nodes is not None  # checked by the validator
+            return PoolSpec(name=self.name, nodes=self.nodes, cpu=self.cpu,
+                            memory=self.memory, exclusive=self.exclusive,
+                            overhead=self.overhead.to_params())
+        last = self.groups[-1]
+        mixed = len(self.node_sizes()) > 1
         return PoolSpec(
             name=self.name,
-            nodes=self.nodes,
-            cpu=self.cpu,
-            memory=self.memory,
+            nodes=sum(g.nodes for g in self.groups),
+            cpu=last.cpu,
+            memory=last.memory,
             exclusive=self.exclusive,
             overhead=self.overhead.to_params(),
+            groups=tuple(g.to_group() for g in self.groups) if mixed else (),
         )
 
 
@@ -325,53 +396,71 @@ def _pool_checks(
 
 
 def _oversized(
-    index: int, lease: LeaseSpec, cpu_pool: PoolSpecModel, mem_pool: PoolSpecModel, node: str,
-    fix: str,
+    index: int, lease: LeaseSpec, cpu_node: tuple[str, int], mem_node: tuple[str, int],
+    node: str, fix: str,
 ) -> list[tuple[Loc, str]]:
-    """A VM larger than the node of ``cpu_pool`` (cpu) or ``mem_pool`` (memory);
-    ``node`` names that node in the message, ``fix`` says what to do."""
+    """A VM with more cpu than ``cpu_node`` has, or more memory than ``mem_node``
+    (each ``(pool, amount)``: the largest there is); ``node`` names that node in the
+    message, ``fix`` says what to do."""
     violations: list[tuple[Loc, str]] = []
-    for resource, need, pool, have, fmt in (
-        ("cpu", lease.cpu, cpu_pool, cpu_pool.cpu, format_cpu),
-        ("memory", lease.memory, mem_pool, mem_pool.memory, format_memory),
+    for resource, need, (pool, have), fmt in (
+        ("cpu", lease.cpu, cpu_node, format_cpu),
+        ("memory", lease.memory, mem_node, format_memory),
     ):
         if need > have:
             violations.append((
                 ("leases", index, resource),
-                f"one VM needs {fmt(need)} but {node.format(pool=pool.name)} has {fmt(have)}; "
+                f"one VM needs {fmt(need)} but {node.format(pool=pool)} has {fmt(have)}; "
                 f"lower {resource} or {fix}",
             ))
     return violations
 
 
+def _holds(lease: LeaseSpec, pool: PoolSpecModel) -> bool:
+    return any(lease.cpu <= cpu and lease.memory <= memory for cpu, memory in pool.node_sizes())
+
+
+def _no_node_with_both(index: int, lease: LeaseSpec, pools: Sequence[PoolSpecModel],
+                       where: str) -> tuple[Loc, str]:
+    """Each resource fits some node, but never both on the same node; ``where``: who
+    has no such node."""
+    nodes = "; ".join(
+        f"{pool.name}: " + " or ".join(f"{format_cpu(c)}, {format_memory(m)}"
+                                       for c, m in pool.node_sizes())
+        for pool in pools)
+    return (("leases", index, "cpu"),
+            f"one VM needs {format_cpu(lease.cpu)} and {format_memory(lease.memory)} "
+            f"but {where} ({nodes}); lower cpu or memory")
+
+
+def _largest(pools: Sequence[PoolSpecModel]) -> tuple[tuple[str, int], tuple[str, int]]:
+    """The most cpu and the most memory a node has, each with its pool (the first
+    such, in order)."""
+    cpu = max(((p.name, c) for p in pools for c, _ in p.node_sizes()), key=lambda x: x[1])
+    memory = max(((p.name, m) for p in pools for _, m in p.node_sizes()), key=lambda x: x[1])
+    return cpu, memory
+
+
 def _fit_in_pool(index: int, lease: LeaseSpec, pool: PoolSpecModel) -> list[tuple[Loc, str]]:
-    return _oversized(index, lease, pool, pool, 'a node of pool "{pool}"',
-                      "use a pool with bigger nodes")
+    if _holds(lease, pool):
+        return []
+    node = 'a node of pool "{pool}"' if pool.groups is None \
+        else 'the largest node of pool "{pool}"'
+    violations = _oversized(index, lease, *_largest([pool]), node,
+                            "use a pool with bigger nodes")
+    return violations or [_no_node_with_both(index, lease, [pool],
+                                             f'no node of pool "{pool.name}" has both')]
 
 
 def _fit_anywhere(
     index: int, lease: LeaseSpec, pools: Sequence[PoolSpecModel]
 ) -> list[tuple[Loc, str]]:
-    if any(lease.cpu <= pool.cpu and lease.memory <= pool.memory for pool in pools):
+    if any(_holds(lease, pool) for pool in pools):
         return []
-    violations = _oversized(
-        index, lease, max(pools, key=lambda pool: pool.cpu),
-        max(pools, key=lambda pool: pool.memory), 'the largest node (pool "{pool}")',
-        "add a pool with bigger nodes",
-    )
-    if not violations:
-        # Each resource fits somewhere, but never both on the same node.
-        nodes = "; ".join(
-            f"{pool.name}: {format_cpu(pool.cpu)}, {format_memory(pool.memory)}" for pool in pools
-        )
-        violations.append(
-            (
-                ("leases", index, "cpu"),
-                f"one VM needs {format_cpu(lease.cpu)} and {format_memory(lease.memory)} "
-                f"but no pool has a node with both ({nodes}); lower cpu or memory",
-            )
-        )
-    return violations
+    violations = _oversized(index, lease, *_largest(pools), 'the largest node (pool "{pool}")',
+                            "add a pool with bigger nodes")
+    return violations or [_no_node_with_both(index, lease, pools,
+                                             "no pool has a node with both")]
 
 
 # ---- loading and error reporting --------------------------------------------------

@@ -61,12 +61,41 @@ class Backfilling(StrEnum):
     NONE = "none"
 
 
+#: the resources a :class:`Shape` has, in order (its fields): the amounts of a VM and
+#: the capacity of a node. A further resource (an extended one such as
+#: ``nvidia.com/gpu``, issue 24) is a field of :class:`Shape`, a name here, and a
+#: term of :func:`leasehold.core.slots.fit_count`; what loops over resources
+#: (per-node usage checks, snapshots, sizes) reads this
+RESOURCES: tuple[str, ...] = ("cpu", "memory")
+
+
 @dataclass(frozen=True, slots=True)
 class Shape:
-    """Resources of one VM: cpu in millicores, memory in MiB."""
+    """Resources of one VM, or a node's capacity: cpu in millicores, memory in MiB.
+    A vector of :data:`RESOURCES`."""
 
     cpu: int
     memory: int
+
+    def amounts(self) -> tuple[int, ...]:
+        """The amount of each of :data:`RESOURCES`, in order."""
+        return (self.cpu, self.memory)
+
+    def fits_in(self, size: Shape) -> bool:
+        """Every resource at most ``size``'s: one VM of this shape fits a node that
+        large (when it is empty)."""
+        return self.cpu <= size.cpu and self.memory <= size.memory
+
+    def times(self, n: int) -> Shape:
+        """``n`` of this shape, resource by resource."""
+        return Shape(self.cpu * n, self.memory * n)
+
+    def plus(self, other: Shape) -> Shape:
+        return Shape(self.cpu + other.cpu, self.memory + other.memory)
+
+    def most(self, other: Shape) -> Shape:
+        """The larger amount of each resource (of two shapes, perhaps of neither)."""
+        return Shape(max(self.cpu, other.cpu), max(self.memory, other.memory))
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,12 +203,40 @@ class PoolSpec:
         out += [Shape(self.cpu, self.memory)] * (self.nodes - len(out))
         return out
 
+    def distinct(self) -> list[tuple[Shape, int]]:
+        """Each node size the pool has and how many nodes are that size, in the order
+        the sizes first appear by index (a pool of one size: one entry)."""
+        counts: dict[Shape, int] = {}
+        for g in self.groups:
+            counts[g.size] = counts.get(g.size, 0) + g.nodes
+        rest = self.nodes - sum(g.nodes for g in self.groups)
+        if rest > 0 or not self.groups:
+            size = Shape(self.cpu, self.memory)
+            counts[size] = counts.get(size, 0) + rest
+        return list(counts.items())
+
+    def total(self) -> Shape:
+        """The whole pool's capacity, resource by resource."""
+        out = Shape(0, 0)
+        for size, n in self.distinct():
+            out = out.plus(size.times(n))
+        return out
+
     def largest(self) -> Shape:
         """The most cpu and the most memory any node has (one node may not have both)."""
-        sizes = {g.size for g in self.groups}
-        if len(self.groups) == 0 or sum(g.nodes for g in self.groups) < self.nodes:
-            sizes.add(Shape(self.cpu, self.memory))
-        return Shape(max(s.cpu for s in sizes), max(s.memory for s in sizes))
+        sizes = [size for size, _ in self.distinct()]
+        out = sizes[0]
+        for size in sizes[1:]:
+            out = out.most(size)
+        return out
+
+    def largest_nodes(self) -> list[Shape]:
+        """The node sizes no other size of the pool is as large as in every resource
+        (the largest nodes, one size when one is largest in all), in order of
+        :meth:`distinct`."""
+        sizes = [size for size, n in self.distinct()]
+        return [s for s in sizes
+                if not any(o != s and s.fits_in(o) for o in sizes)]
 
 
 @dataclass(frozen=True, slots=True)

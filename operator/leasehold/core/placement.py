@@ -48,6 +48,13 @@ class Placement:
         if not pools:
             return Reason(f"pool {req.pool!r} does not exist")
         most = max(self.slots.pools[p].max_vms(req.shape) for p in pools)
+        if most == 0:  # no node holds one: say how large the largest are
+            largest = [size for p in pools for size in self.pools[p].largest_nodes()]
+            sizes = " or ".join(dict.fromkeys(
+                f"{s.cpu / 1000:g} cpu and {s.memory} MiB" for s in largest
+                if not any(o != s and s.fits_in(o) for o in largest)))
+            return Reason("can never fit: needs ", describe(req),
+                          f", but no node holds one such VM (the largest have {sizes})")
         if most < req.vms:
             return Reason("can never fit: needs ", describe(req),
                           f", but the largest pool holds {most} such VMs")

@@ -248,9 +248,10 @@ class Scheduler:
             if spec.nodes < old.nodes:
                 down.update(range(spec.nodes, old.nodes))
                 spec = replace(spec, nodes=old.nodes)
-        # a node of another size: whatever runs on the pool cannot stay
-        reshaped = old is not None and (old.cpu, old.memory, old.exclusive) != (
-            spec.cpu, spec.memory, spec.exclusive)
+        # a node of another size (or the pool's kind changed): what runs there cannot
+        # stay. Compared node by node, so that in a pool of mixed sizes only the
+        # nodes whose size changed are hit
+        reshaped = _resized(old, spec)
         names = spec.node_names()
         leases = lifecycle.leases
         lost: dict[str, tuple[LeaseState, list[str]]] = {}
@@ -262,7 +263,7 @@ class Scheduler:
             if b is st.booking and st.name in lifecycle.reserved:
                 moved[st.name] = st
                 continue
-            hit = [names[i] for i in (b.nodes or ()) if reshaped or i in down]
+            hit = [names[i] for i in (b.nodes or ()) if i in reshaped or i in down]
             if hit:
                 lost.setdefault(st.name, (st, []))[1].extend(hit)
         # reservations elsewhere that may use this pool are placed again too: a pool
@@ -420,3 +421,14 @@ class Scheduler:
         """Every instant and node where the plan over-commits capacity (empty when
         sound): for invariant checks."""
         return self.slots.usage_violations()
+
+
+def _resized(old: PoolSpec | None, new: PoolSpec) -> frozenset[int]:
+    """The node indices of both specs whose capacity differs (all of them when the
+    pool's kind changed)."""
+    if old is None:
+        return frozenset()
+    if old.exclusive != new.exclusive:
+        return frozenset(range(max(old.nodes, new.nodes)))
+    before, after = old.sizes(), new.sizes()
+    return frozenset(i for i in range(min(len(before), len(after))) if before[i] != after[i])

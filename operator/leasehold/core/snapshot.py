@@ -29,6 +29,7 @@ from typing import Any
 from .lease import LeaseState
 from .model import (
     LeaseType,
+    NodeGroup,
     Origin,
     OverheadParams,
     Phase,
@@ -72,19 +73,26 @@ def _opt(x: Any, where: str) -> float | None:
 
 
 def pool_data(spec: PoolSpec) -> Data:
-    """A pool's spec as plain data."""
-    return {"name": spec.name, "nodes": spec.nodes, "cpu": spec.cpu, "memory": spec.memory,
-            "exclusive": spec.exclusive, "overhead": asdict(spec.overhead)}
+    """A pool's spec as plain data (``groups`` only for a pool of mixed sizes)."""
+    out = {"name": spec.name, "nodes": spec.nodes, "cpu": spec.cpu, "memory": spec.memory,
+           "exclusive": spec.exclusive, "overhead": asdict(spec.overhead)}
+    if spec.groups:
+        out["groups"] = [{"nodes": g.nodes, "cpu": g.cpu, "memory": g.memory}
+                         for g in spec.groups]
+    return out
 
 
 def pool_from(spec: Any, where: str) -> PoolSpec:
-    """:func:`pool_data` read back."""
+    """:func:`pool_data` read back (a snapshot without ``groups``, as those taken
+    before pools of mixed sizes were, is of one size)."""
     try:
         params = OverheadParams(**{f.name: spec["overhead"][f.name]
                                    for f in fields(OverheadParams)})
+        groups = tuple(NodeGroup(int(g["nodes"]), int(g["cpu"]), int(g["memory"]))
+                       for g in spec.get("groups", ()))
         pool = PoolSpec(str(spec["name"]), int(spec["nodes"]), int(spec["cpu"]),
-                        int(spec["memory"]), bool(spec["exclusive"]), params)
-    except (KeyError, TypeError, ValueError) as exc:
+                        int(spec["memory"]), bool(spec["exclusive"]), params, groups)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise SnapshotError(f"{where}: {type(exc).__name__}: {exc}") from None
     if pool.nodes < 0:
         raise SnapshotError(f"{where}.nodes: must be >= 0")

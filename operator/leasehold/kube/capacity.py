@@ -3,10 +3,13 @@ of them changes (issue 16: capacity is an input).
 
 A pool's nodes have stable indices in the core: an emulated pool's node ``<pool>-i``
 is index ``i``; a pool of real nodes keeps the order it first saw its nodes in
-(sorted by name), and a node that joins later gets the next index. A node that is
-missing, cordoned, NotReady or too small for the pool's shape is *down* at its index:
-the core loses what ran there (:meth:`leasehold.core.lifecycle.Lifecycle.lose`) and
-places nothing there until it is back."""
+(sorted by name), and a node that joins later gets the next index; each node is of
+its own allocatable size, taken when the pool first has it (a pool of mixed sizes),
+except in an exclusive pool, whose nodes count as large as the smallest first seen.
+A node that is missing, cordoned, NotReady or smaller than when it was taken is
+*down* at its index: the core loses what ran there
+(:meth:`leasehold.core.lifecycle.Lifecycle.lose`) and places nothing there until it
+is back."""
 
 from __future__ import annotations
 
@@ -24,6 +27,7 @@ from leasehold.api.resources import (
     pod_policy,
     pool_from_nodes,
     pool_spec,
+    sized_pool,
     usable,
 )
 from leasehold.core.model import Capacity, PoolSpec
@@ -86,9 +90,17 @@ def _pool(item: Obj, nodes: list[Obj], before: ClusterPool | None) -> ClusterPoo
     if before is None or before.spec.nodes == 0:
         spec, real = pool_from_nodes(item, list(live.values()))
         return ClusterPool(spec, tuple(real), frozenset())
-    names = before.names + tuple(sorted(n for n in live if n not in before.names))
-    shape = before.spec
-    spec = pool_spec(item, nodes=len(names), cpu=shape.cpu, memory=shape.memory)
+    joined = tuple(sorted(n for n in live if n not in before.names))
+    names = before.names + joined
+    # a node keeps the size it was first seen with (its index's, for good); one that
+    # joins is of its own size, unless the pool is exclusive (of one size)
+    sizes = [(s.cpu, s.memory) for s in before.spec.sizes()]
+    exclusive = bool((item.get("spec") or {}).get("exclusive"))
+    for n in joined:
+        sizes.append((before.spec.cpu, before.spec.memory) if exclusive
+                     else node_size(live[n]))
+    spec = sized_pool(item, sizes) if not exclusive else pool_spec(
+        item, nodes=len(names), cpu=before.spec.cpu, memory=before.spec.memory)
     lost: set[int] = set()
     for i, n in enumerate(names):
         node = live.get(n)
@@ -96,9 +108,9 @@ def _pool(item: Obj, nodes: list[Obj], before: ClusterPool | None) -> ClusterPoo
             lost.add(i)
             continue
         cpu, memory = node_size(node)
-        if cpu < shape.cpu or memory < shape.memory:
-            log.warning("node %s is smaller than NodePool %s's nodes (%dm, %d MiB): unused",
-                        n, spec.name, shape.cpu, shape.memory)
+        if cpu < sizes[i][0] or memory < sizes[i][1]:
+            log.warning("node %s is smaller than when NodePool %s took it (%dm, %d MiB):"
+                        " unused", n, spec.name, sizes[i][0], sizes[i][1])
             lost.add(i)
     return ClusterPool(spec, names, frozenset(lost))
 

@@ -263,7 +263,8 @@ class Metrics:
                 held[st.pool][0] += st.request.vms * cpu
                 held[st.pool][1] += st.request.vms * memory
         for name, pool in core.pools.items():
-            cpu, memory = pool.nodes * pool.cpu, pool.nodes * pool.memory
+            total = pool.total()  # node by node: a pool may have nodes of mixed sizes
+            cpu, memory = total.cpu, total.memory
             self.capacity_cpu.labels(name).set(cpu / 1000)
             self.capacity_memory.labels(name).set(memory * 2**20)
             self.usage_cpu.labels(name).set(held[name][0] / 1000)

@@ -908,8 +908,8 @@ class Shell:
             return []
         capacity: dict[str, tuple[int, int]] = {}
         for spec in self.core.pools.values():
-            for node in spec.node_names():
-                capacity[self._node(node)] = (spec.cpu, spec.memory)
+            for node, size in zip(spec.node_names(), spec.sizes(), strict=True):
+                capacity[self._node(node)] = (size.cpu, size.memory)
         used = {node: list(u) for node, u in self.pods.used().items()}
         out = []
         for c in creates:

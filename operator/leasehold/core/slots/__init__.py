@@ -15,7 +15,7 @@ from __future__ import annotations
 from .booking import DOWN, Booking, Segments, clip
 from .exclusive import ExclusivePool
 from .packed import PackedPool
-from .pool import PoolTable, fit_count
+from .pool import PoolTable, fit_count, fit_in
 from .shared import SharedPool
 from .statement import Statement
 from .table import SlotTable, make_pool
@@ -32,5 +32,6 @@ __all__ = [
     "Statement",
     "clip",
     "fit_count",
+    "fit_in",
     "make_pool",
 ]

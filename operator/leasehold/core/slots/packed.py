@@ -16,7 +16,7 @@ from math import inf, nextafter
 from ..model import PoolSpec, Shape
 from ..profile import Profile
 from .booking import Booking
-from .pool import PoolTable, fit_count
+from .pool import PoolTable, fit_count, fit_in
 from .rooms import Rooms, levels
 from .statement import Statement
 
@@ -36,13 +36,19 @@ class PackedPool(PoolTable):
 
     def __init__(self, spec: PoolSpec) -> None:
         super().__init__(spec)
-        self.node_cpu = [Profile(spec.cpu) for _ in range(spec.nodes)]
-        self.node_mem = [Profile(spec.memory) for _ in range(spec.nodes)]
+        #: each node's capacity, by index (a pool may have nodes of several sizes)
+        self.sizes = spec.sizes()
+        self._distinct = spec.distinct()
+        self.node_cpu = [Profile(size.cpu) for size in self.sizes]
+        self.node_mem = [Profile(size.memory) for size in self.sizes]
         self._ends: list[float] = []  # sorted booking ends: candidate start times
         # pool-wide free cpu and memory: a necessary condition checked before the
         # exact per-node packing, which costs a pass over the nodes
-        self.cpu_free = Profile(spec.nodes * spec.cpu)
-        self.mem_free = Profile(spec.nodes * spec.memory)
+        total = spec.total()
+        self.cpu_free = Profile(total.cpu)
+        self.mem_free = Profile(total.memory)
+        #: per shape, the VMs the empty pool holds (asked at every fit)
+        self._max: dict[Shape, int] = {}
         #: per shape, the candidate starts tried so far (sorted) and, for each, the
         #: nodes with room there for one VM, kept up to date by every booking made
         #: or given back over it. A
@@ -84,7 +90,11 @@ class PackedPool(PoolTable):
         self._rooms: dict[Shape, Rooms] = {}
 
     def max_vms(self, shape: Shape) -> int:
-        return self.spec.nodes * fit_count(self.spec.cpu, self.spec.memory, shape)
+        most = self._max.get(shape)
+        if most is None:
+            most = self._max[shape] = sum(n * fit_in(size, shape)
+                                          for size, n in self._distinct)
+        return most
 
     def room(self, node: int, shape: Shape, start: float, end: float) -> int:
         """VMs of ``shape`` that fit on ``node`` throughout ``[start, end)``."""
@@ -287,7 +297,8 @@ class PackedPool(PoolTable):
     def _rooms_of(self, shape: Shape) -> Rooms:
         rooms = self._rooms.get(shape)
         if rooms is None:
-            top = fit_count(self.spec.cpu, self.spec.memory, shape)
+            # the most VMs any node holds: the levels above are empty everywhere
+            top = max(fit_in(size, shape) for size, _ in self._distinct)
             rooms = self._rooms[shape] = Rooms(
                 self.spec.nodes, lambda node: levels(
                     self.node_cpu[node], self.node_mem[node], shape, min(top, _LEVELS_MAX),
@@ -462,14 +473,14 @@ class PackedPool(PoolTable):
             del starts[:i]
 
     def usage_violations(self) -> list[str]:
-        spec, bookings = self.spec, list(self.bookings)
+        spec, bookings, total = self.spec, list(self.bookings), self.spec.total()
         out = [f"{spec.name} cpu: {m}" for m in self.cpu_free.mismatches(
-            spec.nodes * spec.cpu, [(b.start, b.end, b.vms * b.shape.cpu) for b in bookings])]
+            total.cpu, [(b.start, b.end, b.vms * b.shape.cpu) for b in bookings])]
         out += [f"{spec.name} memory: {m}" for m in self.mem_free.mismatches(
-            spec.nodes * spec.memory, [(b.start, b.end, b.vms * b.shape.memory) for b in bookings])]
-        for node in range(spec.nodes):
-            for resource, prof, cap in (("cpu", self.node_cpu[node], spec.cpu),
-                                        ("memory", self.node_mem[node], spec.memory)):
+            total.memory, [(b.start, b.end, b.vms * b.shape.memory) for b in bookings])]
+        for node, size in enumerate(self.sizes):
+            for resource, prof, cap in (("cpu", self.node_cpu[node], size.cpu),
+                                        ("memory", self.node_mem[node], size.memory)):
                 counted = [(b.start, b.end, (b.nodes or ()).count(node)
                             * (b.shape.cpu if resource == "cpu" else b.shape.memory))
                            for b in bookings]

@@ -11,12 +11,22 @@ from .statement import Statement
 
 
 def fit_count(cpu: int, memory: int, shape: Shape) -> int:
-    """How many VMs of ``shape`` fit in ``cpu`` millicores and ``memory`` MiB."""
+    """How many VMs of ``shape`` fit in ``cpu`` millicores and ``memory`` MiB: the
+    least, over the resources (:data:`~leasehold.core.model.RESOURCES`), of the free
+    amount over one VM's. The one place this arithmetic is written: a further
+    resource is a further argument and term here. Plain ints, not a :class:`Shape`,
+    as the hot paths read them off per-resource profiles (building a Shape per
+    node and step would cost them)."""
     if cpu < 0 or memory < 0:
         return 0
     by_cpu = cpu // shape.cpu if shape.cpu > 0 else 1 << 30
     by_mem = memory // shape.memory if shape.memory > 0 else 1 << 30
     return min(by_cpu, by_mem)
+
+
+def fit_in(size: Shape, shape: Shape) -> int:
+    """How many VMs of ``shape`` an empty node of ``size`` holds."""
+    return fit_count(size.cpu, size.memory, shape)
 
 
 class PoolTable(ABC):

@@ -40,22 +40,29 @@ class SlotTable:
         self.pools[spec.name] = make_pool(spec)
 
     def rebuild(self, spec: PoolSpec, down: frozenset[int], now: float,
-                keep: Iterable[Booking]) -> Booking | None:
-        """The pool as ``spec`` says from ``now`` on, its ``down`` nodes held by one
-        booking (of :data:`DOWN`, returned) to the end of time, and the ``keep``
-        bookings (started ones, on nodes that are up) on their nodes again. Its other
-        bookings must have left it first. Rebuilt, not patched: a pool's profiles
-        assume a fixed capacity, and capacity changes are rare."""
+                keep: Iterable[Booking]) -> list[Booking]:
+        """The pool as ``spec`` says from ``now`` on, its ``down`` nodes held whole
+        to the end of time by bookings of :data:`DOWN` (returned: one per node size
+        among them, by their lowest node index, each a VM of that size per node),
+        and the ``keep`` bookings (started ones, on nodes that are up) on their
+        nodes again. Its other bookings must have left it first. Rebuilt, not
+        patched: a pool's profiles assume a fixed capacity, and capacity changes
+        are rare."""
         table = make_pool(spec)
         self.pools[spec.name] = table
         for booking in keep:
             table.book(booking)
         if not down:
-            return None
-        shape = Shape(spec.cpu, spec.memory)
-        held = Booking(DOWN, spec.name, now, inf, len(down), shape, tuple(sorted(down)),
-                       (("down", now, inf),))
-        table.book(held)
+            return []
+        sizes = spec.sizes()
+        by_size: dict[Shape, list[int]] = {}
+        for node in sorted(down):
+            by_size.setdefault(sizes[node], []).append(node)
+        held = [Booking(DOWN, spec.name, now, inf, len(nodes), size, tuple(nodes),
+                        (("down", now, inf),))
+                for size, nodes in sorted(by_size.items(), key=lambda x: x[1][0])]
+        for booking in held:
+            table.book(booking)
         return held
 
     def statement(self) -> Statement:
