@@ -252,7 +252,7 @@ def write_scenario(path: Path, jobs: list[Request], pool: PoolSpec) -> None:
         write_trace,
     )
 
-    spec = {"name": pool.name, "nodes": pool.nodes, "cpu": pool.cpu,
+    spec = {"name": pool.name, "nodes": pool.nodes, "cpu": f"{pool.cpu}m",  # a quantity
             "memory": pool.memory, "exclusive": pool.exclusive}
     header = TraceHeader(format=FORMAT, version=VERSION, source="bench_sdsc_backfilling",
                          cluster=ClusterSpec.model_validate({"pools": [spec]}))
