@@ -186,3 +186,21 @@ def test_a_preemption_instance_follows_the_mode(second, bins, dims):
     inst = build(pool, second, 9 if second == ONE else 4, 0, 10, victims, 0)
     assert len(inst.bins) == bins and len(inst.bins[0].free) == dims
     assert inst.feasible([0, 1]) and not inst.feasible([])
+
+
+def test_a_restored_pool_drops_at_its_first_prune_the_pins_of_bookings_not_started():
+    # a snapshot of a pool packed with one shape left (the other shape gone since
+    # the last prune) is restored booking by booking into a fresh pool, which cannot
+    # tell started from pinned: its first prune does, as the original's does
+    started, pinned = booking("started", 0, 30, 2, nodes=(0, 0)), \
+        booking("pinned", 20, 40, 4, nodes=(1, 1, 1, 1))
+    pool = pool_with(started, pinned)
+    assert pool.counted
+    pool.prune(10)
+    assert pool.counted and started.nodes == (0, 0) and pinned.nodes is None
+    assert pool.usage_violations() == []
+    # once it knows the present, a booking pinned ahead of its start is packed
+    ahead = booking("ahead", 50, 60, 1, nodes=(2,))
+    pool.book(ahead)
+    assert not pool.counted and ahead.nodes == (2,)
+    assert pool.usage_violations() == []
