@@ -12,6 +12,8 @@ from leasehold.core.model import Origin, OverheadParams, PoolSpec
 POOLS = {
     "exclusive": [PoolSpec("p", 4, 1000, 1024, exclusive=True)],
     "shared": [PoolSpec("p", 3, 4000, 4096)],
+    # multi-core nodes whose memory binds before their cpu for the larger VMs
+    "shared-memory-bound": [PoolSpec("p", 2, 8000, 2048)],
     "two-pools": [PoolSpec("a", 2, 2000, 2048), PoolSpec("b", 3, 1000, 1024, exclusive=True)],
 }
 
@@ -24,6 +26,10 @@ def _seconds(draw, lo: int, hi: int) -> float:
 def workloads(draw):
     pools = draw(st.sampled_from(sorted(POOLS)))
     n = draw(st.integers(1, 14))
+    # one VM shape for every lease: a shared pool is then counted throughout (slots
+    # bound to nodes as leases start); mixed shapes switch it to packing and back
+    one = draw(st.one_of(st.none(), st.tuples(st.sampled_from([500, 1000, 2000]),
+                                              st.sampled_from([128, 512, 1024]))))
     out = []
     for i in range(n):
         kind = draw(st.sampled_from([BES, BES, BEC, DM, DNP, AR, "local"]))
@@ -32,8 +38,8 @@ def workloads(draw):
         duration = _seconds(draw, 1, 200)
         runtime = draw(st.one_of(st.none(), st.just(duration),
                                  st.integers(1000, int(duration * 1000)).map(lambda x: x / 1000)))
-        cpu = draw(st.sampled_from([500, 1000, 2000]))
-        memory = draw(st.sampled_from([128, 512, 1024]))
+        cpu, memory = one or (draw(st.sampled_from([500, 1000, 2000])),
+                              draw(st.sampled_from([128, 512, 1024])))
         kw = dict(cpu=cpu, memory=memory, runtime=runtime)
         if kind == AR:
             out.append(req(f"l{i}", vms, duration, at, type=AR,
@@ -71,6 +77,7 @@ def preempting_workloads(draw):
         model=draw(st.sampled_from(["intergrid", "haizea"])),
     )
     pools = [replace(p, overhead=over) for p in POOLS[draw(st.sampled_from(sorted(POOLS)))]]
+    one = draw(st.one_of(st.none(), st.sampled_from([128, 512])))  # one shape: counted
     out = []
     for i in range(draw(st.integers(1, 10))):
         kind = draw(st.sampled_from([BES, BEC, DM, DM, DNP, AR, "local", "local"]))
@@ -79,7 +86,7 @@ def preempting_workloads(draw):
         duration = _seconds(draw, 20, 300)
         runtime = draw(st.one_of(st.none(), st.integers(10_000, int(duration * 1000))
                                  .map(lambda x: x / 1000)))
-        kw = dict(cpu=1000, memory=draw(st.sampled_from([128, 512])), runtime=runtime)
+        kw = dict(cpu=1000, memory=one or draw(st.sampled_from([128, 512])), runtime=runtime)
         if kind == AR:
             out.append(req(f"l{i}", vms, duration, at, type=AR,
                            start=at + _seconds(draw, 0, 100), **kw))

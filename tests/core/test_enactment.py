@@ -111,21 +111,38 @@ def test_the_window_ends_exactly_where_the_delayed_preemptor_would_end():
     assert end == victim.vacate + d
 
 
+def _dm_beside_long(dm_memory: int) -> list:
+    small = [req(f"s{i}", 1, 1.0, cpu=500, memory=128) for i in range(4)]
+    return [*small, req("big", 1, 1.0, cpu=2000, memory=128),
+            req("long", 1, 21.23, cpu=500, memory=128),
+            req("dm", 1, 17.701, 1.05, type=DM, cpu=500, memory=dm_memory, deadline=18.751),
+            req("ar", 5, 1.0, 1.099, type=AR, cpu=2000, memory=128, start=1.952)]
+
+
+SLOW = OverheadParams(suspend_rate=6.36, resume_rate=8.12, bandwidth=6.39,
+                      pause_seconds=0.005, reschedule_seconds=2.3)
+
+
 def test_an_advance_reservation_waits_too_when_waiting_is_faster():
     """Found by the property test: an AR whose only way in is a migration or a
     suspension slower than a running lease's end starts at that end, with no victim,
-    and the decision records the delay it accepted."""
-    slow = OverheadParams(suspend_rate=6.36, resume_rate=8.12, bandwidth=6.39,
-                          pause_seconds=0.005, reschedule_seconds=2.3)
-    pool = PoolSpec("p", 3, 4000, 4096, overhead=slow)
-    small = [req(f"s{i}", 1, 1.0, cpu=500, memory=128) for i in range(4)]
-    leases = [*small, req("big", 1, 1.0, cpu=2000, memory=128),
-              req("long", 1, 21.23, cpu=500, memory=128),
-              req("dm", 1, 17.701, 1.05, type=DM, cpu=500, memory=128, deadline=18.751),
-              req("ar", 5, 1.0, 1.099, type=AR, cpu=2000, memory=128, start=1.952)]
-    sched = run([pool], leases)
+    and the decision records the delay it accepted. (dm is of a shape of its own, so
+    the pool packs and pins it beside nothing, on node 0: see the next test.)"""
+    pool = PoolSpec("p", 3, 4000, 4096, overhead=SLOW)
+    sched = run([pool], _dm_beside_long(256))
     [d] = sched.decisions
     assert (d.preemptor, d.chosen) == ("ar", ())
     assert sched.lease("ar").first_start == pytest.approx(18.751)
     assert d.vacate_seconds == pytest.approx(18.751 - 1.952)
     assert sched.lease("ar").phase.value == "Completed"
+
+
+def test_a_counted_pool_keeps_whole_nodes_free_for_a_wider_shape():
+    """The same leases, dm of long's shape: at dm's start the pool holds one shape and
+    counts, and dm starts on the fullest node with room — beside long — so the AR's
+    five wide VMs fit at once (packed, best fit in time put dm on an empty node)."""
+    pool = PoolSpec("p", 3, 4000, 4096, overhead=SLOW)
+    sched = run([pool], _dm_beside_long(128))
+    assert sched.decisions == []
+    assert sched.lease("dm").nodes == sched.lease("long").nodes == ("p-1",)
+    assert sched.lease("ar").first_start == pytest.approx(1.952)

@@ -1,6 +1,8 @@
 """Properties of the whole core on random workloads (hypothesis).
 
-* no node is ever over-committed, checked from the nodes leases actually hold;
+* no node is ever over-committed (cpu and memory), checked from the nodes leases
+  actually hold, on exclusive pools and on shared pools of multi-core nodes whose
+  leases are of one VM shape (counted) or of several (packed, switched to and back);
 * the slot table's bookkeeping always matches a recount of its bookings;
 * under conservative backfilling no reservation ever moves later, and a lease
   starts no later than its reservation;
@@ -20,6 +22,7 @@ from hypothesis import HealthCheck, given, settings
 
 from builders import AR, drive, lease
 from leasehold.core.model import Reserve, Resume, Start, Suspend
+from leasehold.core.slots import SharedPool
 from strategies import workloads
 
 
@@ -56,10 +59,16 @@ def test_invariants_hold_on_random_workloads(workload):
     reserved: dict[str, float] = {}
     problems: list[str] = []
 
+    one_shape = len({r.shape for r in requests}) == 1
+
     def check(sched, now, actions):
         preempted_now = {v for d in sched.decisions if d.time == now for v in d.chosen}
         problems.extend(sched.usage_violations())
         problems.extend(occupancy_violations(sched, now))
+        # one shape: a shared pool is counted throughout (it never had to pin)
+        problems.extend(f"{name} packed with one shape at {now}"
+                        for name, pool in sched.slots.pools.items()
+                        if one_shape and isinstance(pool, SharedPool) and not pool.counted)
         for a in actions:
             if isinstance(a, Reserve):
                 # only a preemption may move a reservation later

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from math import inf
 
 import pytest
@@ -13,9 +14,11 @@ from leasehold.core.model import PoolSpec, Shape
 from leasehold.core.slots import (
     Booking,
     ExclusivePool,
+    PackedPool,
     PoolTable,
     SharedPool,
     Statement,
+    fit_count,
     make_pool,
 )
 
@@ -92,7 +95,7 @@ def test_exclusive_truncate_frees_the_tail():
 
 
 def test_shared_packs_vms_on_one_node_first():
-    pool = SharedPool(shared(2, cpu=4000, memory=8192))
+    pool = PackedPool(shared(2, cpu=4000, memory=8192))
     a = book(pool, "a", 0, 10, 3, Shape(1000, 1024))
     assert a.nodes == (0, 0, 0)
     b = book(pool, "b", 0, 10, 2, Shape(1000, 1024))
@@ -101,7 +104,7 @@ def test_shared_packs_vms_on_one_node_first():
 
 
 def test_shared_memory_is_a_constraint_too():
-    pool = SharedPool(shared(1, cpu=4000, memory=2048))
+    pool = SharedPool(shared(1, cpu=4000, memory=2048))  # packed: two shapes
     book(pool, "a", 0, 10, 1, Shape(500, 1536))
     # plenty of cpu left, but only 512 MiB of memory until t=10
     assert pool.fit(1, Shape(500, 1024), 5, 0) == 10
@@ -173,11 +176,20 @@ def test_fit_agrees_with_brute_force(exclusive_pool, raw, vms, shape, duration, 
             continue
         b = Booking(f"b{i}", spec.name, s, s + d, n, sh, None, (("run", s, s + d),))
         pool.book(b)
-        kept.append((b.lease, s, s + d, n, (sh, list(b.nodes or ()))))
+        kept.append(b)
     assert pool.usage_violations() == []
-    got = pool.fit(vms, shape if not exclusive_pool else Shape(1000, 512), duration, earliest)
-    want = _brute_fit(spec, kept, vms, shape if not exclusive_pool else Shape(1000, 512),
-                      duration, earliest)
+    shape = shape if not exclusive_pool else Shape(1000, 512)
+    got = pool.fit(vms, shape, duration, earliest)
+    if isinstance(pool, SharedPool) and pool.counted:
+        # one shape, counted: the VMs of that shape the nodes hold, as whole slots
+        slots = spec.nodes * fit_count(spec.cpu, spec.memory, shape)
+        counted = [(b.lease, b.start, b.end, b.vms, None) for b in kept]
+        want = _brute_fit(replace(spec, nodes=slots, exclusive=True), counted, vms, shape,
+                          duration, earliest)
+    else:  # packed: the nodes the bookings are pinned to (a switch pins them)
+        pinned = [(b.lease, b.start, b.end, b.vms, (b.shape, list(b.nodes or ())))
+                  for b in kept]
+        want = _brute_fit(spec, pinned, vms, shape, duration, earliest)
     assert got == want
 
 
@@ -210,7 +222,7 @@ def test_exclusive_move_earlier_agrees_with_unbook_and_refit(raw, pick, earliest
 def test_shared_future_booking_prefers_nodes_freed_just_before_it():
     # node 0 is idle; node 1 is busy until 50. A booking at [50, 60) goes to node 1,
     # which leaves node 0 free for work that can start now and run 40 s.
-    pool = SharedPool(shared(2, cpu=1000, memory=1024))
+    pool = PackedPool(shared(2, cpu=1000, memory=1024))
     pool.book(Booking("busy", "p", 0, 50, 1, ONE, (1,), (("run", 0, 50),)))
     x = book(pool, "x", 50, 60)
     assert x.nodes == (1,)
@@ -229,14 +241,14 @@ def test_shared_fit_after_any_history_agrees_with_a_fresh_table(ops):
     any mix of fits, bookings and bookings given back, its answers are those of a
     table that holds the same bookings and was never asked before."""
     spec = shared(3, cpu=4000, memory=4096)
-    pool = SharedPool(spec)
+    pool = PackedPool(spec)
     held: list[Booking] = []
     for i, (op, s, d, n, sh) in enumerate(ops):
         if op == "unbook" and held:
             pool.unbook(held.pop(s % len(held)))
         elif op == "book" and pool.fit(n, sh, d, s, latest_start=s) is not None:
             held.append(book(pool, f"b{i}", s, s + d, n, sh))
-        fresh = SharedPool(spec)
+        fresh = PackedPool(spec)
         for b in held:
             fresh.book(Booking(b.lease, b.pool, b.start, b.end, b.vms, b.shape, b.nodes,
                                b.segments))
@@ -244,8 +256,8 @@ def test_shared_fit_after_any_history_agrees_with_a_fresh_table(ops):
             assert pool.fit(n, sh, d, t) == fresh.fit(n, sh, d, t), (i, t)
 
 
-def _copy(spec: PoolSpec, bookings) -> SharedPool:
-    fresh = SharedPool(spec)
+def _copy(spec: PoolSpec, bookings) -> PackedPool:
+    fresh = PackedPool(spec)
     for b in bookings:
         fresh.book(Booking(b.lease, b.pool, b.start, b.end, b.vms, b.shape, b.nodes,
                            b.segments))
@@ -266,7 +278,7 @@ def test_shared_compression_agrees_with_a_fresh_table_at_every_trial(raw, gone, 
     out, and answers every trial as a table that holds the same bookings and was
     never asked before does."""
     spec = shared(3, cpu=4000, memory=4096)
-    pool = SharedPool(spec)
+    pool = PackedPool(spec)
     held: list[Booking] = []
     for i, (s, d, n, sh) in enumerate(raw):
         if pool.fit(n, sh, d, s, latest_start=s) is not None:
@@ -298,7 +310,7 @@ def test_shared_compression_agrees_with_a_fresh_table_at_every_trial(raw, gone, 
 ], ids=["own-room-counts", "fewer-vms-fit"])
 def test_shared_compression_rules_out_only_what_a_failed_trial_proves(blockers, tried,
                                                                        expected):
-    pool = SharedPool(shared(1, cpu=2000, memory=4096))
+    pool = PackedPool(shared(1, cpu=2000, memory=4096))
     for i, (s, e, n) in enumerate(blockers):
         book(pool, f"blocker{i}", s, e, n)
     moves = [book(pool, name, s, e, n) for name, s, e, n in tried]
@@ -321,7 +333,7 @@ def test_shared_compressions_on_proven_bookings_agree_with_a_fresh_table(raw, ro
     made, trials undone and the present moving on, every trial answers as a table
     that holds the same bookings and was never asked before does."""
     spec = shared(3, cpu=4000, memory=4096)
-    pool = SharedPool(spec)
+    pool = PackedPool(spec)
     held: list[Booking] = []
 
     def place(name: str, s: int, d: int, n: int, sh: Shape) -> None:

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from builders import shared
 from leasehold.core.model import Shape
-from leasehold.core.slots import Booking, SharedPool, fit_count
+from leasehold.core.slots import Booking, PackedPool, fit_count
 from leasehold.core.slots.rooms import Rooms, levels
 
 SPEC = shared(3, cpu=4000, memory=4096)
@@ -23,8 +23,8 @@ bookings_st = st.lists(
     max_size=8)
 
 
-def _pool(raw) -> tuple[SharedPool, list[Booking]]:
-    pool, held = SharedPool(SPEC), []
+def _pool(raw) -> tuple[PackedPool, list[Booking]]:
+    pool, held = PackedPool(SPEC), []
     for i, (s, d, n, shape) in enumerate(raw):
         if pool.fit(n, shape, d, s, latest_start=s) is not None:
             b = Booking(f"b{i}", SPEC.name, s, s + d, n, shape, None, (("run", s, s + d),))
@@ -46,7 +46,7 @@ def _throughout(held, node, shape, t, length) -> int:
     return min(_held(held, node, shape, x) for x in range(t, t + max(length, 1)))
 
 
-def _rooms(pool: SharedPool, shape: Shape, now: float = 0.0) -> Rooms:
+def _rooms(pool: PackedPool, shape: Shape, now: float = 0.0) -> Rooms:
     top = fit_count(SPEC.cpu, SPEC.memory, shape)
     return Rooms(SPEC.nodes,
                  lambda node: levels(pool.node_cpu[node], pool.node_mem[node], shape, top, now))
@@ -68,7 +68,7 @@ def test_levels_count_the_vms_each_node_holds_at_every_instant(raw, shape, now):
 
 
 def test_levels_stop_at_the_top_asked_for():
-    pool = SharedPool(SPEC)
+    pool = PackedPool(SPEC)
     spans = levels(pool.node_cpu[0], pool.node_mem[0], Shape(500, 512), 3, 0.0)
     assert sorted(spans) == [(0.0, float("inf"), 1), (0.0, float("inf"), 2),
                              (0.0, float("inf"), 3)]
@@ -121,7 +121,7 @@ def test_a_node_forgotten_is_read_again(before, after, shape, vms, length):
 
 
 def test_levels_left_out_rule_nothing_out():
-    pool = SharedPool(SPEC)
+    pool = PackedPool(SPEC)
     rooms = Rooms(SPEC.nodes, lambda node: levels(pool.node_cpu[node], pool.node_mem[node],
                                                   Shape(1000, 1024), 1, 0.0), complete=False)
     assert rooms.first(12, 5, 9, 10) == 5  # 12 VMs fit from 5, but only one level is kept

@@ -5,10 +5,11 @@ The preemptor needs ``need`` VMs of one shape on one pool throughout a window
 whichever set is chosen, the preemptor's real booking ``[t + Δ(C), t + Δ(C) + d)``
 lies inside ``W``). The pool is split into *bins*:
 
-* an exclusive pool (one VM per node) is one bin whose only dimension is the count
-  of free nodes (the slot table's node-count profile);
-* a shared pool has one bin per node that some candidate occupies, with two
-  dimensions, free cpu and free memory; nodes no candidate touches contribute a
+* an exclusive pool (one VM per node), and a shared pool while it is counted (its
+  bookings all of the preemptor's shape: :mod:`..slots.shared`), is one bin whose
+  only dimension is the count of free slots (the slot table's free-slot profile);
+* a shared pool that is packed has one bin per node that some candidate occupies,
+  with two dimensions, free cpu and free memory; nodes no candidate touches contribute a
   constant number of VMs (``base``).
 
 Each bin has its own breakpoints (the instants in ``W`` where its free capacity or a
@@ -33,7 +34,7 @@ from typing import NamedTuple
 
 from ..model import Shape
 from ..profile import Profile
-from ..slots import Booking, ExclusivePool, PoolTable, SharedPool, fit_count
+from ..slots import Booking, CountedPool, PackedPool, PoolTable, SharedPool, fit_count
 from .focus import NARROW_ABOVE, kept, pick
 
 
@@ -225,18 +226,21 @@ def build(
     on estimates that may overstate what they free: if all the kept victims
     together would not make room, the full instance is built after all (and the
     policy narrows it on exact figures), so narrowing never loses a preemption."""
-    if isinstance(pool, ExclusivePool):
-        holds = shape.cpu <= pool.spec.cpu and shape.memory <= pool.spec.memory
-        if not holds:
+    if isinstance(pool, SharedPool):
+        # counted (one shape: the preemptor's) is one bin of free slots, as exact as
+        # an exclusive pool's; otherwise the packed table, node by node
+        pool = pool.table_for(shape)
+    if isinstance(pool, CountedPool):
+        if not pool.holds(shape):
             return Instance(pool.spec.name, need, 0, (), (), now)
         victims = _by_name(victims)
-        bin_, parts = _exclusive_bin(pool.nodes_free, start, end,
+        bin_, parts = _exclusive_bin(pool.slots_free, start, end,
                                      [_booking(v) for v in victims])
         cands = tuple(
             Candidate(v, to_micro(v.overhead), (p,)) for v, p in zip(victims, parts, strict=True)
         )
         return Instance(pool.spec.name, need, 0, (bin_,), cands, now)
-    assert isinstance(pool, SharedPool)
+    assert isinstance(pool, PackedPool)
     inst = _shared_instance(pool, shape, need, start, end, victims, narrow)
     if inst.narrowed and not inst.feasible(range(len(inst.candidates))):
         inst = _shared_instance(pool, shape, need, start, end, victims, False)
@@ -283,7 +287,7 @@ def _exclusive_bin(
 
 
 def _shared_instance(
-    pool: SharedPool, shape: Shape, need: int, start: float, end: float,
+    pool: PackedPool, shape: Shape, need: int, start: float, end: float,
     victims: Sequence[Victim], narrow: bool,
 ) -> Instance:
     rooms: list[int] | None = None
@@ -340,7 +344,7 @@ def _on_node(bookings: Sequence[Booking]) -> dict[int, list[int]]:
 
 
 def _promising(
-    pool: SharedPool, shape: Shape, lows: list[tuple[int, int]], rooms: list[int],
+    pool: PackedPool, shape: Shape, lows: list[tuple[int, int]], rooms: list[int],
     victims: Sequence[Victim], missing: int,
 ) -> tuple[int, ...]:
     """The victims (indices, ascending) on the nodes :func:`.focus.pick` keeps,

@@ -2,9 +2,12 @@
 
 * :mod:`.booking` — a booking, one claim on a pool for ``[start, end)``;
 * :mod:`.pool` — what every pool's table answers (earliest fit, free windows) and does;
-* :mod:`.exclusive` — whole-node VMs, counted against a free-node profile;
+* :mod:`.counted` — identical slots counted against a free-slot profile, nodes bound
+  when a lease starts;
+* :mod:`.exclusive` — whole-node VMs: one slot per node;
 * :mod:`.packed` — VMs packed on nodes by cpu and memory, each booking pinned to nodes;
-* :mod:`.shared` — the shared pool: VMs of several per node;
+* :mod:`.shared` — the shared pool: counted while its bookings are of one shape,
+  packed otherwise;
 * :mod:`.rooms` — where a shared pool's nodes hold VMs of a shape, all nodes at once;
 * :mod:`.table` — all pools;
 * :mod:`.statement` — trials, committed or undone as a whole.
@@ -13,6 +16,7 @@
 from __future__ import annotations
 
 from .booking import DOWN, Booking, Segments, clip
+from .counted import CountedPool
 from .exclusive import ExclusivePool
 from .packed import PackedPool
 from .pool import PoolTable, fit_count, fit_in
@@ -23,6 +27,7 @@ from .table import SlotTable, make_pool
 __all__ = [
     "DOWN",
     "Booking",
+    "CountedPool",
     "ExclusivePool",
     "PackedPool",
     "PoolTable",
