@@ -134,7 +134,7 @@ def test_an_empty_pool_counts_the_shape_it_is_asked_about():
 @pytest.mark.parametrize("mode", ["counted", "packed"])
 def test_down_nodes_hold_every_slot_and_are_never_chosen(mode):
     table = SlotTable([SPEC])
-    down = table.rebuild(SPEC, frozenset({0}), 0, [])
+    [down] = table.rebuild(SPEC, frozenset({0}), 0, [])
     assert down is not None and down.lease == DOWN
     pool = table.pools[SPEC.name]
     assert isinstance(pool, SharedPool)
