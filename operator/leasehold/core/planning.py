@@ -25,7 +25,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right, insort
 from heapq import heappop, heappush
 from math import inf
-from operator import itemgetter
+from operator import attrgetter, itemgetter
 
 from . import overhead
 from .enactment import Preemptor
@@ -50,8 +50,9 @@ def _by_seq(st: LeaseState) -> int:
     return st.seq
 
 
-#: the sequence of a ``Planner._by_size`` entry
+#: the sequence of a ``Planner._by_size`` entry, and of a lease (both in C)
 _SEQ = itemgetter(1)
+_SEQ_OF = attrgetter("seq")
 
 
 class Planner:
@@ -63,6 +64,7 @@ class Planner:
         self.placement = placement
         self.preemptor = preemptor
         self._conservative = config.backfilling == Backfilling.CONSERVATIVE
+        self._easy = config.backfilling == Backfilling.EASY
         #: suspend-before-blocking: a best-effort lease may run in a hole (asked often)
         self._holes = config.suspend_before_blocking
         #: best-effort leases waiting to start (EASY and FCFS), in submission order
@@ -82,6 +84,8 @@ class Planner:
         self._pools = list(slots.pools.values())
         self._changes = lifecycle.changes
         self._remember = self._may_block()
+        self._one_exclusive = len(self._pools) == 1 and self._pools[0].spec.exclusive
+        self._free_now = self._pools[0].free_now if len(self._pools) == 1 else self._free_max
         #: EASY on exclusive pools: queued leases that did not fit at some instant, by
         #: name, and the earliest start they had then. Until capacity is given back
         #: anywhere (a lease ends or is cut short before its booking's end, a
@@ -107,6 +111,8 @@ class Planner:
         new, and the parked leases are placed again."""
         self._pools = list(self.slots.pools.values())
         self._remember = self._may_block()
+        self._one_exclusive = len(self._pools) == 1 and self._pools[0].spec.exclusive
+        self._free_now = self._pools[0].free_now if len(self._pools) == 1 else self._free_max
         self._unblock()
         for st in self.parked:
             if not st.phase.terminal:
@@ -159,12 +165,20 @@ class Planner:
 
     def _leave_queue(self, st: LeaseState) -> None:
         queue = self.queue
-        if queue and st.req.type.best_effort:
+        if queue:
             if queue[0] is st:  # usually the head starts
                 del queue[0]
-            elif st in queue:
-                queue.remove(st)
-            if self._blocked.pop(st.name, None) is None:
+                i = 0
+            else:
+                # found by its sequence (the queue is in submission order): EASY starts
+                # leases from deep in a long queue, and comparing them one by one with
+                # ``in`` and ``remove`` cost more than the rest of the scan
+                i = bisect_left(queue, st.seq, key=_SEQ_OF)
+                if i == len(queue) or queue[i] is not st:
+                    i = -1  # not queued (a guaranteed lease, or one never admitted)
+                else:
+                    del queue[i]
+            if i >= 0 and self._blocked.pop(st.name, None) is None:
                 self._unindex(st)
         if self.head == st.name:
             self.head = None
@@ -383,7 +397,7 @@ class Planner:
         queue = self.queue
         if self._changes.released:  # capacity given back during this plan (preemption)
             self._unblock()
-        head_changed = bool(queue) and (queue[0].name != self.head or released)
+        head_changed = queue[0].name != self.head or released  # plan() asks with a queue
         if head_changed:
             while queue:
                 st = queue[0]
@@ -415,31 +429,44 @@ class Planner:
                     self.head = st.name
                     self._head_given_back = self._given_back
                     break
-        if self.config.backfilling != Backfilling.EASY or len(queue) < 2:
+        if not self._easy or len(queue) < 2:
             return
         if not head_changed and not fresh:
             return  # nothing freed and nothing new: what did not fit still does not
         # cheap bound on what can start now: most candidates fail on size alone
         avail = self._free_now(queue[0].req.shape, now)
-        if self._holes:
-            candidates = queue[1:] if head_changed else fresh
-        elif head_changed:
-            # the queued leases no larger than avail, in submission order: the same
-            # leases, in the same order, as filtering the queue, without visiting it
-            by_size = self._by_size_index(now)
-            small = by_size[:bisect_right(by_size, (avail, inf))]
-            if len(small) > 1:
-                small.sort(key=_SEQ)
-            head = queue[0]
-            candidates = [entry[2] for entry in small if entry[2] is not head]
+        head = queue[0]
+        indexed = head_changed and not self._holes
+        # the candidates as (vms, seq, lease): last first (taken with pop()), or, from
+        # the index, in no order until more than the first is needed (a scan rarely
+        # gets past its first candidate, and sorting them all cost more than the rest)
+        pending: list[tuple[int, int, LeaseState]]
+        unsorted = indexed
+        if indexed:
+            # the queued leases no larger than avail and not blocked, from the index:
+            # the same leases, in the same order, as filtering the whole queue
+            pending = self._small(avail, -1, now)
         else:
-            candidates = [st for st in fresh if st.vms <= avail]
+            pending = [(st.vms, st.seq, st)
+                       for st in reversed(queue[1:] if head_changed else fresh)
+                       if self._holes or st.vms <= avail]
         reserved = self.lifecycle.reserved
         remember = self._remember
-        i = 0
-        while i < len(candidates):
-            st = candidates[i]
-            i += 1
+        first = True
+        while pending:
+            if not unsorted:
+                _, seq, st = pending.pop()
+            elif first:
+                entry = min(pending, key=_SEQ)
+                pending.remove(entry)
+                _, seq, st = entry
+                first = False
+            else:
+                pending.sort(key=_SEQ, reverse=True)
+                unsorted = False
+                _, seq, st = pending.pop()
+            if st is head:
+                continue
             req = st.req
             if req.earliest > now or st.phase not in (Phase.QUEUED, Phase.SUSPENDED):
                 continue
@@ -454,27 +481,45 @@ class Planner:
                 if found is None or found[1] > now:
                     t = inf if found is None else found[1]
                     self._blocked[st.name] = t
-                    heappush(self._wakeups, (t, st.seq, st))
+                    heappush(self._wakeups, (t, seq, st))
                     self._unindex(st)
                     continue
             else:
                 found = self.placement.best_fit(st, now, now)
             if found is not None:
                 self._book(st, found[0], now, found[2], now)
-                if i == len(candidates) and not self._holes:
+                if not pending:
                     break  # the last candidate: no need to know what is left
-                was, avail = avail, self._free_now(req.shape, now)
+                was = avail
+                # on one exclusive pool the lease just started takes exactly its VMs'
+                # nodes from what is free now
+                avail = avail - req.vms if self._one_exclusive else self._free_now(req.shape, now)
                 if avail < was and remember:
                     # what is left of the scan, without the leases now too large (a
                     # start often takes the last free nodes: then none is left)
-                    candidates = [c for c in candidates[i:] if c.vms <= avail]
-                    i = 0
+                    if indexed:
+                        pending = self._small(avail, seq, now)
+                        unsorted = first = True
+                    else:
+                        pending = [c for c in pending if c[0] <= avail]
             elif self._holes:
                 self._try_hole(st, now)
 
-    def _free_now(self, shape: Shape, now: float) -> float:
+    def _small(self, avail: float, after: int, now: float) -> list[tuple[int, int, LeaseState]]:
+        """The indexed (not blocked) leases no larger than ``avail`` submitted after
+        sequence ``after``, in no particular order."""
+        wakeups = self._wakeups
+        if (wakeups and wakeups[0][0] <= now) \
+                or len(self._by_size) + len(self._blocked) != len(self.queue):
+            self._by_size_index(now)
+        by_size = self._by_size
+        if not by_size or by_size[0][0] > avail:
+            return []  # often: the start just made took the last free nodes
+        small = by_size[:bisect_right(by_size, (avail, inf))]
+        if after >= 0:
+            small = [entry for entry in small if entry[1] > after]
+        return small
+
+    def _free_max(self, shape: Shape, now: float) -> float:
         """A cheap upper bound on the VMs of ``shape`` that can start now."""
-        pools = self._pools
-        if len(pools) == 1:
-            return pools[0].free_now(shape, now)
-        return max(p.free_now(shape, now) for p in pools)
+        return max(p.free_now(shape, now) for p in self._pools)
