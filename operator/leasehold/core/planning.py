@@ -450,7 +450,7 @@ class Planner:
         if indexed:
             # the queued leases no larger than avail and not blocked, from the index:
             # the same leases, in the same order, as filtering the whole queue
-            pending = self._small(avail, -1, now)
+            pending = self._small(avail, now)
         else:
             pending = [(st.vms, st.seq, st)
                        for st in reversed(queue[1:] if head_changed else fresh)
@@ -506,18 +506,20 @@ class Planner:
                 avail = avail - req.vms if self._one_exclusive else self._free_now(req.shape, now)
                 if avail < was and remember:
                     # what is left of the scan, without the leases now too large (a
-                    # start often takes the last free nodes: then none is left)
-                    if indexed:
-                        pending = self._small(avail, seq, now)
-                        unsorted = first = True
+                    # start often takes the last free nodes: then none is left; the
+                    # index's smallest lease says so at once). Filtering keeps the
+                    # order, sorted or not
+                    by_size = self._by_size
+                    if indexed and (not by_size or by_size[0][0] > avail):
+                        pending = []
                     else:
                         pending = [c for c in pending if c[0] <= avail]
             elif self._holes:
                 self._try_hole(st, now)
 
-    def _small(self, avail: float, after: int, now: float) -> list[tuple[int, int, LeaseState]]:
-        """The indexed (not blocked) leases no larger than ``avail`` submitted after
-        sequence ``after``, in no particular order."""
+    def _small(self, avail: float, now: float) -> list[tuple[int, int, LeaseState]]:
+        """The indexed (not blocked) leases no larger than ``avail``, in no particular
+        order."""
         wakeups = self._wakeups
         if (wakeups and wakeups[0][0] <= now) \
                 or len(self._by_size) + len(self._blocked) != len(self.queue):
@@ -525,10 +527,7 @@ class Planner:
         by_size = self._by_size
         if not by_size or by_size[0][0] > avail:
             return []  # often: the start just made took the last free nodes
-        small = by_size[:bisect_right(by_size, (avail, inf))]
-        if after >= 0:
-            small = [entry for entry in small if entry[1] > after]
-        return small
+        return by_size[:bisect_right(by_size, (avail, inf))]
 
     def _free_max(self, shape: Shape, now: float) -> float:
         """A cheap upper bound on the VMs of ``shape`` that can start now."""
