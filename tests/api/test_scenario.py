@@ -12,12 +12,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from leasehold.api.scenario import (
+    YAML_LOADER,
+    YAML_LOADERS,
+    LoaderClass,
     Scenario,
     ScenarioError,
     load_scenario,
+    load_yaml,
     parse_alpha,
     parse_scenario,
     validate_scenario,
+    yaml_problem,
 )
 from leasehold.core.model import (
     Backfilling,
@@ -348,37 +353,116 @@ def test_numeric_names_are_shown_as_written(tmp_path: Path) -> None:
 # ---- file-level problems --------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    ("text", "expected"),
-    [
-        pytest.param(
-            "cluster:\n  pools: []\nleases:\n  - name: a\n    vms: 1: 2\n",
-            r"invalid YAML: mapping values are not allowed here \(line 5, column 11\)$",
-            id="syntax",
-        ),
-        pytest.param(
-            "cluster:\n  pools: []\n\tleases: []\n",
-            r"invalid YAML: .*indent with spaces, not tabs \(line 3, column 1\)$",
-            id="tab",
-        ),
-        pytest.param(
-            "leases: []\nleases: []\n",
-            r'invalid YAML: duplicate key "leases" \(first at line 1\) \(line 2, column 1\)$',
-            id="duplicate-key",
-        ),
-        pytest.param("", r"file is empty; expected a mapping", id="empty"),
-        pytest.param("# nothing\n", r"file is empty; expected a mapping", id="only-comments"),
-        pytest.param("- a\n- b\n", r"expected a mapping .* got a list$", id="list"),
-        pytest.param("42\n", r"expected a mapping .* got 42$", id="scalar"),
-        pytest.param("a: 1\n---\nb: 2\n", r"but found another document", id="two-documents"),
-    ],
-)
+FILE_LEVEL_PROBLEMS = [
+    pytest.param(
+        "cluster:\n  pools: []\nleases:\n  - name: a\n    vms: 1: 2\n",
+        r"invalid YAML: mapping values are not allowed here \(line 5, column 11\)$",
+        id="syntax",
+    ),
+    pytest.param(
+        "cluster:\n  pools: []\n\tleases: []\n",
+        r"invalid YAML: .*indent with spaces, not tabs \(line 3, column 1\)$",
+        id="tab",
+    ),
+    pytest.param(
+        "leases: []\nleases: []\n",
+        r'invalid YAML: duplicate key "leases" \(first at line 1\) \(line 2, column 1\)$',
+        id="duplicate-key",
+    ),
+    pytest.param("", r"file is empty; expected a mapping", id="empty"),
+    pytest.param("# nothing\n", r"file is empty; expected a mapping", id="only-comments"),
+    pytest.param("- a\n- b\n", r"expected a mapping .* got a list$", id="list"),
+    pytest.param("42\n", r"expected a mapping .* got 42$", id="scalar"),
+    pytest.param("a: 1\n---\nb: 2\n", r"but found another document", id="two-documents"),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), FILE_LEVEL_PROBLEMS)
 def test_file_level_problem(tmp_path: Path, text: str, expected: str) -> None:
     path = write(tmp_path, text)
     found = problems(path)
     assert len(found) == 1, found
     assert found[0].startswith(f"{path}: ")
     assert re.search(expected, found[0]), found[0]
+
+
+LOADERS = [pytest.param(loader, id=loader.__name__) for loader in YAML_LOADERS]
+
+
+@pytest.mark.skipif(not yaml.__with_libyaml__, reason="PyYAML built without libyaml")
+def test_yaml_is_read_by_libyaml() -> None:
+    """The pure-Python loader spent 2 of `leasehold simulate`'s 3 CPU-s on a 5,108-lease
+    scenario (issue 20); libyaml's parser reads it about 4x faster."""
+    assert issubclass(YAML_LOADER, yaml.CSafeLoader)
+    pure, fast = YAML_LOADERS
+    assert issubclass(pure, yaml.SafeLoader) and not issubclass(pure, yaml.CSafeLoader)
+    assert fast is YAML_LOADER
+
+
+@pytest.mark.parametrize("loader", LOADERS)
+@pytest.mark.parametrize(("text", "expected"), FILE_LEVEL_PROBLEMS)
+def test_file_level_problem_under_each_loader(
+    loader: LoaderClass, text: str, expected: str
+) -> None:
+    """libyaml words syntax errors its own way ("found character that cannot start any
+    token" for a tab): a file it refuses is read again by the pure-Python loader, so
+    the messages are PyYAML's under either."""
+    with pytest.raises(ScenarioError) as excinfo:
+        parse_scenario(text, "s.yaml", loader=loader)
+    [found] = excinfo.value.problems
+    assert found.startswith("s.yaml: ")
+    assert re.search(expected, found), found
+
+
+@pytest.mark.parametrize("loader", LOADERS)
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        pytest.param("a: 1\nb: 2\na: 3\n",
+                     'duplicate key "a" (first at line 1) (line 3, column 1)', id="top-level"),
+        pytest.param("x:\n  - {p: 1, q: 2}\n  - {q: 3,  q: 4}\n",
+                     'duplicate key "q" (first at line 3) (line 3, column 13)', id="flow"),
+        pytest.param("x:\n  y:\n    7: a\n    '7': b\n    7: c\n",
+                     'duplicate key 7 (first at line 3) (line 5, column 5)', id="nested-int"),
+    ],
+)
+def test_duplicate_keys_are_refused_under_each_loader(
+    loader: LoaderClass, text: str, expected: str
+) -> None:
+    with pytest.raises(yaml.YAMLError) as excinfo:
+        load_yaml(text, loader=loader)
+    assert yaml_problem("c.yaml", excinfo.value) == f"c.yaml: invalid YAML: {expected}"
+
+
+@pytest.mark.parametrize("loader", LOADERS)
+def test_problem_lines_are_the_same_under_each_loader(loader: LoaderClass) -> None:
+    text = (
+        "# a comment first\n"
+        "cluster:\n"
+        "  pools:\n"
+        "    - {name: rp1, nodes: 1}\n"
+        "leases:\n"
+        "  - name: a\n"
+        "    type: BestEffortCancellable\n"
+        "    vms: 1\n"
+        "    duration: 10\n"
+        "  - {name: b, type: BestEffortCancellable, vms: 0, duration: 10}\n"
+        "  - name: c\n"
+        "    vms: 1\n"
+    )
+    with pytest.raises(ScenarioError) as excinfo:
+        parse_scenario(text, "s.yaml", loader=loader)
+    assert excinfo.value.problems == [
+        's.yaml: leases[1] (name "b"): vms: must be >= 1, got 0 (line 10)',
+        's.yaml: leases[2] (name "c"): type: required field is missing (line 11)',
+        's.yaml: leases[2] (name "c"): duration: required field is missing (line 11)',
+    ]
+
+
+@pytest.mark.parametrize("loader", LOADERS)
+def test_a_scenario_reads_the_same_under_each_loader(loader: LoaderClass) -> None:
+    assert parse_scenario(DESIGN_EXAMPLE, loader=loader) == parse_scenario(
+        DESIGN_EXAMPLE, loader=YAML_LOADERS[0])
 
 
 def test_unreadable_file(tmp_path: Path) -> None:

@@ -22,14 +22,16 @@ still free when its turn comes: nothing ever moves later.
 
 from __future__ import annotations
 
-from bisect import insort
+from bisect import bisect_left, bisect_right, insort
+from heapq import heappop, heappush
 from math import inf
+from operator import attrgetter, itemgetter
 
 from . import overhead
 from .enactment import Preemptor
 from .lease import LeaseState
 from .lifecycle import Lifecycle
-from .model import Backfilling, LeaseType, Phase, SchedulerConfig
+from .model import Backfilling, LeaseType, Phase, SchedulerConfig, Shape
 from .placement import Fit, Placement, describe
 from .preemption import Decision
 from .reason import At, Reason
@@ -48,6 +50,11 @@ def _by_seq(st: LeaseState) -> int:
     return st.seq
 
 
+#: the sequence of a ``Planner._by_size`` entry, and of a lease (both in C)
+_SEQ = itemgetter(1)
+_SEQ_OF = attrgetter("seq")
+
+
 class Planner:
     def __init__(self, config: SchedulerConfig, slots: SlotTable, lifecycle: Lifecycle,
                  placement: Placement, preemptor: Preemptor) -> None:
@@ -57,10 +64,16 @@ class Planner:
         self.placement = placement
         self.preemptor = preemptor
         self._conservative = config.backfilling == Backfilling.CONSERVATIVE
+        self._easy = config.backfilling == Backfilling.EASY
         #: suspend-before-blocking: a best-effort lease may run in a hole (asked often)
         self._holes = config.suspend_before_blocking
         #: best-effort leases waiting to start (EASY and FCFS), in submission order
         self.queue: list[LeaseState] = []
+        #: the same leases but those in :attr:`_blocked`, as (vms, seq, lease), by
+        #: size: the EASY scan after capacity is freed visits only those no larger than
+        #: what is free now (the queue holds a hundred leases on a busy pool, of which
+        #: a handful are that small and not blocked)
+        self._by_size: list[tuple[int, int, LeaseState]] = []
         #: the EASY/FCFS queue head that holds a reservation
         self.head: str | None = None
         #: leases to admit or place again at the next plan, in submission order
@@ -70,11 +83,40 @@ class Planner:
         self.parked: list[LeaseState] = []
         self._pools = list(slots.pools.values())
         self._changes = lifecycle.changes
+        self._remember = self._may_block()
+        self._one_exclusive = len(self._pools) == 1 and self._pools[0].spec.exclusive
+        self._free_now = self._pools[0].free_now if len(self._pools) == 1 else self._free_max
+        #: EASY on exclusive pools: queued leases that did not fit at some instant, by
+        #: name, and the earliest start they had then. Until capacity is given back
+        #: anywhere (a lease ends or is cut short before its booking's end, a
+        #: reservation moves earlier or is given up, the pools change) the free
+        #: capacity at every later instant can only shrink, so none of them can start
+        #: before that start: the queue scans at each lease's end skip them. Emptied
+        #: (:meth:`_unblock`) whenever capacity may have been given back; it only saves
+        #: queries that would fail, so it changes no schedule (and a restored core,
+        #: which starts without it, plans the same).
+        self._blocked: dict[str, float] = {}
+        #: the blocked leases as a heap of (start, seq, lease), to wake them at their
+        #: start; an entry whose lease is no longer blocked at that start is stale
+        self._wakeups: list[tuple[float, int, LeaseState]] = []
+        #: how many times capacity may have been given back (:meth:`_unblock`), and
+        #: that count when the EASY head's reservation was last made at, or moved to,
+        #: its earliest start: while the two agree it cannot move earlier (the same
+        #: argument as for :attr:`_blocked`), and the scans do not ask
+        self._given_back = 0
+        self._head_given_back = -1
+        #: a moving average of whether a lease's end gave capacity back early (1) or
+        #: not (0): the EASY scan blocks leases only while it is low (_run_queue)
+        self._early_ends = 0.0
 
     def pools_changed(self) -> None:
         """Capacity changed (a pool added, resized, nodes down or up): the tables are
         new, and the parked leases are placed again."""
         self._pools = list(self.slots.pools.values())
+        self._remember = self._may_block()
+        self._one_exclusive = len(self._pools) == 1 and self._pools[0].spec.exclusive
+        self._free_now = self._pools[0].free_now if len(self._pools) == 1 else self._free_max
+        self._unblock()
         for st in self.parked:
             if not st.phase.terminal:
                 insort(self._new, st, key=_by_seq)
@@ -83,6 +125,7 @@ class Planner:
     def replan(self, st: LeaseState, first: bool = False) -> None:
         """A lease whose slot is gone (its nodes lost, or its reservation on a pool
         that changed) is placed again at the next plan; ``first``: before the others."""
+        self._unblock()
         self._leave_queue(st)
         if st in self._new:
             self._new.remove(st)
@@ -91,7 +134,7 @@ class Planner:
         else:
             insort(self._new, st, key=_by_seq)
         if not self._conservative and st.phase == Phase.QUEUED and st.req.type.best_effort:
-            insort(self.queue, st, key=_by_seq)  # admitted before: it waits in the queue
+            self._enqueue(st)  # admitted before: it waits in the queue
 
     # ---- what the scheduler tells it ------------------------------------------------
     def accept(self, st: LeaseState) -> None:
@@ -114,15 +157,71 @@ class Planner:
         if st in self.parked:
             self.parked.remove(st)
 
+    def _enqueue(self, st: LeaseState) -> None:
+        """Into the EASY/FCFS queue, in submission order."""
+        queue = self.queue
+        if not queue or queue[-1].seq < st.seq:
+            queue.append(st)  # the newest lease has the highest sequence
+        else:
+            insort(queue, st, key=_by_seq)
+        insort(self._by_size, (st.vms, st.seq, st))
+
     def _leave_queue(self, st: LeaseState) -> None:
         queue = self.queue
-        if queue and st.req.type.best_effort:
+        if queue:
             if queue[0] is st:  # usually the head starts
                 del queue[0]
-            elif st in queue:
-                queue.remove(st)
+                i = 0
+            else:
+                # found by its sequence (the queue is in submission order): EASY starts
+                # leases from deep in a long queue, and comparing them one by one with
+                # ``in`` and ``remove`` cost more than the rest of the scan
+                i = bisect_left(queue, st.seq, key=_SEQ_OF)
+                if i == len(queue) or queue[i] is not st:
+                    i = -1  # not queued (a guaranteed lease, or one never admitted)
+                else:
+                    del queue[i]
+            if i >= 0 and self._blocked.pop(st.name, None) is None:
+                self._unindex(st)
         if self.head == st.name:
             self.head = None
+
+    def _may_block(self) -> bool:
+        """Whether the EASY scan keeps :attr:`_blocked`: on exclusive pools, whose fit
+        is a count over time, so a lease that does not fit now is asked for its
+        earliest start instead (one query either way) and not asked again before it.
+        Not with holes, where a lease that does not fit now may take a hole."""
+        return not self._holes and all(p.spec.exclusive for p in self._pools)
+
+    def _unindex(self, st: LeaseState) -> None:
+        by_size = self._by_size
+        i = bisect_left(by_size, (st.vms, st.seq))
+        if i < len(by_size) and by_size[i][2] is st:
+            del by_size[i]
+
+    def _unblock(self) -> None:
+        """Capacity may have been given back: no queued lease is blocked any more."""
+        self._given_back += 1
+        if self._blocked:
+            self._blocked.clear()
+            self._wakeups.clear()
+            self._by_size = sorted((st.vms, st.seq, st) for st in self.queue)
+
+    def _by_size_index(self, now: float) -> list[tuple[int, int, LeaseState]]:
+        """:attr:`_by_size` at ``now``: the leases blocked until then are back in it.
+        Rebuilt if the queue was filled from outside (a snapshot restores it with
+        ``queue.extend``): every change the planner makes keeps the two consistent."""
+        blocked, wakeups = self._blocked, self._wakeups
+        while wakeups and wakeups[0][0] <= now:
+            t, seq, st = heappop(wakeups)
+            if blocked.get(st.name) == t:
+                del blocked[st.name]
+                insort(self._by_size, (st.vms, seq, st))
+        if len(self._by_size) + len(blocked) != len(self.queue):
+            blocked.clear()
+            wakeups.clear()
+            self._by_size = sorted((st.vms, st.seq, st) for st in self.queue)
+        return self._by_size
 
     def _book(self, st: LeaseState, pool: str, start: float, length: float, now: float,
               segments: Segments | None = None) -> None:
@@ -134,7 +233,11 @@ class Planner:
         for pool in self._pools:
             pool.prune(now)
         released, freed = self._changes.take()
+        if freed:  # how often capacity comes back early, over the last 20 or so ends
+            self._early_ends += ((1.0 if released else 0.0) - self._early_ends) / 16
         freed = freed or released
+        if released:
+            self._unblock()
         if released and len(self.lifecycle.reserved) > (self.head is not None):
             self._compress(now)
         fresh: list[LeaseState] = []
@@ -175,7 +278,7 @@ class Planner:
         """Queue a best-effort lease, or reject it if it can never fit."""
         if st.phase == Phase.SUSPENDED:
             if not self._conservative:
-                insort(self.queue, st, key=_by_seq)
+                self._enqueue(st)
             return True
         if st.phase == Phase.QUEUED:  # re-planned after a preemption: admitted before
             return True
@@ -185,7 +288,7 @@ class Planner:
             return False
         self.lifecycle.enqueue(st, now)
         if not self._conservative:
-            self.queue.append(st)  # the newest lease has the highest sequence
+            self._enqueue(st)
         return True
 
     def _admit_guaranteed(self, st: LeaseState, now: float) -> None:
@@ -297,19 +400,26 @@ class Planner:
         """EASY and FCFS: start the head while it fits, reserve for the first that does
         not, then (EASY) start any later lease that fits now without moving a reservation."""
         queue = self.queue
-        head_changed = bool(queue) and (queue[0].name != self.head or released)
+        if self._changes.released:  # capacity given back during this plan (preemption)
+            self._unblock()
+        head_changed = queue[0].name != self.head or released  # plan() asks with a queue
         if head_changed:
             while queue:
                 st = queue[0]
-                earliest = max(now, st.req.earliest)
                 booking = st.booking
+                if booking is not None and self._head_given_back == self._given_back \
+                        and st.name == self.head:
+                    break  # nothing given back since it was placed at its earliest
+                earliest = max(now, st.req.earliest)
                 fit: Fit | None
                 if booking is not None:  # the head already holds a reservation: compress it
                     table = self.slots.pools[booking.pool]
                     length = self.placement.length(st, booking.pool)
                     t = table.move_earlier(booking, earliest, length)
                     if t is None:
+                        self._head_given_back = self._given_back
                         break  # it cannot start earlier: the reservation stands
+                    self._unblock()  # its old slot is given back
                     fit = (booking.pool, t, length)
                 else:
                     fit = self.placement.best_fit(st, earliest)
@@ -322,29 +432,103 @@ class Planner:
                 self._book(st, pool, t, length, now)  # starting it removes it from the queue
                 if t > now:
                     self.head = st.name
+                    self._head_given_back = self._given_back
                     break
-        if self.config.backfilling != Backfilling.EASY or len(queue) < 2:
+        if not self._easy or len(queue) < 2:
             return
-        pools = self._pools
+        if not head_changed and not fresh:
+            return  # nothing freed and nothing new: what did not fit still does not
         # cheap bound on what can start now: most candidates fail on size alone
-        avail = max(p.free_now(queue[0].req.shape, now) for p in pools)
-        if self._holes:
-            candidates = queue[1:] if head_changed else fresh
-        elif head_changed:
-            head = queue[0]
-            candidates = [st for st in queue if st.vms <= avail and st is not head]
+        avail = self._free_now(queue[0].req.shape, now)
+        head = queue[0]
+        indexed = head_changed and not self._holes
+        # the candidates as (vms, seq, lease): last first (taken with pop()), or, from
+        # the index, in no order until more than the first is needed (a scan rarely
+        # gets past its first candidate, and sorting them all cost more than the rest)
+        pending: list[tuple[int, int, LeaseState]]
+        unsorted = indexed
+        if indexed:
+            # the queued leases no larger than avail and not blocked, from the index:
+            # the same leases, in the same order, as filtering the whole queue
+            pending = self._small(avail, now)
         else:
-            candidates = [st for st in fresh if st.vms <= avail]
+            pending = [(st.vms, st.seq, st)
+                       for st in reversed(queue[1:] if head_changed else fresh)
+                       if self._holes or st.vms <= avail]
         reserved = self.lifecycle.reserved
-        for st in candidates:
+        remember = self._remember
+        # asking a lease its earliest start walks the plan further than asking whether
+        # it fits now: worth it only where blocks last, i.e. where capacity is seldom
+        # given back early (leases that end when their requests say, as Lublin99's
+        # do). Where most leases end early (SDSC), each end unblocks everything.
+        block = remember and self._early_ends < 0.5
+        first = True
+        while pending:
+            if not unsorted:
+                _, seq, st = pending.pop()
+            elif first:
+                entry = min(pending, key=_SEQ)
+                pending.remove(entry)
+                _, seq, st = entry
+                first = False
+            else:
+                pending.sort(key=_SEQ, reverse=True)
+                unsorted = False
+                _, seq, st = pending.pop()
+            if st is head:
+                continue
             req = st.req
             if req.earliest > now or st.phase not in (Phase.QUEUED, Phase.SUSPENDED):
                 continue
             if st.name in reserved:  # a former head keeps its reservation
                 continue
-            found = self.placement.best_fit(st, now, now) if req.vms <= avail else None
+            if req.vms > avail:
+                if self._holes:
+                    self._try_hole(st, now)
+                continue
+            if block:
+                found = self.placement.best_fit(st, now)
+                if found is None or found[1] > now:
+                    t = inf if found is None else found[1]
+                    self._blocked[st.name] = t
+                    heappush(self._wakeups, (t, seq, st))
+                    self._unindex(st)
+                    continue
+            else:
+                found = self.placement.best_fit(st, now, now)
             if found is not None:
                 self._book(st, found[0], now, found[2], now)
-                avail = max(p.free_now(req.shape, now) for p in pools)
+                if not pending:
+                    break  # the last candidate: no need to know what is left
+                was = avail
+                # on one exclusive pool the lease just started takes exactly its VMs'
+                # nodes from what is free now
+                avail = avail - req.vms if self._one_exclusive else self._free_now(req.shape, now)
+                if avail < was and remember:
+                    # what is left of the scan, without the leases now too large (a
+                    # start often takes the last free nodes: then none is left; the
+                    # index's smallest lease says so at once). Filtering keeps the
+                    # order, sorted or not
+                    by_size = self._by_size
+                    if indexed and (not by_size or by_size[0][0] > avail):
+                        pending = []
+                    else:
+                        pending = [c for c in pending if c[0] <= avail]
             elif self._holes:
                 self._try_hole(st, now)
+
+    def _small(self, avail: float, now: float) -> list[tuple[int, int, LeaseState]]:
+        """The indexed (not blocked) leases no larger than ``avail``, in no particular
+        order."""
+        wakeups = self._wakeups
+        if (wakeups and wakeups[0][0] <= now) \
+                or len(self._by_size) + len(self._blocked) != len(self.queue):
+            self._by_size_index(now)
+        by_size = self._by_size
+        if not by_size or by_size[0][0] > avail:
+            return []  # often: the start just made took the last free nodes
+        return by_size[:bisect_right(by_size, (avail, inf))]
+
+    def _free_max(self, shape: Shape, now: float) -> float:
+        """A cheap upper bound on the VMs of ``shape`` that can start now."""
+        return max(p.free_now(shape, now) for p in self._pools)
