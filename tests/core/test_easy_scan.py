@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from builders import AR, BEC, BES, DM, config, drive, exclusive, req, run, spans
+from builders import AR, BEC, BES, DM, config, drive, exclusive, req, run, shared, spans
 from leasehold.core.model import Backfilling, Phase, PoolSpec, Request, SchedulerConfig
 from leasehold.core.scheduler import Scheduler
 from leasehold.core.slots.exclusive import ExclusivePool
@@ -168,3 +168,20 @@ def test_a_preemption_in_the_same_plan_unblocks_the_waiting_leases() -> None:
     assert [(d.preemptor, d.chosen, d.time) for d in sched.decisions] == [("G", ("H",), 10)]
     got = spans(sched)
     assert (got["G"][:2], got["H"][:2], got["W"][:2]) == ((100, 150), (150, 200), (10, 130))
+
+
+@pytest.mark.parametrize("pools", [
+    pytest.param([shared(1, 100_000, 100_000)], id="one-pool"),
+    pytest.param([shared(1, 100_000, 100_000, "a"), shared(1, 100_000, 100_000, "b")],
+                 id="two-pools"),
+])
+def test_a_smaller_shape_backfills_where_the_heads_shape_has_no_room(pools):
+    """Regression (issue 20 merge): the scan bounded every queued lease by what was
+    free for the head's shape. On a shared pool counted in 60-cpu VMs with none free,
+    a 30-cpu lease was never asked, though it fits beside the running one and ends
+    before the head's reservation."""
+    big = {"cpu": 60_000, "memory": 60_000}
+    leases = [req(f"big-{i}", 1, 100, 0, **big) for i in range(len(pools) + 1)]
+    leases.append(req("small", 1, 50, 1, cpu=30_000, memory=30_000))
+    sched = run(pools, leases, config("easy"))
+    assert spans(sched)["small"][0] == 1

@@ -86,6 +86,11 @@ class Planner:
         self._remember = self._may_block()
         self._one_exclusive = len(self._pools) == 1 and self._pools[0].spec.exclusive
         self._free_now = self._pools[0].free_now if len(self._pools) == 1 else self._free_max
+        #: what is free now for the head's shape bounds every queued lease: on
+        #: exclusive pools a VM takes a node whatever its shape; a shared pool's bound
+        #: holds for that shape alone (a counted pool of 60-cpu VMs with none free may
+        #: still take a 30-cpu one), so each lease is bounded by its own shape
+        self._one_bound = all(p.spec.exclusive for p in self._pools)
         #: EASY on exclusive pools: queued leases that did not fit at some instant, by
         #: name, and the earliest start they had then. Until capacity is given back
         #: anywhere (a lease ends or is cut short before its booking's end, a
@@ -116,6 +121,11 @@ class Planner:
         self._remember = self._may_block()
         self._one_exclusive = len(self._pools) == 1 and self._pools[0].spec.exclusive
         self._free_now = self._pools[0].free_now if len(self._pools) == 1 else self._free_max
+        #: what is free now for the head's shape bounds every queued lease: on
+        #: exclusive pools a VM takes a node whatever its shape; a shared pool's bound
+        #: holds for that shape alone (a counted pool of 60-cpu VMs with none free may
+        #: still take a 30-cpu one), so each lease is bounded by its own shape
+        self._one_bound = all(p.spec.exclusive for p in self._pools)
         self._unblock()
         for st in self.parked:
             if not st.phase.terminal:
@@ -439,7 +449,7 @@ class Planner:
         if not head_changed and not fresh:
             return  # nothing freed and nothing new: what did not fit still does not
         # cheap bound on what can start now: most candidates fail on size alone
-        avail = self._free_now(queue[0].req.shape, now)
+        avail = self._free_now(queue[0].req.shape, now) if self._one_bound else inf
         head = queue[0]
         indexed = head_changed and not self._holes
         # the candidates as (vms, seq, lease): last first (taken with pop()), or, from
@@ -482,7 +492,8 @@ class Planner:
                 continue
             if st.name in reserved:  # a former head keeps its reservation
                 continue
-            if req.vms > avail:
+            if req.vms > avail or (
+                    not self._one_bound and req.vms > self._free_now(req.shape, now)):
                 if self._holes:
                     self._try_hole(st, now)
                 continue
@@ -503,7 +514,10 @@ class Planner:
                 was = avail
                 # on one exclusive pool the lease just started takes exactly its VMs'
                 # nodes from what is free now
-                avail = avail - req.vms if self._one_exclusive else self._free_now(req.shape, now)
+                if self._one_exclusive:
+                    avail -= req.vms
+                elif self._one_bound:
+                    avail = self._free_now(req.shape, now)
                 if avail < was and remember:
                     # what is left of the scan, without the leases now too large (a
                     # start often takes the last free nodes: then none is left; the

@@ -20,7 +20,7 @@ from builders import BEC, config, lease, phase, req, run
 from leasehold.core.model import Capacity, NodeGroup, PoolSpec, Shape
 from leasehold.core.replay import Input, replay, submissions
 from leasehold.core.scheduler import Scheduler
-from leasehold.core.slots import DOWN, Booking, PackedPool, SlotTable, make_pool
+from leasehold.core.slots import DOWN, Booking, PackedPool, SlotTable
 from strategies import workloads
 
 GiB = 1024
