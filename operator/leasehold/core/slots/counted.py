@@ -46,6 +46,7 @@ class CountedPool(PoolTable):
         self.slots_free = Profile(self.total)
         #: slots taken on each node by the bookings that hold nodes
         self.used = [0] * len(slots)
+        self._unit = all(k == 1 for k in slots)
         #: (free slots, node) of nodes with a free slot: a heap whose entries are
         #: stale once the node's free count changed (skipped when popped)
         self._open: list[tuple[int, int]] = [(k, i) for i, k in enumerate(slots) if k > 0]
@@ -97,10 +98,18 @@ class CountedPool(PoolTable):
 
     def _hold(self, booking: Booking, sign: int) -> None:
         used, slots, heap = self.used, self.slots, self._open
-        for i, n in self._taken(booking).items():
-            used[i] += sign * n
-            if used[i] < slots[i]:
-                heappush(heap, (slots[i] - used[i], i))
+        if booking.lease == DOWN:
+            for i, n in self._taken(booking).items():
+                used[i] += sign * n
+                if used[i] < slots[i]:
+                    heappush(heap, (slots[i] - used[i], i))
+        else:
+            # VM by VM (no Counter: every lease that starts or ends comes here); a
+            # node of several VMs gets an entry per VM, all but its last stale
+            for i in booking.nodes or ():
+                u = used[i] = used[i] + sign
+                if u < slots[i]:
+                    heappush(heap, (slots[i] - u, i))
         if len(heap) > 2 * len(slots) + 64:  # stale entries: start afresh
             self._open = [(k - u, i) for i, (k, u) in enumerate(zip(slots, used, strict=True))
                           if u < k]
@@ -132,6 +141,13 @@ class CountedPool(PoolTable):
         used, slots, heap = self.used, self.slots, self._open
         picked: list[int] = []
         need = booking.vms
+        if self._unit:  # one slot a node (exclusive pools): the lowest free indices
+            while need and heap:
+                i = heappop(heap)[1]
+                if not used[i]:  # else stale: taken since (by DOWN)
+                    used[i] = 1
+                    picked.append(i)
+                    need -= 1
         while need:
             if not heap:  # the profile guarantees room; reaching here is a bug
                 raise RuntimeError(
