@@ -15,8 +15,10 @@ on, and nothing else:
   capped at the deficit plus the most one candidate active there gives back — past
   that the point is covered and nobody can be critical there, whatever is added —
   packed into one integer (:class:`_Packed`);
-* per point, the fewest nodes of a chosen class that still has to be critical by
-  then (a shortfall that makes it critical makes the larger ones critical too).
+* the chosen classes that still have to be critical, each by the end of its range:
+  of two, one ending no later and of no more nodes than the other, only that one
+  (a shortfall that makes it critical makes the other critical too, before both
+  ends), so the list is short and histories that differ only there merge.
 
 At each point the classes starting there are taken (none, one, ... all of their
 members), the deficit is checked, what it makes critical is struck off, what had to
@@ -45,6 +47,10 @@ get the same future additions, and for two sets of equal size, comparing their
 sorted names with or without a common disjoint addition gives the same answer —
 the first difference is the smallest element of their symmetric difference, which
 with candidates indexed in name order is the lowest bit of the XOR of two masks.
+For the same reason a state's summaries need not be rewritten when it takes
+members: what taking adds to every set of a summary is kept beside it as a shift
+(:data:`Shift`), composed with the next, and applied only where two states meet
+or at the end — most states never meet another.
 """
 
 from __future__ import annotations
@@ -67,7 +73,8 @@ from .instance import Instance
 Entry = tuple[int, int, int, int]
 Best = dict[object, Entry]
 #: chosen classes that have not been critical yet: (point they must be by, nodes
-#: of one member), one per point, in point order
+#: of one member), none implied by another (see :func:`_pending`): by point
+#: ascending, nodes descending
 Waiting = tuple[tuple[int, int], ...]
 #: what the future of a state depends on: the cover (see :class:`_Line`) and what
 #: is waiting to be critical
