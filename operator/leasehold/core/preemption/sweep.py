@@ -379,7 +379,13 @@ def frontier(
             if slack < 0:
                 return
             if waiting:
-                waiting = tuple(e for e in waiting if e[1] <= slack)
+                # those critical here are struck off: the ones of more nodes than
+                # the slack, a prefix (nodes fall along the antichain)
+                i = 0
+                while i < len(waiting) and waiting[i][1] > slack:
+                    i += 1
+                if i:
+                    waiting = waiting[i:]
                 if waiting and waiting[0][0] == q:
                     return
             g >>= bits
@@ -413,13 +419,17 @@ def frontier(
                     grown = _pending(waiting, b, w)
                     # a chosen member that is not needed here or later makes the
                     # set not minimal, and taking more can only make that worse
-                    if not all(critical(g, p, e[0], e[1]) for e in grown):
-                        break
-                    taken = _taking(shift, cls, k, masks)
-                    if final:
-                        settle(g, grown, best, hist, taken)
+                    for e in grown:
+                        if not critical(g, p, e[0], e[1]):
+                            break
                     else:
-                        put(nxt, (g, grown), best, hist, taken)
+                        taken = _taking(shift, cls, k, masks)
+                        if final:
+                            settle(g, grown, best, hist, taken)
+                        else:
+                            put(nxt, (g, grown), best, hist, taken)
+                        continue
+                    break
             if not final:
                 states = nxt
                 if len(states) > max_states:
