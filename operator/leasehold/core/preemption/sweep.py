@@ -310,12 +310,6 @@ class _Packed:
         guards, wanted = test
         return ((g | guards) - wanted) & guards != guards
 
-    def reachable(self, g: int, p: int) -> bool:
-        """Whether every point from ``p`` on can still be covered by adding all the
-        classes that start at ``p`` or later."""
-        guards = self.guards[p]
-        return ((g + self.reach[p]) | guards) - self.deficit[p] & guards == guards
-
 
 def _pending(waiting: Waiting, b: int, w: int) -> Waiting:
     """Add a chosen class of ``w`` nodes a member that still has to be critical
@@ -390,6 +384,7 @@ def frontier(
                     return
             g >>= bits
             # every point ahead can still be covered by the classes still to come
+            # (one SWAR comparison: a field borrows its guard bit where it falls short)
             if ((g + reach) | guards) - ahead & guards != guards:
                 return
             for e in waiting:
