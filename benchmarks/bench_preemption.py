@@ -39,6 +39,11 @@ Settings:
 
     python benchmarks/bench_preemption.py [--setting papers|scale|simulated|all]
                                           [--probes N] [--seed S] [--repeat N]
+                                          [--jobs N] [--nodes N]
+
+``--jobs`` sets the papers setting's external leases (default 600: the more, the
+longer the queue of reservations the probes meet); ``--nodes`` the scale setting's
+nodes, its queued reservations scaled with them (one per node).
 """
 
 from __future__ import annotations
@@ -206,16 +211,17 @@ PAPERS_JOBS = 600
 PAPERS_MIX = TypeMix(local=0.0, nonpreemptable=0.0, slack=(1.5, 4.0))
 
 
-def papers_workload(seed: int) -> list[Request]:
-    """The first 600 jobs of Lublin99's ``papers`` preset (about 4 VMs and 2 h on
+def papers_workload(seed: int, jobs: int = PAPERS_JOBS) -> list[Request]:
+    """The first ``jobs`` jobs of Lublin99's ``papers`` preset (about 4 VMs and 2 h on
     average, 3,000 jobs in two weeks), as external leases."""
-    return mixed_requests(generate(PAPERS_JOBS, seed, PAPERS), PAPERS_MIX, seed)
+    return mixed_requests(generate(jobs, seed, PAPERS), PAPERS_MIX, seed)
 
 
-def papers(probes: int, seed: int, repeat: int) -> tuple[list[Probe], list[str]]:
+def papers(probes: int, seed: int, repeat: int, size: int | None = None
+           ) -> tuple[list[Probe], list[str]]:
     probe_rng = Random(seed + 1)
     sizes = iter([job.nodes for job in generate(probes, seed + 1, PAPERS)])
-    jobs = papers_workload(seed)
+    jobs = papers_workload(seed, size or PAPERS_JOBS)
     last = jobs[-1].submitted
     instants = [last * (0.1 + 0.9 * k / probes) for k in range(probes)]
     taken: list[Probe] = []
@@ -275,16 +281,16 @@ def scale_vms(rng: Random) -> tuple[int, Shape]:
                       rng.randrange(2048, 8193, 512))
 
 
-def scale_state(rng: Random) -> Scheduler:
+def scale_state(rng: Random, nodes: int = SCALE_NODES) -> Scheduler:
     """1,000 best-effort leases that are ready only 0.5-6 h from now, so they hold
     reservations (conservative backfilling); then leases of 1-24 h that start now,
     submitted one at a time until the pool is full.
 
     A lease queued behind a full pool would get its reservation too, but finding
     that slot scans the pool's future for each of them: minutes for 1,000."""
-    sched = Scheduler([PoolSpec("big", SCALE_NODES, 8000, 32768)],
+    sched = Scheduler([PoolSpec("big", nodes, 8000, 32768)],
                       SchedulerConfig(policy="nop", backfilling=Backfilling.CONSERVATIVE))
-    for i in range(SCALE_QUEUED):
+    for i in range(SCALE_QUEUED * nodes // SCALE_NODES):
         vms, shape = scale_vms(rng)
         ready = round(rng.uniform(0.5 * HOUR, 6 * HOUR))
         sched.submit(Request(name=f"q{i:04d}", type=rng.choice(EXTERNAL_TYPES[:2]), vms=vms,
@@ -310,17 +316,19 @@ def scale_state(rng: Random) -> Scheduler:
     return sched
 
 
-def scale(probes: int, seed: int, repeat: int) -> tuple[list[Probe], list[str]]:
+def scale(probes: int, seed: int, repeat: int, size: int | None = None
+          ) -> tuple[list[Probe], list[str]]:
+    nodes = size or SCALE_NODES
     rng, probe_rng = Random(seed), Random(seed + 1)
     t0 = time.process_time()
-    sched = scale_state(rng)
+    sched = scale_state(rng, nodes)
     built = time.process_time() - t0
     phases = [st.phase for st in sched.leases()]
     running = phases.count(Phase.RUNNING)
     reserved = phases.count(Phase.SCHEDULED)
     pool = sched.slots.pools["big"]
-    used_cpu = 1 - pool.cpu_free.at(0) / (SCALE_NODES * 8000)
-    used_mem = 1 - pool.mem_free.at(0) / (SCALE_NODES * 32768)
+    used_cpu = 1 - pool.cpu_free.at(0) / (nodes * 8000)
+    used_mem = 1 - pool.mem_free.at(0) / (nodes * 32768)
     taken: list[Probe] = []
     tries = 0
     while len(taken) < probes and tries < 20 * probes:
@@ -343,11 +351,12 @@ def scale(probes: int, seed: int, repeat: int) -> tuple[list[Probe], list[str]]:
 SIMULATED_JOBS = 3000
 
 
-def simulated(probes: int, seed: int, repeat: int) -> tuple[list[Probe], list[str]]:
+def simulated(probes: int, seed: int, repeat: int, size: int | None = None
+              ) -> tuple[list[Probe], list[str]]:
     """Times every ``Preemptor.preempt`` call of a simulation per set policy;
-    ``probes`` and ``repeat`` do not apply (each decision happens once, and changes
-    the state)."""
-    del probes, repeat
+    ``probes``, ``repeat`` and ``size`` do not apply (each decision happens once, and
+    changes the state)."""
+    del probes, repeat, size
     requests = mixed_requests(generate(SIMULATED_JOBS, seed, PAPERS), TypeMix(), seed)
     pool = PoolSpec("rp", PAPERS_NODES, 1000, 1024, exclusive=True)
     load = sum(r.vms * r.duration for r in requests) / (PAPERS_NODES * requests[-1].submitted)
@@ -461,10 +470,11 @@ def slow_warnings(rows: Sequence[Row]) -> list[str]:
             for r in rows if max(r.decision) > SLOW]
 
 
-SETTINGS: dict[str, tuple[str, int, Callable[[int, int, int], tuple[list[Probe], list[str]]]]] = {
+Make = Callable[[int, int, int, int | None], tuple[list[Probe], list[str]]]
+SETTINGS: dict[str, tuple[str, int, Make]] = {
     "papers": ("papers: 32 exclusive one-core nodes, Lublin99 workload, conservative",
                200, papers),
-    "scale": ("scale: 1,000 shared nodes of 8 cores and 32 GiB", 20, scale),
+    "scale": ("scale: shared nodes of 8 cores and 32 GiB (1,000 unless --nodes)", 20, scale),
     "simulated": ("simulated: every decision of a simulation on 32 one-core nodes", 0,
                   simulated),
 }
@@ -476,6 +486,8 @@ def main() -> None:
     ap.add_argument("--probes", type=int,
                     help="decisions per setting (default: papers 200, scale 20)")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--jobs", type=int, help=f"papers: external leases (default {PAPERS_JOBS})")
+    ap.add_argument("--nodes", type=int, help=f"scale: nodes (default {SCALE_NODES})")
     ap.add_argument("--repeat", type=int, default=3,
                     help="timed calls per step, the least kept (a call over 0.1 s: one)")
     args = ap.parse_args()
@@ -483,11 +495,13 @@ def main() -> None:
         ap.error("--repeat and --probes must be at least 1")
     print(f"{datetime.date.today().isoformat()}; {platform.platform()};"
           f" {platform.python_implementation()} {platform.python_version()};"
-          f" os.cpu_count()={os.cpu_count()}; seed {args.seed}, repeat {args.repeat}")
+          f" os.cpu_count()={os.cpu_count()}; seed {args.seed}, repeat {args.repeat},"
+          f" jobs {args.jobs or PAPERS_JOBS}, nodes {args.nodes or SCALE_NODES}")
     for key in SETTINGS if args.setting == "all" else (args.setting,):
         title, default_probes, make = SETTINGS[key]
         t0 = time.process_time()
-        probes, notes = make(args.probes or default_probes, args.seed, args.repeat)
+        size = {"papers": args.jobs, "scale": args.nodes}.get(key)
+        probes, notes = make(args.probes or default_probes, args.seed, args.repeat, size)
         print(f"\n## {title}\n")
         if key == "simulated":
             print("\n".join(notes))

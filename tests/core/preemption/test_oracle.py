@@ -296,3 +296,59 @@ def test_narrowing_keeps_the_room_of_every_set_it_keeps(inst):
     # the candidates it keeps can still make room when all of them can
     if room(inst, frozenset(range(len(inst.candidates)))) >= inst.need:
         assert view.room(range(n)) >= inst.need or room(inst, frozenset()) >= inst.need
+
+
+# ---- the sweep on queues: many short reservations, a few long leases --------------------
+@st.composite
+def queues(draw) -> Instance:
+    """An exclusive pool as the papers probes meet it: a few running leases over the
+    whole window and queued reservations of every span, so that several chosen
+    leases wait at once to be critical, with different deadlines."""
+    width = draw(st.integers(3, 8))
+    free = tuple(draw(st.lists(st.integers(0, 2), min_size=width, max_size=width)))
+    cands = []
+    for i in range(draw(st.integers(4, 10))):
+        if draw(st.integers(0, 3)) == 0:  # running: from the window's start on
+            lo, hi = 0, draw(st.sampled_from([width, width, draw(st.integers(1, width))]))
+        else:
+            lo = draw(st.integers(0, width - 1))
+            hi = draw(st.integers(lo + 1, min(width, lo + 3)))
+        nodes = draw(st.integers(1, 4))
+        cost = draw(st.sampled_from([0, 3, 3, 7, 10]))
+        victim = Victim(name=f"l{i}", action="replan", vms=nodes, overhead=cost / 1e6,
+                        vacate=0.0, since=0, submitted=0, seq=i)
+        cands.append(Candidate(victim, cost, (Part(0, lo, hi, (nodes,)),)))
+    need = draw(st.integers(3, 9))
+    return Instance("p", need, 0, (Bin((free,), (1,)),), tuple(cands), now=0.0)
+
+
+def minimal_by_mask(inst: Instance) -> list[tuple[int, ...]]:
+    """The oracle's minimal sets, by bit mask (every subset's room once; minimal:
+    feasible, and infeasible without any one member)."""
+    n = len(inst.candidates)
+    ok = [room(inst, frozenset(i for i in range(n) if m >> i & 1)) >= inst.need
+          for m in range(1 << n)]
+    return [tuple(i for i in range(n) if m >> i & 1) for m in range(1, 1 << n)
+            if ok[m] and not any(ok[m & ~(1 << i)] for i in range(n) if m >> i & 1)]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(queues(), st.sampled_from(["all", "moml", "mlip", "mov"]))
+def test_the_sweep_on_queues_of_reservations_matches_the_oracle(inst, mode):
+    sets = minimal_by_mask(inst)
+    keep = sweep.ALL if mode == "all" else sweep.summary(preemption_policy(mode))
+    best, hist = sweep.frontier(inst, keep=keep)
+    if mode in ("all", "moml"):
+        assert hist == Counter(stats(inst, s)[2] for s in sets)
+    else:
+        assert sum(hist.values()) == len(sets)
+    if mode == "all":
+        want = {}
+        for s in sets:
+            n, v, cost, names = stats(inst, s)
+            if (n, v) not in want or (cost, names) < want[(n, v)][:2]:
+                want[(n, v)] = (cost, names, s)
+        assert best == want
+    else:
+        policy = preemption_policy(mode)
+        assert decide(policy, [inst], config(policy=mode)).members == oracle_choice(inst, mode)

@@ -15,8 +15,10 @@ on, and nothing else:
   capped at the deficit plus the most one candidate active there gives back — past
   that the point is covered and nobody can be critical there, whatever is added —
   packed into one integer (:class:`_Packed`);
-* per point, the fewest nodes of a chosen class that still has to be critical by
-  then (a shortfall that makes it critical makes the larger ones critical too).
+* the chosen classes that still have to be critical, each by the end of its range:
+  of two, one ending no later and of no more nodes than the other, only that one
+  (a shortfall that makes it critical makes the other critical too, before both
+  ends), so the list is short and histories that differ only there merge.
 
 At each point the classes starting there are taken (none, one, ... all of their
 members), the deficit is checked, what it makes critical is struck off, what had to
@@ -45,6 +47,10 @@ get the same future additions, and for two sets of equal size, comparing their
 sorted names with or without a common disjoint addition gives the same answer —
 the first difference is the smallest element of their symmetric difference, which
 with candidates indexed in name order is the lowest bit of the XOR of two masks.
+For the same reason a state's summaries need not be rewritten when it takes
+members: what taking adds to every set of a summary is kept beside it as a shift
+(:data:`Shift`), composed with the next, and applied only where two states meet
+or at the end — most states never meet another.
 """
 
 from __future__ import annotations
@@ -67,14 +73,19 @@ from .instance import Instance
 Entry = tuple[int, int, int, int]
 Best = dict[object, Entry]
 #: chosen classes that have not been critical yet: (point they must be by, nodes
-#: of one member), one per point, in point order
+#: of one member), none implied by another (see :func:`_pending`): by point
+#: ascending, nodes descending
 Waiting = tuple[tuple[int, int], ...]
 #: what the future of a state depends on: the cover (see :class:`_Line`) and what
 #: is waiting to be critical
 Key = tuple[int, Waiting]
+#: what taking members adds to every partial set of a summary, not yet applied:
+#: (leases, VMs, overhead, members as a bit mask, ways to choose them)
+Shift = tuple[int, int, int, int, int]
 #: state -> [best, histogram: total overhead -> number of partial sets, whether
-#: the two are this state's own (else shared with another state: copy to change)].
-#: A list, not a class: the sweep makes and merges hundreds of thousands of them
+#: the two are this state's own (else shared with another state: copy to change),
+#: the shift still to apply to both (None: none)]. A list, not a class: the sweep
+#: makes and merges hundreds of thousands of them
 States = dict[Key, list[Any]]
 #: per (leases, VMs): (overhead, sorted names, member indices) of the best set
 Frontier = dict[tuple[int, int], tuple[int, tuple[str, ...], tuple[int, ...]]]
@@ -130,18 +141,44 @@ def _better(a: Entry, b: Entry, order: Callable[[Entry], tuple[int, ...]]) -> bo
     return bool(diff & -diff & a[3])
 
 
-def _merge(into: States, key: Key, best: Best, hist: dict[int, int],
-           order: Callable[[Entry], tuple[int, ...]]) -> None:
-    """Fold ``best`` and ``hist`` into state ``key`` of ``into``. Summaries are
-    shared between states until two meet: only then is one copied (and owned)."""
+def _apply(best: Best, hist: dict[int, int], shift: Shift, keep: Summary
+           ) -> tuple[Best, dict[int, int]]:
+    """The summaries with ``shift`` applied: every partial set gains the same
+    members, so the best of a slot stays the best (uniform additions keep every
+    ranking, and a common disjoint mask keeps the name order); counts multiply."""
+    slot, order = keep.slot, keep.order
+    dn, dv, dh, dmask, ways = shift
+    out: Best = {}
+    for n, v, h, chosen in best.values():
+        entry = (n + dn, v + dv, h + dh, chosen | dmask)
+        key = slot(entry[0], entry[1])
+        cur = out.get(key)
+        if cur is None or _better(entry, cur, order):
+            out[key] = entry
+    if not keep.histogram:  # the count is all that is kept: under one key
+        return out, {h: n * ways for h, n in hist.items()}
+    return out, {h + dh: n * ways for h, n in hist.items()}
+
+
+def _merge(into: States, key: Key, best: Best, hist: dict[int, int], shift: Shift | None,
+           keep: Summary) -> None:
+    """Fold ``best`` and ``hist`` (``shift`` still to apply) into state ``key`` of
+    ``into``. Summaries are shared between states, and shifts left pending, until
+    two states meet: only then are they applied, and one copy owned. Most states
+    never meet another, so most shifts are never applied but composed."""
     old = into.get(key)
     if old is None:
-        into[key] = [best, hist, False]
+        into[key] = [best, hist, False, shift]
         return
-    old_best, old_hist, owned = old
-    if not owned:
-        old_best, old_hist = old[0], old[1] = old_best.copy(), old_hist.copy()
-        old[2] = True
+    old_best, old_hist, owned, old_shift = old
+    if old_shift is not None:
+        old_best, old_hist = _apply(old_best, old_hist, old_shift, keep)
+    elif not owned:
+        old_best, old_hist = old_best.copy(), old_hist.copy()
+    old[:] = old_best, old_hist, True, None
+    if shift is not None:
+        best, hist = _apply(best, hist, shift, keep)
+    order = keep.order
     for k, v in best.items():
         cur = old_best.get(k)
         if cur is None or _better(v, cur, order):
@@ -150,25 +187,15 @@ def _merge(into: States, key: Key, best: Best, hist: dict[int, int],
         old_hist[h] = old_hist.get(h, 0) + n
 
 
-def _take(
-    best: Best, hist: dict[int, int], cls: Class, k: int, keep: Summary
-) -> tuple[Best, dict[int, int]]:
-    """The summaries after also taking ``k`` members of ``cls``: its ``k`` smallest
-    names, ``C(m, k)`` ways."""
-    slot, order, histogram = keep.slot, keep.order, keep.histogram
+def _taking(shift: Shift | None, cls: Class, k: int, masks: list[int]) -> Shift:
+    """``shift`` followed by taking ``k`` members of ``cls`` (``masks[k]``: its
+    ``k`` smallest names), ``C(m, k)`` ways."""
     _, _, _, vms, cost, members = cls
-    add, mask = k * cost, sum(1 << i for i in members[:k])
-    taken: Best = {}
-    for n, v, h, chosen in best.values():
-        entry = (n + k, v + k * vms, h + add, chosen | mask)
-        key = slot(entry[0], entry[1])
-        cur = taken.get(key)
-        if cur is None or _better(entry, cur, order):
-            taken[key] = entry
     ways = comb(len(members), k)
-    if not histogram:  # the count is all that is kept: under one key
-        return taken, {h: n * ways for h, n in hist.items()}
-    return taken, {h + add: n * ways for h, n in hist.items()}
+    if shift is None:
+        return k, k * vms, k * cost, masks[k], ways
+    dn, dv, dh, dmask, w = shift
+    return dn + k, dv + k * vms, dh + k * cost, dmask | masks[k], w * ways
 
 
 @dataclass(frozen=True, slots=True)
@@ -283,27 +310,22 @@ class _Packed:
         guards, wanted = test
         return ((g | guards) - wanted) & guards != guards
 
-    def reachable(self, g: int, p: int) -> bool:
-        """Whether every point from ``p`` on can still be covered by adding all the
-        classes that start at ``p`` or later."""
-        guards = self.guards[p]
-        return ((g + self.reach[p]) | guards) - self.deficit[p] & guards == guards
-
 
 def _pending(waiting: Waiting, b: int, w: int) -> Waiting:
-    """Add a chosen class that still has to be critical before point ``b``. Of
-    several that must before the same point, the one of fewest nodes is the
-    hardest: a shortfall that makes it critical makes the others critical too."""
-    out, done = [], False
+    """Add a chosen class of ``w`` nodes a member that still has to be critical
+    before point ``b``. Every waiting class is active from the current point to its
+    own deadline, so of two with deadlines ``b1 <= b2`` and nodes ``w1 <= w2`` the
+    second is critical wherever the first is (a shortfall without ``w1`` is one
+    without ``w2``), at a point before both deadlines: only the first is kept. The
+    tuple stays sorted by deadline, nodes falling: fewer distinct states merge."""
+    out = []
     for e in waiting:
-        if e[0] == b:
-            out.append((b, min(w, e[1])))
-            done = True
-        else:
+        if e[0] <= b and e[1] <= w:
+            return waiting  # the new one is critical whenever e is
+        if not (e[0] >= b and e[1] >= w):  # else e is critical whenever the new one is
             out.append(e)
-    if not done:
-        out.append((b, w))
-        out.sort()
+    out.append((b, w))
+    out.sort()
     return tuple(out)
 
 
@@ -324,50 +346,98 @@ def frontier(
     starts: dict[int, list[Class]] = {}
     for cls in line.classes:
         starts.setdefault(cls[0], []).append(cls)
-    states: States = {(0, ()): [{slot(0, 0): (0, 0, 0, 0)}, {0: 1}, True]}
-    add, critical, reachable = packed.add, packed.can_be_critical, packed.reachable
+    states: States = {(0, ()): [{slot(0, 0): (0, 0, 0, 0)}, {0: 1}, True, None]}
+    add, critical = packed.add, packed.can_be_critical
     low, bits = packed.low, line.bits
+
+    def put(into: States, key: Key, best: Best, hist: dict[int, int],
+            shift: Shift | None) -> None:
+        old = into.get(key)
+        if old is None:  # by far the most common case: no call
+            into[key] = [best, hist, False, shift]
+        else:
+            _merge(into, key, best, hist, shift, keep)
+
     for p, d in enumerate(line.deficit):
+        # the deficit here, who is critical for it, what must have been by now;
+        # then the walk moves on and the states that cannot end well are dropped.
+        # Done as each state of the last class here is made (no dict in between)
+        q = p + 1
+        guards, ahead, reach = packed.guards[q], packed.deficit[q], packed.reach[q]
+        settled: States = {}
+
+        def settle(g: int, waiting: Waiting, best: Best, hist: dict[int, int],
+                   shift: Shift | None, d: int = d, q: int = q, guards: int = guards,
+                   ahead: int = ahead, reach: int = reach, settled: States = settled) -> None:
+            slack = (g & low) - d
+            if slack < 0:
+                return
+            if waiting:
+                # those critical here are struck off: the ones of more nodes than
+                # the slack, a prefix (nodes fall along the antichain)
+                i = 0
+                while i < len(waiting) and waiting[i][1] > slack:
+                    i += 1
+                if i:
+                    waiting = waiting[i:]
+                if waiting and waiting[0][0] == q:
+                    return
+            g >>= bits
+            # every point ahead can still be covered by the classes still to come
+            # (one SWAR comparison: a field borrows its guard bit where it falls short)
+            if ((g + reach) | guards) - ahead & guards != guards:
+                return
+            for e in waiting:
+                if not critical(g, q, e[0], e[1]):
+                    return
+            put(settled, (g, waiting), best, hist, shift)
+
+        here = starts.get(p, ())
+        if not here:
+            for (g, waiting), (best, hist, _, shift) in states.items():
+                settle(g, waiting, best, hist, shift)
         # classes starting here: take none, one, ... or all of their members
-        for cls in starts.get(p, ()):
-            b, w = cls[1], cls[2]
+        for j, cls in enumerate(here):
+            b, w, members = cls[1], cls[2], cls[5]
+            final = j == len(here) - 1
+            masks = [0]
+            for i in members:
+                masks.append(masks[-1] | 1 << i)
             nxt: States = {}
-            for key, (best, hist, _) in states.items():
-                _merge(nxt, key, best, hist, order)
-                g, waiting = key
-                for k in range(1, len(cls[5]) + 1):
+            for (g, waiting), (best, hist, _, shift) in states.items():
+                if final:
+                    settle(g, waiting, best, hist, shift)
+                else:
+                    put(nxt, (g, waiting), best, hist, shift)
+                for k in range(1, len(members) + 1):
                     g = add(g, p, b, w)
                     grown = _pending(waiting, b, w)
                     # a chosen member that is not needed here or later makes the
                     # set not minimal, and taking more can only make that worse
-                    if not all(critical(g, p, e[0], e[1]) for e in grown):
-                        break
-                    _merge(nxt, (g, grown), *_take(best, hist, cls, k, keep), order)
-            states = nxt
-            if len(states) > max_states:
-                return None
-        # the deficit here, who is critical for it, what must have been by now;
-        # then the walk moves on and the states that cannot end well are dropped
-        nxt = {}
-        for (g, waiting), (best, hist, _) in states.items():
-            slack = (g & low) - d
-            if slack < 0:
-                continue
-            if waiting:
-                waiting = tuple(e for e in waiting if e[1] <= slack)
-                if waiting and waiting[0][0] == p + 1:
-                    continue
-            g >>= bits
-            if not reachable(g, p + 1):
-                continue
-            if waiting and not all(critical(g, p + 1, e[0], e[1]) for e in waiting):
-                continue
-            _merge(nxt, (g, waiting), best, hist, order)
-        states = nxt
+                    for e in grown:
+                        if not critical(g, p, e[0], e[1]):
+                            break
+                    else:
+                        taken = _taking(shift, cls, k, masks)
+                        if final:
+                            settle(g, grown, best, hist, taken)
+                        else:
+                            put(nxt, (g, grown), best, hist, taken)
+                        continue
+                    break
+            if not final:
+                states = nxt
+                if len(states) > max_states:
+                    return None
+        states = settled
+        if len(states) > max_states:
+            return None
     best_all: Best = {}
     hist_all: Counter[int] = Counter()
-    for (_, waiting), (best, hist, _) in states.items():
+    for (_, waiting), (best, hist, _, shift) in states.items():
         if not waiting:
+            if shift is not None:
+                best, hist = _apply(best, hist, shift, keep)
             for k, v in best.items():
                 cur = best_all.get(k)
                 if cur is None or _better(v, cur, order):
