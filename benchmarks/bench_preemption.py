@@ -31,6 +31,8 @@ Settings:
   4,000 running leases and 1,000 reservations of best-effort leases (see
   :func:`scale_state`); preemptors of 1-16 VMs of 2 cores and 4 GiB for 1-4 h.
   Default 20 probes: the baselines' full instances take a fifth of a second.
+  ``--nodes N`` scales it: N nodes, N reservations, the pool filled as before (its
+  notes give the CPU seconds building the state took).
 * ``simulated``: not probes but the decisions a simulation really takes — the
   workload of ``compare_policies.py`` (32 one-core nodes, Lublin99's ``papers``
   preset: 3,000 requests, a third local) under each of ``mlip``, ``mov``, ``moml``;
@@ -39,6 +41,7 @@ Settings:
 
     python benchmarks/bench_preemption.py [--setting papers|scale|simulated|all]
                                           [--probes N] [--seed S] [--repeat N]
+                                          [--nodes N]
 """
 
 from __future__ import annotations
@@ -275,16 +278,17 @@ def scale_vms(rng: Random) -> tuple[int, Shape]:
                       rng.randrange(2048, 8193, 512))
 
 
-def scale_state(rng: Random) -> Scheduler:
-    """1,000 best-effort leases that are ready only 0.5-6 h from now, so they hold
-    reservations (conservative backfilling); then leases of 1-24 h that start now,
-    submitted one at a time until the pool is full.
+def scale_state(rng: Random, nodes: int = SCALE_NODES) -> Scheduler:
+    """A shared pool of ``nodes`` nodes (1,000) and as many best-effort leases that
+    are ready only 0.5-6 h from now, so they hold reservations (conservative
+    backfilling); then leases of 1-24 h that start now, submitted one at a time
+    until the pool is full.
 
     A lease queued behind a full pool would get its reservation too, but finding
     that slot scans the pool's future for each of them: minutes for 1,000."""
-    sched = Scheduler([PoolSpec("big", SCALE_NODES, 8000, 32768)],
+    sched = Scheduler([PoolSpec("big", nodes, 8000, 32768)],
                       SchedulerConfig(policy="nop", backfilling=Backfilling.CONSERVATIVE))
-    for i in range(SCALE_QUEUED):
+    for i in range(SCALE_QUEUED * nodes // SCALE_NODES):
         vms, shape = scale_vms(rng)
         ready = round(rng.uniform(0.5 * HOUR, 6 * HOUR))
         sched.submit(Request(name=f"q{i:04d}", type=rng.choice(EXTERNAL_TYPES[:2]), vms=vms,
@@ -310,17 +314,18 @@ def scale_state(rng: Random) -> Scheduler:
     return sched
 
 
-def scale(probes: int, seed: int, repeat: int) -> tuple[list[Probe], list[str]]:
+def scale(probes: int, seed: int, repeat: int, nodes: int = SCALE_NODES
+          ) -> tuple[list[Probe], list[str]]:
     rng, probe_rng = Random(seed), Random(seed + 1)
     t0 = time.process_time()
-    sched = scale_state(rng)
+    sched = scale_state(rng, nodes)
     built = time.process_time() - t0
     phases = [st.phase for st in sched.leases()]
     running = phases.count(Phase.RUNNING)
     reserved = phases.count(Phase.SCHEDULED)
     pool = sched.slots.pools["big"]
-    used_cpu = 1 - pool.cpu_free.at(0) / (SCALE_NODES * 8000)
-    used_mem = 1 - pool.mem_free.at(0) / (SCALE_NODES * 32768)
+    used_cpu = 1 - pool.cpu_free.at(0) / (nodes * 8000)
+    used_mem = 1 - pool.mem_free.at(0) / (nodes * 32768)
     taken: list[Probe] = []
     tries = 0
     while len(taken) < probes and tries < 20 * probes:
@@ -331,7 +336,7 @@ def scale(probes: int, seed: int, repeat: int) -> tuple[list[Probe], list[str]]:
         if probe is not None:
             taken.append(probe)
     notes = [
-        f"state at t=0: {running} running, {reserved} queued reservations, "
+        f"state at t=0 on {nodes} nodes: {running} running, {reserved} queued reservations, "
         f"{len(phases) - running - reserved} other; cpu {used_cpu:.0%} and memory "
         f"{used_mem:.0%} in use; built in {built:.1f} CPU s",
         f"{len(taken)} probes needed preemption out of {tries} drawn",
@@ -476,6 +481,9 @@ def main() -> None:
     ap.add_argument("--probes", type=int,
                     help="decisions per setting (default: papers 200, scale 20)")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--nodes", type=int, default=SCALE_NODES,
+                    help="scale: nodes of the shared pool (default 1000; as many"
+                         " reservations)")
     ap.add_argument("--repeat", type=int, default=3,
                     help="timed calls per step, the least kept (a call over 0.1 s: one)")
     args = ap.parse_args()
@@ -487,7 +495,12 @@ def main() -> None:
     for key in SETTINGS if args.setting == "all" else (args.setting,):
         title, default_probes, make = SETTINGS[key]
         t0 = time.process_time()
-        probes, notes = make(args.probes or default_probes, args.seed, args.repeat)
+        if key == "scale":
+            title = title.replace("1,000", f"{args.nodes:,}")
+            probes, notes = scale(args.probes or default_probes, args.seed, args.repeat,
+                                  args.nodes)
+        else:
+            probes, notes = make(args.probes or default_probes, args.seed, args.repeat)
         print(f"\n## {title}\n")
         if key == "simulated":
             print("\n".join(notes))
