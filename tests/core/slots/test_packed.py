@@ -174,3 +174,27 @@ def test_starts_read_off_a_neighbour_agree_with_a_fresh_table(ops):
         for t in (s, s + 3, s + 11):
             assert pool.fit(n, sh, d, t) == fresh.fit(n, sh, d, t), (i, t)
     assert pool.usage_violations() == []
+
+
+def _brute_free_window(pool: PackedPool, vms: int, shape: Shape, t: int) -> float:
+    """How long from ``t`` the VMs fit, by trying every integer length up to 200."""
+    if pool.fit(vms, shape, 0.0, t, t) is None:
+        return 0.0
+    longest = 0
+    for d in range(1, 200):
+        if pool.fit(vms, shape, d, t, t) is None:
+            return longest
+        longest = d
+    return inf
+
+
+@settings(max_examples=200, deadline=None)
+@given(raw=st.lists(st.tuples(st.integers(0, 60), st.integers(1, 30), st.integers(1, 4),
+                              st.sampled_from(SHAPES)), max_size=10),
+       vms=st.integers(1, 6), shape=st.sampled_from(SHAPES), t=st.integers(0, 60))
+def test_free_window_agrees_with_trying_every_length(raw, vms, shape, t):
+    pool = PackedPool(shared(6, cpu=4000, memory=8192))
+    for i, (s, d, n, sh) in enumerate(raw):
+        if pool.fit(n, sh, d, s, latest_start=s) is not None:
+            pool.book(booking(f"b{i}", s, s + d, n, sh))
+    assert pool.free_window(vms, shape, t) == _brute_free_window(pool, vms, shape, t)

@@ -467,9 +467,11 @@ class PackedPool(PoolTable):
         if self.fit(vms, shape, 0.0, t, t) is None:
             return 0.0
         # the window can only end where some node's free capacity drops; the VMs
-        # must keep their nodes, so test the whole span [t, q) up to the next step
-        bounds = sorted({x for prof in (*self.node_cpu, *self.node_mem)
-                         for x in prof.times if x > t})
+        # must keep their nodes, so test the whole span [t, q) up to the next step.
+        # The instants bookings start or end on nodes (indexed) are every node's
+        # steps, and maybe more: a span between two of them is as one step
+        times = self._step_times
+        bounds = times[bisect_right(times, t):]
         for k, p in enumerate(bounds):
             q = bounds[k + 1] if k + 1 < len(bounds) else p + 1
             if self.fit(vms, shape, q - t, t, t) is None:
