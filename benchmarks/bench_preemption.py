@@ -31,6 +31,8 @@ Settings:
   4,000 running leases and 1,000 reservations of best-effort leases (see
   :func:`scale_state`); preemptors of 1-16 VMs of 2 cores and 4 GiB for 1-4 h.
   Default 20 probes: the baselines' full instances take a fifth of a second.
+  ``--nodes N`` scales it: N nodes, N reservations, the pool filled as before (its
+  notes give the CPU seconds building the state took).
 * ``simulated``: not probes but the decisions a simulation really takes — the
   workload of ``compare_policies.py`` (32 one-core nodes, Lublin99's ``papers``
   preset: 3,000 requests, a third local) under each of ``mlip``, ``mov``, ``moml``;
@@ -282,9 +284,10 @@ def scale_vms(rng: Random) -> tuple[int, Shape]:
 
 
 def scale_state(rng: Random, nodes: int = SCALE_NODES) -> Scheduler:
-    """1,000 best-effort leases that are ready only 0.5-6 h from now, so they hold
-    reservations (conservative backfilling); then leases of 1-24 h that start now,
-    submitted one at a time until the pool is full.
+    """A shared pool of ``nodes`` nodes (1,000) and as many best-effort leases that
+    are ready only 0.5-6 h from now, so they hold reservations (conservative
+    backfilling); then leases of 1-24 h that start now, submitted one at a time
+    until the pool is full.
 
     A lease queued behind a full pool would get its reservation too, but finding
     that slot scans the pool's future for each of them: minutes for 1,000."""
@@ -339,7 +342,7 @@ def scale(probes: int, seed: int, repeat: int, size: int | None = None
         if probe is not None:
             taken.append(probe)
     notes = [
-        f"state at t=0: {running} running, {reserved} queued reservations, "
+        f"state at t=0 on {nodes} nodes: {running} running, {reserved} queued reservations, "
         f"{len(phases) - running - reserved} other; cpu {used_cpu:.0%} and memory "
         f"{used_mem:.0%} in use; built in {built:.1f} CPU s",
         f"{len(taken)} probes needed preemption out of {tries} drawn",
@@ -501,6 +504,8 @@ def main() -> None:
         title, default_probes, make = SETTINGS[key]
         t0 = time.process_time()
         size = {"papers": args.jobs, "scale": args.nodes}.get(key)
+        if key == "scale" and args.nodes:
+            title = title.replace("1,000", f"{args.nodes:,}")
         probes, notes = make(args.probes or default_probes, args.seed, args.repeat, size)
         print(f"\n## {title}\n")
         if key == "simulated":

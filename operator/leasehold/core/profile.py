@@ -41,8 +41,9 @@ class Profile:
         i = self._split(start)
         j = self._split(end) if end != inf else len(self.times)
         free = self.free
-        for k in range(i, j):
-            free[k] += delta
+        # one C-level pass: the pool-wide profiles of a large pool have thousands of
+        # steps under a long booking
+        free[i:j] = [f + delta for f in free[i:j]]
         times = self.times
         if j < len(times) and free[j] == free[j - 1]:
             del times[j], free[j]
@@ -54,6 +55,15 @@ class Profile:
         times = self.times
         i = bisect_right(times, start) - 1
         return min(self.free[i:max(i + 1, bisect_left(times, end))])
+
+    def drops_below(self, amount: int, t: float) -> float:
+        """The first instant from ``t`` on with less than ``amount`` free (``inf``:
+        none; at or before ``t`` if it is short at ``t``)."""
+        times, free = self.times, self.free
+        i, n = bisect_right(times, t) - 1, len(times)
+        while i < n and free[i] >= amount:
+            i += 1
+        return times[i] if i < n else inf
 
     def runs(self, amount: int, start: float, end: float) -> list[tuple[float, float]]:
         """The longest spans within ``[start, end)`` with ``amount`` free throughout,

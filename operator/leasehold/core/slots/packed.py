@@ -4,6 +4,12 @@ Every booking is placed on concrete nodes when it is made, and capacity is check
 per node and per resource at every instant of the window. Node choice: best fit in
 time — nodes that have had room only since shortly before the booking's start
 first, then node index — filling a node before moving on.
+
+At scale a booking reads only nodes that may hold it: per shape and searched start,
+the nodes with room there (derived from a neighbouring start's through an index of
+the instants nodes change at), those of them found short of a window (until given
+capacity back), and the nodes given capacity back by an instant (the only ones best
+fit in time ranks; the rest follow by index, lazily).
 """
 
 from __future__ import annotations
@@ -11,6 +17,8 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right, insort
 from collections import Counter
 from collections.abc import Iterable
+from heapq import heapify, heappop
+from itertools import chain
 from math import inf, nextafter
 
 from ..model import PoolSpec, Shape
@@ -26,6 +34,32 @@ _MAYBE_MAX = 50_000
 #: the most VMs of one shape per node whose spans are kept (beyond, a node's levels
 #: are too many to sweep, and a compression searches every window in full)
 _LEVELS_MAX = 64
+#: the starts a search fails at before it sweeps the nodes' levels for the first
+#: start that may hold its VMs
+_SWEEP_AFTER = 3
+#: a booking that spans at most this many remembered starts has its nodes' room
+#: asked at each; beyond, read off the nodes' spans of room
+_FEW_STARTS = 4
+
+
+def _minus(wide: list[tuple[float, float]], narrow: list[tuple[float, float]]
+           ) -> list[tuple[float, float]]:
+    """The spans of ``wide`` outside ``narrow`` (both in order, disjoint; every span
+    of ``narrow`` within one of ``wide``)."""
+    out: list[tuple[float, float]] = []
+    j = 0
+    for x, y in wide:
+        while j < len(narrow) and narrow[j][1] <= x:
+            j += 1
+        at = x
+        while j < len(narrow) and narrow[j][0] < y:
+            if narrow[j][0] > at:
+                out.append((at, narrow[j][0]))
+            at = max(at, narrow[j][1])
+            j += 1
+        if at < y:
+            out.append((at, y))
+    return out
 
 
 class PackedPool(PoolTable):
@@ -88,6 +122,28 @@ class PackedPool(PoolTable):
         #: per shape, the spans of time (from the present on) in which each node
         #: holds a VM of the shape, kept until the node's bookings change
         self._rooms: dict[Shape, Rooms] = {}
+        #: the nodes' capacity changes, indexed by instant: the distinct instants
+        #: (sorted) at which a booking starts or ends on some node, and per instant
+        #: those nodes (with multiplicity). A node's room at two instants differs only
+        #: if it changes between them: a new start's nodes with room are read off a
+        #: remembered neighbour's plus the few nodes that change in between
+        self._step_times: list[float] = []
+        self._steps_on: dict[float, Counter[int]] = {}
+        #: the same for booking ends alone: only a node given capacity back at or
+        #: before a start can have had room only since some instant (best fit in time
+        #: ranks just those; every other node with room has had it always)
+        self._end_times: list[float] = []
+        self._ends_on: dict[float, Counter[int]] = {}
+        #: per shape and start, nodes with room there found short of a window: when
+        #: their room runs out (a bound from above, the node's version then). A
+        #: booking made only shortens room, so the bound holds until the node is
+        #: given capacity back (its version bumped). A node that has room at a start
+        #: but not for a window is passed over in one look, not a scan of its steps
+        #: (the nodes a future reservation blocks were looked at by every booking:
+        #: a tenth of the pool each, in the preemption benchmark's state)
+        self._short: dict[tuple[Shape, float], dict[int, tuple[float, int]]] = {}
+        self._short_kept = 64
+        self._version = [0] * spec.nodes
 
     def max_vms(self, shape: Shape) -> int:
         most = self._max.get(shape)
@@ -111,14 +167,18 @@ class PackedPool(PoolTable):
         # The earliest start is ``earliest`` or a booking end: between ends, usage
         # only rises. Candidates where the pool as a whole lacks cpu or memory are
         # skipped on the aggregate profiles; the survivors are checked node by node.
-        # Where the first fails, a sweep over the nodes' levels says from when the
-        # nodes may hold the VMs (a fragmented pool failed a dozen starts in a row).
+        # Where a few fail, a sweep over the nodes' levels says from when the nodes
+        # may hold the VMs (a fragmented pool failed a dozen starts in a row). Not
+        # at the first: the sweep brings every node changed since the last one's
+        # levels up to date, for each shape asked, and most searches succeed at
+        # the second or third start (sweeping at the first failure was two thirds
+        # of the scale benchmark's CPU under EASY).
         if vms > self.max_vms(shape):
             return None
         need_cpu, need_mem = vms * shape.cpu, vms * shape.memory
         cpu, mem, ends = self.cpu_free, self.mem_free, self._ends
         t = earliest
-        swept = False
+        failed = 0
         while True:
             while True:
                 a = cpu.fit(need_cpu, duration, t, latest_start)
@@ -133,45 +193,111 @@ class PackedPool(PoolTable):
             if self._room_total(vms, shape, a, a + duration) >= vms:
                 self._found = (vms, shape, duration, a, earliest, self._given_count)
                 return a
-            if not swept:
-                swept = True
+            i = bisect_right(ends, a)
+            # past the last end the pool is empty (cannot happen); past
+            # ``latest_start`` nothing is asked (an EASY backfill asks at ``now`` alone)
+            if i == len(ends) or ends[i] > latest_start:
+                return None
+            failed += 1
+            if failed == _SWEEP_AFTER:
                 first = self._rooms_of(shape).first(vms, a, latest_start, duration)
                 if first is None:
                     return None
                 if first > a:
                     t = first
                     continue
-            i = bisect_right(ends, a)
-            if i == len(ends):  # past the last end the pool is empty: cannot happen
-                return None
             t = ends[i]
-            if t > latest_start:
-                return None
 
     def _room_total(self, vms: int, shape: Shape, start: float, end: float) -> int:
         """The VMs of ``shape`` the nodes hold throughout ``[start, end)``, counted
         until there are ``vms``."""
-        starts, maybe = self._maybe.setdefault(shape, ([], {}))
-        nodes = maybe.get(start)
-        cpu, mem, c, m = self.node_cpu, self.node_mem, shape.cpu, shape.memory
-        if nodes is None:
-            nodes = {n for n in range(self.spec.nodes)
-                     if cpu[n].at(start) >= c and mem[n].at(start) >= m}
-            if len(starts) > _MAYBE_MAX:
-                starts.clear()
-                maybe.clear()
-            maybe[start] = nodes
-            insort(starts, start)
+        nodes = self._with_room(shape, start)
+        cpu, mem, c = self.node_cpu, self.node_mem, shape.cpu
+        short = self._short.setdefault((shape, start), {})
+        version = self._version
         total = 0
         for node in nodes:  # the order does not matter: only whether there are vms
+            known = short.get(node)
+            if known is not None and known[0] < end and known[1] == version[node]:
+                continue
             # each has room at ``start``: only the rest of the window is in doubt
             low_cpu = cpu[node].min_over(start, end)
             if low_cpu < c:
+                short[node] = (self._room_until(node, shape, start), version[node])
                 continue
             total += fit_count(low_cpu, mem[node].min_over(start, end), shape)
             if total >= vms:
                 break
         return total
+
+    def _room_until(self, node: int, shape: Shape, start: float) -> float:
+        """When ``node``, with room for a VM of ``shape`` at ``start``, first has none."""
+        return min(self.node_cpu[node].drops_below(shape.cpu, start),
+                   self.node_mem[node].drops_below(shape.memory, start))
+
+    def _with_room(self, shape: Shape, start: float) -> set[int]:
+        """The nodes with room for a VM of ``shape`` at ``start`` (a set kept exact by
+        every booking since; it may also hold a node the booking under trial
+        leaves room on, which every reader checks anyway). A start not remembered
+        yet is read off the nearest remembered one: its set, with the nodes whose
+        capacity changes between the two looked at again. Only the first start of a
+        shape, or one far from any other, reads every node."""
+        starts, maybe = self._maybe.setdefault(shape, ([], {}))
+        nodes = maybe.get(start)
+        if nodes is not None:
+            return nodes
+        cpu, mem, c, m = self.node_cpu, self.node_mem, shape.cpu, shape.memory
+        near, changed = self._nearest(starts, start)
+        if near is None:
+            nodes = {n for n in range(self.spec.nodes)
+                     if cpu[n].at(start) >= c and mem[n].at(start) >= m}
+        else:
+            nodes = set(maybe[near])
+            for n in changed:
+                if cpu[n].at(start) >= c and mem[n].at(start) >= m:
+                    nodes.add(n)
+                else:
+                    nodes.discard(n)
+        if len(starts) > _MAYBE_MAX:
+            starts.clear()
+            maybe.clear()
+        maybe[start] = nodes
+        insort(starts, start)
+        return nodes
+
+    def _nearest(self, starts: list[float], start: float) -> tuple[float | None, set[int]]:
+        """Of the remembered ``starts``, the one fewest capacity changes away from
+        ``start`` and the nodes that change in between (with those of a booking
+        under trial, not remembered as changed); ``None`` when every node is as
+        cheap to look at."""
+        i = bisect_left(starts, start)
+        times = self._step_times
+        best: tuple[int, float] | None = None
+        for near in starts[max(i - 1, 0):i + 1]:
+            low, high = min(near, start), max(near, start)
+            # a node's room at ``low`` and ``high`` differ only if it changes in
+            # (low, high]
+            count = bisect_right(times, high) - bisect_right(times, low)
+            if best is None or count < best[0]:
+                best = (count, near)
+        if best is None or best[0] > self.spec.nodes // 4:
+            return None, set()
+        near = best[1]
+        low, high = min(near, start), max(near, start)
+        changed: set[int] = set()
+        for t in times[bisect_right(times, low):bisect_right(times, high)]:
+            changed.update(self._steps_on[t])
+        if self._trial is not None:
+            changed.update(self._trial.nodes or ())
+        return near, changed
+
+    def _ended_by(self, start: float, limit: int) -> set[int] | None:
+        """The nodes on which some booking ends at or before ``start``; ``None`` when
+        they come from more than ``limit`` instants (cheaper to ask each node)."""
+        k = bisect_right(self._end_times, start)
+        if k > limit:
+            return None
+        return set().union(*(self._ends_on[t] for t in self._end_times[:k]))
 
     def move_earlier(self, booking: Booking, earliest: float, length: float) -> float | None:
         # A compression tries thousands of bookings, most of which cannot move, on a
@@ -229,7 +355,7 @@ class PackedPool(PoolTable):
                             continue
                         t = self.fit(vms, shape, length, first, high)
                         if t is not None:
-                            self._remaybe(booking, set(booking.nodes or ()))
+                            self._remaybe(booking, Counter(booking.nodes or ()), +1)
                             trial.commit()
                             # the windows before ``t`` had no start: so had the others
                             self._found = (vms, shape, length, t, earliest,
@@ -311,11 +437,18 @@ class PackedPool(PoolTable):
         """The longest spans within ``[start, end)``, in order, in which ``node``
         holds a VM of ``shape`` throughout, of those ``at_least`` that long (at
         least some time)."""
-        cpu = [r for r in self.node_cpu[node].runs(shape.cpu, start, end)
+        return self._free_runs(node, shape.cpu, shape.memory, start, end, at_least)
+
+    def _free_runs(self, node: int, cpu_amount: int, mem_amount: int, start: float,
+                   end: float, at_least: float = 0.0) -> list[tuple[float, float]]:
+        """The longest spans within ``[start, end)``, in order, in which ``node``
+        has ``cpu_amount`` and ``mem_amount`` free throughout, of those ``at_least``
+        that long (at least some time)."""
+        cpu = [r for r in self.node_cpu[node].runs(cpu_amount, start, end)
                if r[1] - r[0] >= at_least]
         if not cpu:  # cpu first: it is most often what is short
             return cpu
-        mem = self.node_mem[node].runs(shape.memory, start, end)
+        mem = self.node_mem[node].runs(mem_amount, start, end)
         out: list[tuple[float, float]] = []
         i = j = 0
         while i < len(cpu) and j < len(mem):  # both at once: the intersections
@@ -345,9 +478,11 @@ class PackedPool(PoolTable):
         if self.fit(vms, shape, 0.0, t, t) is None:
             return 0.0
         # the window can only end where some node's free capacity drops; the VMs
-        # must keep their nodes, so test the whole span [t, q) up to the next step
-        bounds = sorted({x for prof in (*self.node_cpu, *self.node_mem)
-                         for x in prof.times if x > t})
+        # must keep their nodes, so test the whole span [t, q) up to the next step.
+        # The instants bookings start or end on nodes (indexed) are every node's
+        # steps, and maybe more: a span between two of them is as one step
+        times = self._step_times
+        bounds = times[bisect_right(times, t):]
         for k, p in enumerate(bounds):
             q = bounds[k + 1] if k + 1 < len(bounds) else p + 1
             if self.fit(vms, shape, q - t, t, t) is None:
@@ -362,22 +497,37 @@ class PackedPool(PoolTable):
         idle now and could take backfilled work until it begins (first fit by index
         fragments the plan: +35% mean wait on the SDSC Blue trace, conservative).
         Ties: node index. A node is filled before the next is used."""
-        # where a search has counted the nodes with room at ``start`` (a set kept
-        # exact by every booking since), only those can hold a VM there: the
-        # others are not looked at (every node was, 2.95 s of an 18 s profile of
-        # the scale benchmark's core). The sort below decides the order either way.
-        known = self._maybe.get(shape, ((), {}))[1].get(start)
-        nodes = range(self.spec.nodes) if known is None else known
-        rooms = [(node, self.room(node, shape, start, end)) for node in nodes]
-        order = sorted(
-            ((-max(self.node_cpu[node].free_since(shape.cpu, start),
-                   self.node_mem[node].free_since(shape.memory, start)), node, room)
-             for node, room in rooms if room > 0),
-        )
+        # Only nodes with room at ``start`` are looked at (the search that found the
+        # start has counted them), and of those, lazily in rank order, only until
+        # the VMs are placed: every node read each booking was 15 of the 26 CPU-s of
+        # building the preemption benchmark's 1,000-node state, growing as the square
+        # of the nodes. A node that has had room only since some instant must have
+        # been given capacity back then: a booking on it ends at or before
+        # ``start``. Only those are ranked by that instant; every other node with
+        # room has had it always and comes after them, by index.
+        nodes = self._with_room(shape, start)
+        cpu, mem, c, m = self.node_cpu, self.node_mem, shape.cpu, shape.memory
+        ended = self._ended_by(start, len(nodes))
+        ranked = sorted(
+            (-since, node) for node in (nodes if ended is None else ended & nodes)
+            if (since := max(cpu[node].free_since(c, start),
+                             mem[node].free_since(m, start))) != -inf)
+        first = {node for _, node in ranked}
+        rest = [node for node in nodes if node not in first]
+        heapify(rest)
+        short = self._short.setdefault((shape, start), {})
+        version = self._version
         picked: list[int] = []
-        for _, node, room in order:
-            take = min(room, vms - len(picked))
-            picked.extend([node] * take)
+        for node in chain((node for _, node in ranked),
+                          (heappop(rest) for _ in range(len(rest)))):
+            known = short.get(node)
+            if known is not None and known[0] < end and known[1] == version[node]:
+                continue
+            room = self.room(node, shape, start, end)
+            if room <= 0:
+                short[node] = (self._room_until(node, shape, start), version[node])
+                continue
+            picked.extend([node] * min(room, vms - len(picked)))
             if len(picked) == vms:
                 return tuple(picked)
         raise RuntimeError(f"slot table inconsistent: no room for {vms} VMs at {start}")
@@ -388,32 +538,83 @@ class PackedPool(PoolTable):
         self.cpu_free.add(b.start, b.end, sign * b.vms * cpu)
         self.mem_free.add(b.start, b.end, sign * b.vms * mem)
         nodes = Counter(b.nodes or ())
+        self._index(self._step_times, self._steps_on, b.start, nodes, sign)
+        if b.end != inf:
+            self._index(self._step_times, self._steps_on, b.end, nodes, sign)
+            self._index(self._end_times, self._ends_on, b.end, nodes, sign)
         for node, count in nodes.items():
+            if sign > 0:
+                self._version[node] += 1
             self.node_cpu[node].add(b.start, b.end, sign * count * cpu)
             self.node_mem[node].add(b.start, b.end, sign * count * mem)
-            for rooms in self._rooms.values():
-                rooms.forget(node)
+        for rooms in self._rooms.values():
+            rooms.forget_all(nodes)
         if b is not self._trial:
-            self._remaybe(b, nodes)
+            self._remaybe(b, nodes, sign)
 
-    def _remaybe(self, b: Booking, nodes: Iterable[int]) -> None:
-        """The remembered starts ``b`` spans: whether its nodes have room there now,
-        read off each node's spans of room rather than at every start."""
+    @staticmethod
+    def _index(times: list[float], on: dict[float, Counter[int]], t: float,
+               nodes: Counter[int], sign: int) -> None:
+        """Note (sign -1) or forget (sign +1) a change of ``nodes`` at ``t``."""
+        got = on.get(t)
+        if sign < 0:
+            if got is None:
+                got = on[t] = Counter()
+                insort(times, t)
+            got.update(nodes.keys())
+            return
+        assert got is not None
+        got.subtract(nodes.keys())
+        for node in nodes:
+            if got[node] <= 0:
+                del got[node]
+        if not got:
+            del on[t]
+            del times[bisect_left(times, t)]
+
+    def _remaybe(self, b: Booking, nodes: Counter[int], sign: int) -> None:
+        """The remembered starts ``b`` spans: whether its nodes have room there now
+        that it was booked (sign -1: room only lost) or given back (+1: only
+        gained). Where the booking spans a few starts (as under EASY, which asks at
+        the present alone) each node is asked at each; else only the starts in the
+        spans where a node's room changed are visited, read off its spans of room
+        with and without the booking (every start it spans, for every node, was
+        half the CPU of building the preemption benchmark's 2,000-node state:
+        running leases span every queued reservation's start)."""
+        cpu, mem = self.node_cpu, self.node_mem
+        bc, bm = b.shape.cpu, b.shape.memory
         for shape, (starts, maybe) in self._maybe.items():
             first, last = bisect_left(starts, b.start), bisect_left(starts, b.end)
             if first == last:
                 continue
-            for node in nodes:
-                k = first
-                for x, y in self._room_runs(node, shape, b.start, b.end):
-                    j = bisect_left(starts, x, k, last)
-                    for t in starts[k:j]:
-                        maybe[t].discard(node)
-                    k = bisect_left(starts, y, j, last)
-                    for t in starts[j:k]:
-                        maybe[t].add(node)
-                for t in starts[k:last]:
-                    maybe[t].discard(node)
+            c, m = shape.cpu, shape.memory
+            if last - first <= _FEW_STARTS:
+                for t in starts[first:last]:
+                    held = maybe[t]
+                    for node in nodes:
+                        if cpu[node].at(t) >= c and mem[node].at(t) >= m:
+                            held.add(node)
+                        else:
+                            held.discard(node)
+                continue
+            for node, count in nodes.items():
+                # with the booking, the node has ``count`` of its VMs less free:
+                # room for a VM without it and not with it is the changed room
+                if sign < 0:
+                    wide = self._free_runs(node, c - count * bc, m - count * bm,
+                                           b.start, b.end)
+                    narrow = self._room_runs(node, shape, b.start, b.end)
+                else:
+                    wide = self._room_runs(node, shape, b.start, b.end)
+                    narrow = self._free_runs(node, c + count * bc, m + count * bm,
+                                             b.start, b.end)
+                for x, y in _minus(wide, narrow):
+                    for t in starts[bisect_left(starts, x, first, last):
+                                    bisect_left(starts, y, first, last)]:
+                        if sign < 0:
+                            maybe[t].discard(node)
+                        else:
+                            maybe[t].add(node)
 
     def book(self, booking: Booking) -> None:
         given = self._given
@@ -464,13 +665,19 @@ class PackedPool(PoolTable):
             self._given_kept = max(len(self._given), 64)
             self._given_on = {node: kept for node, spans in self._given_on.items()
                               if (kept := [g for g in spans if g[2] > now])}
+        if len(self._short) > 2 * self._short_kept:
+            self._short = {key: v for key, v in self._short.items() if key[1] >= now}
+            self._short_kept = max(len(self._short), 64)
         self.cpu_free.prune(now)
         self.mem_free.prune(now)
         for starts, maybe in self._maybe.values():
-            i = bisect_left(starts, now)
-            for t in starts[:i]:
+            # the last start before ``now`` stays: kept exact like the others, it is
+            # the one the next present's nodes with room are read off (else each
+            # EASY step, which asks at ``now`` alone, read every node again)
+            i = bisect_left(starts, now) - 1
+            for t in starts[:max(i, 0)]:
                 del maybe[t]
-            del starts[:i]
+            del starts[:max(i, 0)]
 
     def usage_violations(self) -> list[str]:
         spec, bookings, total = self.spec, list(self.bookings), self.spec.total()

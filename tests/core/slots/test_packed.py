@@ -1,0 +1,200 @@
+"""Packed pools at scale: a booking's node choice reads only the nodes that can hold
+it, and stays the rule's (best fit in time, then index), checked against brute force."""
+
+from __future__ import annotations
+
+from math import inf
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from builders import shared
+from leasehold.core.model import Shape
+from leasehold.core.profile import Profile
+from leasehold.core.slots import Booking, PackedPool
+
+ONE = Shape(1000, 1024)
+SHAPES = [Shape(1000, 1024), Shape(2000, 512), Shape(500, 3072)]
+
+
+def booking(name: str, start: float, end: float, vms: int = 1, shape: Shape = ONE,
+            nodes: tuple[int, ...] | None = None) -> Booking:
+    return Booking(name, "p", start, end, vms, shape, nodes, (("run", start, end),))
+
+
+class ReadLog(Profile):
+    """A node's profile that notes in a shared set when it is read."""
+
+    __slots__ = ("log", "node")
+
+    def __init__(self, capacity: int, node: int, log: set[int]) -> None:
+        super().__init__(capacity)
+        self.node, self.log = node, log
+
+    def at(self, t: float) -> int:
+        self.log.add(self.node)
+        return super().at(t)
+
+    def min_over(self, start: float, end: float) -> int:
+        self.log.add(self.node)
+        return super().min_over(start, end)
+
+    def free_since(self, amount: int, t: float) -> float:
+        self.log.add(self.node)
+        return super().free_since(amount, t)
+
+
+def logged_pool(nodes: int) -> tuple[PackedPool, set[int]]:
+    pool = PackedPool(shared(nodes, cpu=4000, memory=8192))
+    log: set[int] = set()
+    pool.node_cpu = [ReadLog(4000, n, log) for n in range(nodes)]
+    pool.node_mem = [ReadLog(8192, n, log) for n in range(nodes)]
+    return pool, log
+
+
+def test_booking_on_an_idle_pool_reads_only_the_nodes_it_takes():
+    pool, log = logged_pool(1000)
+    assert pool.fit(6, ONE, 10, 0) == 0  # the search learns which nodes have room at 0
+    log.clear()
+    b = booking("a", 0, 10, 6)
+    pool.book(b)
+    assert b.nodes == (0, 0, 0, 0, 1, 1)
+    assert log == {0, 1}
+
+
+def test_booking_skips_nodes_freed_earlier_only_by_their_rank():
+    # nodes 3 and 7 were given capacity back at 40 and 45: best fit in time takes the
+    # later first, then the earlier, then the rest by index; nothing else is read
+    # beyond the nodes taken
+    pool, log = logged_pool(1000)
+    pool.book(booking("x", 0, 40, 4, nodes=(3, 3, 3, 3)))
+    pool.book(booking("y", 0, 45, 4, nodes=(7, 7, 7, 7)))
+    pool.book(booking("z", 0, 60, 4, nodes=(0, 0, 0, 0)))
+    assert pool.fit(10, ONE, 10, 50) == 50
+    log.clear()
+    b = booking("a", 50, 60, 10)
+    pool.book(b)
+    assert b.nodes == (7, 7, 7, 7, 3, 3, 3, 3, 1, 1)
+    assert log == {1, 3, 7}
+
+
+# ---- brute-force oracle ------------------------------------------------------------------
+
+def _room(spec, held, node: int, shape: Shape, x: int) -> int:
+    """VMs of ``shape`` that fit on ``node`` at integer instant ``x``."""
+    cpu = spec.cpu - sum(b.shape.cpu * (b.nodes or ()).count(node)
+                         for b in held if b.start <= x < b.end)
+    mem = spec.memory - sum(b.shape.memory * (b.nodes or ()).count(node)
+                            for b in held if b.start <= x < b.end)
+    return max(0, min(cpu // shape.cpu, mem // shape.memory))
+
+
+def _brute_place(spec, held, vms: int, shape: Shape, start: int, end: int) -> tuple[int, ...]:
+    """The rule written out: nodes with room throughout ``[start, end)``, those that
+    have held a VM only since the latest instant first, then by index; each filled."""
+    first = min([b.start for b in held], default=start)
+    ranked = []
+    for node in range(spec.nodes):
+        room = min(_room(spec, held, node, shape, x) for x in range(start, end))
+        if room == 0:
+            continue
+        since = -inf
+        for x in range(start - 1, first - 1, -1):
+            if _room(spec, held, node, shape, x) == 0:
+                since = x + 1
+                break
+        ranked.append((-since, node, room))
+    picked: list[int] = []
+    for _, node, room in sorted(ranked):
+        picked.extend([node] * min(room, vms - len(picked)))
+    return tuple(picked)
+
+
+op_st = st.tuples(st.sampled_from(["book", "unbook", "fit"]), st.integers(0, 40),
+                  st.integers(1, 25), st.integers(1, 4), st.sampled_from(SHAPES))
+
+
+@settings(max_examples=300, deadline=None)
+@given(ops=st.lists(op_st, min_size=1, max_size=30))
+def test_node_choice_agrees_with_brute_force_after_any_history(ops):
+    """After any mix of searches (which remember starts), bookings and bookings given
+    back, each new booking's nodes are the rule's."""
+    spec = shared(6, cpu=4000, memory=8192)
+    pool = PackedPool(spec)
+    held: list[Booking] = []
+    for i, (op, s, d, n, sh) in enumerate(ops):
+        if op == "unbook" and held:
+            pool.unbook(held.pop(s % len(held)))
+        elif op == "fit":
+            pool.fit(n, sh, d, s)
+        elif op == "book" and pool.fit(n, sh, d, s, latest_start=s) is not None:
+            want = _brute_place(spec, held, n, sh, s, s + d)
+            b = booking(f"b{i}", s, s + d, n, sh)
+            pool.book(b)
+            assert b.nodes == want, i
+            held.append(b)
+    assert pool.usage_violations() == []
+
+
+def _fresh(spec, held: list[Booking]) -> PackedPool:
+    fresh = PackedPool(spec)
+    for b in held:
+        fresh.book(Booking(b.lease, b.pool, b.start, b.end, b.vms, b.shape, b.nodes,
+                           b.segments))
+    return fresh
+
+
+@settings(max_examples=200, deadline=None)
+@given(ops=st.lists(st.tuples(st.sampled_from(["book", "unbook", "fit", "compress"]),
+                              st.integers(0, 60), st.integers(1, 25), st.integers(1, 6),
+                              st.sampled_from(SHAPES)),
+                    min_size=1, max_size=30))
+def test_starts_read_off_a_neighbour_agree_with_a_fresh_table(ops):
+    """On a pool large enough that a new start's nodes with room are read off a
+    remembered neighbour's (12 nodes), searches after any mix of bookings, bookings
+    given back and compression trials answer as a table never asked before."""
+    spec = shared(12, cpu=4000, memory=8192)
+    pool = PackedPool(spec)
+    held: list[Booking] = []
+    for i, (op, s, d, n, sh) in enumerate(ops):
+        if op == "unbook" and held:
+            pool.unbook(held.pop(s % len(held)))
+        elif op == "compress" and held:
+            b = held[s % len(held)]
+            t = pool.move_earlier(b, 0, b.end - b.start)
+            if t is not None:  # taken out: booked again where it moves to
+                held.remove(b)
+                moved = booking(b.lease, t, t + b.end - b.start, b.vms, b.shape)
+                pool.book(moved)
+                held.append(moved)
+        elif op == "book" and pool.fit(n, sh, d, s, latest_start=s) is not None:
+            held.append(booking(f"b{i}", s, s + d, n, sh))
+            pool.book(held[-1])
+        fresh = _fresh(spec, held)
+        for t in (s, s + 3, s + 11):
+            assert pool.fit(n, sh, d, t) == fresh.fit(n, sh, d, t), (i, t)
+    assert pool.usage_violations() == []
+
+
+def _brute_free_window(pool: PackedPool, vms: int, shape: Shape, t: int) -> float:
+    """How long from ``t`` the VMs fit, by trying every integer length up to 200."""
+    if pool.fit(vms, shape, 0.0, t, t) is None:
+        return 0.0
+    longest = 0
+    for d in range(1, 200):
+        if pool.fit(vms, shape, d, t, t) is None:
+            return longest
+        longest = d
+    return inf
+
+
+@settings(max_examples=200, deadline=None)
+@given(raw=st.lists(st.tuples(st.integers(0, 60), st.integers(1, 30), st.integers(1, 4),
+                              st.sampled_from(SHAPES)), max_size=10),
+       vms=st.integers(1, 6), shape=st.sampled_from(SHAPES), t=st.integers(0, 60))
+def test_free_window_agrees_with_trying_every_length(raw, vms, shape, t):
+    pool = PackedPool(shared(6, cpu=4000, memory=8192))
+    for i, (s, d, n, sh) in enumerate(raw):
+        if pool.fit(n, sh, d, s, latest_start=s) is not None:
+            pool.book(booking(f"b{i}", s, s + d, n, sh))
+    assert pool.free_window(vms, shape, t) == _brute_free_window(pool, vms, shape, t)
