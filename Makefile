@@ -87,7 +87,7 @@ fuzz: $(STAMP)
 ## make bench: CPU-time benchmarks; record results in docs/benchmarks.md.
 ## PYSS=<dir> also times pyss (a Python 3 copy's src/, docs/benchmarks.md) under python -O
 bench: $(STAMP)
-	$(BIN)/python benchmarks/bench_sdsc_backfilling.py $(if $(PYSS),--pyss $(PYSS))
+	$(BIN)/python benchmarks/bench_sdsc_backfilling.py --shared $(if $(PYSS),--pyss $(PYSS))
 	$(BIN)/python benchmarks/bench_sdsc_backfilling.py $(if $(PYSS),--pyss $(PYSS)) \
 		--trace benchmarks/data/lublin99-256n-10k.swf --nodes 256
 	$(BIN)/python benchmarks/bench_preemption.py
@@ -100,6 +100,9 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_kueue_baseline.py
 	$(BIN)/python benchmarks/bench_kueue_baseline_sim.py
 	$(BIN)/python benchmarks/bench_knavigator_backfill.py
+	$(BIN)/python benchmarks/bench_easy_cost.py
+	$(BIN)/python benchmarks/bench_scenario_load.py
+	$(BIN)/python benchmarks/bench_shared_scale.py
 
 ## make reproduce: replay the SDSC Blue trace under every backfilling mode and print
 ## the mean waits (tests/sim/test_sdsc_reference.py compares them with the references);
