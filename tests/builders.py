@@ -16,6 +16,7 @@ from leasehold.core.model import (
 )
 from leasehold.core.replay import Input, replay
 from leasehold.core.scheduler import Scheduler
+from leasehold.core.slots import Booking, PackedPool
 from leasehold.core.view import LeaseView
 
 BES = LeaseType.BEST_EFFORT_SUSPENDABLE
@@ -89,3 +90,13 @@ def drive(pools: list[PoolSpec], requests: Sequence[Request], cfg: SchedulerConf
         if check is not None:
             check(sched, step.time, step.actions)
     return sched
+
+
+def packed_copy(spec: PoolSpec, bookings: Sequence[Booking]) -> PackedPool:
+    """A fresh packed table holding copies of ``bookings`` on their nodes: what any
+    history that ends with them must answer like."""
+    fresh = PackedPool(spec)
+    for b in bookings:
+        fresh.book(Booking(b.lease, b.pool, b.start, b.end, b.vms, b.shape, b.nodes,
+                           b.segments))
+    return fresh

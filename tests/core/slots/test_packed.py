@@ -8,7 +8,7 @@ from math import inf
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from builders import shared
+from builders import packed_copy, shared
 from leasehold.core.model import Shape
 from leasehold.core.profile import Profile
 from leasehold.core.slots import Booking, PackedPool
@@ -136,14 +136,6 @@ def test_node_choice_agrees_with_brute_force_after_any_history(ops):
     assert pool.usage_violations() == []
 
 
-def _fresh(spec, held: list[Booking]) -> PackedPool:
-    fresh = PackedPool(spec)
-    for b in held:
-        fresh.book(Booking(b.lease, b.pool, b.start, b.end, b.vms, b.shape, b.nodes,
-                           b.segments))
-    return fresh
-
-
 @settings(max_examples=200, deadline=None)
 @given(ops=st.lists(st.tuples(st.sampled_from(["book", "unbook", "fit", "compress"]),
                               st.integers(0, 60), st.integers(1, 25), st.integers(1, 6),
@@ -170,7 +162,7 @@ def test_starts_read_off_a_neighbour_agree_with_a_fresh_table(ops):
         elif op == "book" and pool.fit(n, sh, d, s, latest_start=s) is not None:
             held.append(booking(f"b{i}", s, s + d, n, sh))
             pool.book(held[-1])
-        fresh = _fresh(spec, held)
+        fresh = packed_copy(spec, held)
         for t in (s, s + 3, s + 11):
             assert pool.fit(n, sh, d, t) == fresh.fit(n, sh, d, t), (i, t)
     assert pool.usage_violations() == []

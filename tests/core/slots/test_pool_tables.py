@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from builders import exclusive, shared
+from builders import exclusive, packed_copy, shared
 from leasehold.core.model import PoolSpec, Shape
 from leasehold.core.slots import (
     Booking,
@@ -256,14 +256,6 @@ def test_shared_fit_after_any_history_agrees_with_a_fresh_table(ops):
             assert pool.fit(n, sh, d, t) == fresh.fit(n, sh, d, t), (i, t)
 
 
-def _copy(spec: PoolSpec, bookings) -> PackedPool:
-    fresh = PackedPool(spec)
-    for b in bookings:
-        fresh.book(Booking(b.lease, b.pool, b.start, b.end, b.vms, b.shape, b.nodes,
-                           b.segments))
-    return fresh
-
-
 @settings(max_examples=300, deadline=None)
 @given(
     raw=st.lists(st.tuples(st.integers(0, 60), st.integers(1, 30), st.integers(1, 4),
@@ -287,7 +279,7 @@ def test_shared_compression_agrees_with_a_fresh_table_at_every_trial(raw, gone, 
         return
     pool.unbook(held.pop(gone % len(held)))
     for k, b in enumerate(list(held)):
-        fresh = _copy(spec, held)
+        fresh = packed_copy(spec, held)
         twin = next(x for x in fresh.bookings if x.lease == b.lease)
         length = b.end - b.start
         want = PoolTable.move_earlier(fresh, twin, earliest, length)
@@ -357,7 +349,7 @@ def test_shared_compressions_on_proven_bookings_agree_with_a_fresh_table(raw, ro
         for k, b in enumerate(list(held)):
             if b.start <= now:
                 continue
-            fresh = _copy(spec, held)
+            fresh = packed_copy(spec, held)
             twin = next(y for y in fresh.bookings if y.lease == b.lease)
             length = b.end - b.start
             want = PoolTable.move_earlier(fresh, twin, now, length)
