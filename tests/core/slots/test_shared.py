@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from builders import shared
+from builders import config, req, run, shared
 from leasehold.core.model import PoolSpec, Shape
 from leasehold.core.preemption.instance import Victim, build
 from leasehold.core.slots import DOWN, Booking, SharedPool, SlotTable, Statement
@@ -204,3 +204,36 @@ def test_a_restored_pool_drops_at_its_first_prune_the_pins_of_bookings_not_start
     pool.book(ahead)
     assert not pool.counted and ahead.nodes == (2,)
     assert pool.usage_violations() == []
+
+
+@pytest.mark.parametrize(("start", "cpu", "memory", "switches"), [
+    pytest.param(20, 500, 512, False, id="no slot free: answered counted"),
+    pytest.param(60, 2000, 512, False, id="one slot's cpu short: answered counted"),
+    pytest.param(60, 500, 2048, False, id="one slot's memory short: answered counted"),
+    pytest.param(60, 500, 512, True, id="room by the count: asked packed"),
+])
+def test_a_query_for_one_start_the_count_rules_out_does_not_switch(start, cpu, memory,
+                                                                    switches):
+    # 12 slots of ONE; 11 held to 100 and 1 to 50: one slot's cpu and memory free after
+    pool = pool_with(booking("a", 0, 100, 11), booking("b", 0, 50, 1))
+    t = pool.fit(1, Shape(cpu, memory), 10, start, start)
+    assert (t is not None) is switches
+    assert pool.counted is not switches
+
+
+def test_easy_asking_a_queued_lease_of_another_shape_keeps_the_pool_counted():
+    """Regression: EASY asks a queued lease whether it fits now at every event; a
+    lease of another shape switched the counted pool to packed each time, and the
+    next prune back (131 times each way, 8x the CPU, on this workload)."""
+    leases = [req(f"a{i:03d}", 2, 100 + (i % 50), 0, cpu=1000, memory=512)
+              for i in range(300)]
+    leases.append(req("b", 1, 10, 0.5, cpu=3000, memory=512))
+    modes: list[bool] = []
+
+    def check(sched, now, actions):
+        pool = sched.slots.pools["p"]
+        if len({b.shape for b in pool.bookings}) == 1:
+            modes.append(pool.counted)
+
+    run([shared(50, 4000, 8192)], leases, config("easy"), check=check)
+    assert modes and all(modes)

@@ -46,6 +46,13 @@ class CountedPool(PoolTable):
         self.slots_free = Profile(self.total)
         #: slots taken on each node by the bookings that hold nodes
         self.used = [0] * len(slots)
+        # what no slot of the counted shape can use, summed over the nodes
+        sizes = spec.sizes() if shape is not None else []
+        self._spare_cpu = sum(z.cpu - k * shape.cpu for z, k in zip(sizes, slots, strict=True)) \
+            if shape is not None else 0
+        self._spare_memory = sum(z.memory - k * shape.memory
+                                 for z, k in zip(sizes, slots, strict=True)) \
+            if shape is not None else 0
         self._unit = all(k == 1 for k in slots)
         #: (free slots, node) of nodes with a free slot: a heap whose entries are
         #: stale once the node's free count changed (skipped when popped)
@@ -72,6 +79,20 @@ class CountedPool(PoolTable):
         if vms > self.total or not self.holds(shape):
             return None
         return self.slots_free.fit(vms, duration, earliest, latest_start)
+
+    def may_hold(self, vms: int, shape: Shape, start: float, duration: float) -> bool:
+        """Whether the pool may hold ``vms`` VMs of another ``shape`` beside its
+        bookings throughout ``[start, start + duration)``, however the bookings that
+        have not started get their nodes: ``False`` only where, at some instant, the
+        cpu or memory its counted VMs leave (free slots, plus what no slot can use)
+        is short of theirs. A necessary condition, answered off the profile."""
+        counted = self.shape
+        if counted is None:
+            return True
+        low = self.slots_free.min_over(start, start + duration)
+        cpu = low * counted.cpu + self._spare_cpu
+        memory = low * counted.memory + self._spare_memory
+        return vms * shape.cpu <= cpu and vms * shape.memory <= memory
 
     def move_earlier(self, booking: Booking, earliest: float, length: float) -> float | None:
         # the profile answers without removing the booking first (see earlier_start)

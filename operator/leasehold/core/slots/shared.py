@@ -19,7 +19,10 @@ bookings are of one shape again: the bookings that start after ``now`` have not
 started, and lose their pins; the others keep their nodes.
 
 A query about a shape the pool cannot hold at all (more VMs than its nodes take) is
-answered without a switch.
+answered without a switch, and so is a query for one start at which the counted VMs
+leave too little cpu or memory in the pool as a whole, however they get their nodes
+(:meth:`.counted.CountedPool.may_hold`): EASY asks its queued leases at every event
+whether they fit now, and a switch there and back re-books the whole pool.
 """
 
 from __future__ import annotations
@@ -126,8 +129,18 @@ class SharedPool(PoolTable):
         latest_start: float = inf,
     ) -> float | None:
         # more VMs than the pool ever holds: no switch for a question answered so
-        return self.table_for(shape).fit(vms, shape, duration, earliest, latest_start) \
-            if vms <= self.max_vms(shape) else None
+        if vms > self.max_vms(shape):
+            return None
+        table = self.table
+        if isinstance(table, CountedPool) and table.shape != shape and self._shapes \
+                and latest_start <= earliest \
+                and not table.may_hold(vms, shape, earliest, duration):
+            # nor for one start that the counted VMs leave too little cpu or memory
+            # for, whatever nodes they get: EASY asks a queued lease of another shape
+            # at every event whether it fits now, and each switch there and back at
+            # the next prune re-books the whole pool
+            return None
+        return self.table_for(shape).fit(vms, shape, duration, earliest, latest_start)
 
     def move_earlier(self, booking: Booking, earliest: float, length: float) -> float | None:
         t = self.table.move_earlier(booking, earliest, length)
