@@ -81,8 +81,6 @@ class PackedPool(PoolTable):
         total = spec.total()
         self.cpu_free = Profile(total.cpu)
         self.mem_free = Profile(total.memory)
-        #: per shape, the VMs the empty pool holds (asked at every fit)
-        self._max: dict[Shape, int] = {}
         #: per shape, the candidate starts tried so far (sorted) and, for each, the
         #: nodes with room there for one VM, kept up to date by every booking made
         #: or given back over it. A
@@ -144,13 +142,6 @@ class PackedPool(PoolTable):
         self._short: dict[tuple[Shape, float], dict[int, tuple[float, int]]] = {}
         self._short_kept = 64
         self._version = [0] * spec.nodes
-
-    def max_vms(self, shape: Shape) -> int:
-        most = self._max.get(shape)
-        if most is None:
-            most = self._max[shape] = sum(n * fit_in(size, shape)
-                                          for size, n in self._distinct)
-        return most
 
     def room(self, node: int, shape: Shape, start: float, end: float) -> int:
         """VMs of ``shape`` that fit on ``node`` throughout ``[start, end)``."""

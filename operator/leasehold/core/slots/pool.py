@@ -39,11 +39,17 @@ class PoolTable(ABC):
     def __init__(self, spec: PoolSpec) -> None:
         self.spec = spec
         self.bookings: dict[Booking, None] = {}
+        self._max: dict[Shape, int] = {}  # max_vms, per shape
 
     # -- queries -------------------------------------------------------------------
-    @abstractmethod
     def max_vms(self, shape: Shape) -> int:
-        """How many VMs of ``shape`` the empty pool holds at once."""
+        """How many VMs of ``shape`` the empty pool holds at once, node by node
+        (asked at every fit: kept per shape)."""
+        most = self._max.get(shape)
+        if most is None:
+            most = self._max[shape] = sum(n * fit_in(size, shape)
+                                          for size, n in self.spec.distinct())
+        return most
 
     @abstractmethod
     def fit(

@@ -46,7 +46,6 @@ class SharedPool(PoolTable):
     def __init__(self, spec: PoolSpec) -> None:
         super().__init__(spec)
         self.sizes = spec.sizes()
-        self._max: dict[Shape, int] = {}  # max_vms, per shape: asked for every fit
         #: the shapes of the bookings held (but DOWN's), with how many of each
         self._shapes: Counter[Shape] = Counter()
         #: the latest instant the pool was told of (prune, occupy); -inf: none yet
@@ -111,13 +110,6 @@ class SharedPool(PoolTable):
         self._rebook(self._counted(shape))
 
     # -- queries -------------------------------------------------------------------
-    def max_vms(self, shape: Shape) -> int:
-        most = self._max.get(shape)
-        if most is None:
-            most = self._max[shape] = sum(fit_count(s.cpu, s.memory, shape)
-                                          for s in self.sizes)
-        return most
-
     def free_now(self, shape: Shape, t: float) -> float:
         table = self.table
         if isinstance(table, CountedPool) and table.shape == shape:
