@@ -187,8 +187,13 @@ class PoolSpec:
     exclusive: bool = False
     overhead: OverheadParams = field(default_factory=OverheadParams)
     groups: tuple[NodeGroup, ...] = ()
+    #: relative speed: a lease's run time on this pool is its duration divided by it
+    #: (seed 003's MIPS, written relative to one pool; issue 21)
+    speed: float = 1.0
 
     def __post_init__(self) -> None:
+        if not self.speed > 0:
+            raise ValueError(f"pool {self.name}: speed must be > 0, got {self.speed}")
         if self.groups and self.exclusive:
             raise ValueError(f"pool {self.name}: an exclusive pool has nodes of one size")
         if sum(g.nodes for g in self.groups) > self.nodes:
@@ -342,6 +347,9 @@ class SchedulerConfig:
     alpha: str | float = "median"
     backfilling: Backfilling = Backfilling.CONSERVATIVE
     suspend_before_blocking: bool = False
+    #: how an external lease that names no pool gets one (DESIGN §2.5): a registered
+    #: dispatch strategy's name; ``earliest`` is the pool where it starts first
+    dispatch: str = "earliest"
 
 
 # ---- actions: what the core asks its shell to do ---------------------------------
@@ -369,6 +377,16 @@ class Reserve(Action):
     start: float
     end: float
     pool: str
+
+
+@dataclass(slots=True)
+class Dispatch(Action):
+    """An external lease that named no pool was sent to ``pool`` by the dispatch
+    strategy ``policy``; ``reason`` says why, in a user's words."""
+
+    pool: str
+    policy: str
+    reason: str
 
 
 @dataclass(slots=True)
