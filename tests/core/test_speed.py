@@ -9,12 +9,14 @@ not scale; deadlines are wall time; an advance reservation is a window of wall t
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
 from builders import AR, BES, DM, DNP, config, drive, lease, req
 from leasehold.core import overhead
 from leasehold.core.model import (
+    Capacity,
     Complete,
     Migrate,
     Origin,
@@ -24,7 +26,7 @@ from leasehold.core.model import (
     Resume,
     Suspend,
 )
-from leasehold.core.replay import run, submissions
+from leasehold.core.replay import Input, run, submissions
 from leasehold.core.scheduler import Scheduler
 from leasehold.core.snapshot import restore, snapshot
 
@@ -177,3 +179,15 @@ def test_a_snapshot_keeps_the_pools_speed_and_the_run_goes_on_at_it():
 def test_a_snapshot_of_pools_of_speed_1_is_as_before():
     core = Scheduler([pool()], config())
     assert "speed" not in snapshot(core)["pools"][0]["spec"]
+
+
+def test_a_speed_changed_while_leases_run_applies_to_the_bookings_made_from_then_on():
+    """A NodePool's speed edited: a running lease keeps the booking (and the pace) it
+    started with; a reservation not started yet is placed again at the new speed."""
+    before = pool(speed=1.0)
+    inputs = [Input.submit(req("run", duration=100)), Input.submit(req("wait", duration=100)),
+              Input.capacity_change(Capacity(replace(before, speed=2.0)), 10)]
+    core = Scheduler([before], config())
+    run(core, inputs)
+    assert (lease(core, "run").end, lease(core, "run").ran) == (100, 100)
+    assert (lease(core, "wait").first_start, lease(core, "wait").end) == (100, 150)
