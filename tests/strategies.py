@@ -18,13 +18,24 @@ POOLS = {
 }
 
 
+#: pool speeds (issue 21): half the pools as before, the others faster or slower, by
+#: exact binary factors and by one that is not (1.5 rounds)
+SPEEDS = st.sampled_from([1.0, 1.0, 1.0, 2.0, 0.5, 1.5])
+
+
+def _pools(draw, over: OverheadParams | None = None) -> list[PoolSpec]:
+    """One of :data:`POOLS`, each pool of a drawn speed (and of ``over``, if given)."""
+    pools = POOLS[draw(st.sampled_from(sorted(POOLS)))]
+    return [replace(p, speed=draw(SPEEDS), overhead=over or p.overhead) for p in pools]
+
+
 def _seconds(draw, lo: int, hi: int) -> float:
     return draw(st.integers(lo * 1000, hi * 1000)) / 1000
 
 
 @st.composite
 def workloads(draw):
-    pools = draw(st.sampled_from(sorted(POOLS)))
+    pools = _pools(draw)
     n = draw(st.integers(1, 14))
     # one VM shape for every lease: a shared pool is then counted throughout (slots
     # bound to nodes as leases start); mixed shapes switch it to packing and back
@@ -60,7 +71,7 @@ def workloads(draw):
     ))
     mode = draw(st.sampled_from(["conservative", "easy", "none"]))
     sbb = draw(st.booleans())
-    return POOLS[pools], out, config(mode, sbb), inputs
+    return pools, out, config(mode, sbb), inputs
 
 
 @st.composite
@@ -76,7 +87,7 @@ def preempting_workloads(draw):
         stop_seconds=draw(st.sampled_from([0.0, 3.0])),
         model=draw(st.sampled_from(["intergrid", "haizea"])),
     )
-    pools = [replace(p, overhead=over) for p in POOLS[draw(st.sampled_from(sorted(POOLS)))]]
+    pools = _pools(draw, over)
     one = draw(st.one_of(st.none(), st.sampled_from([128, 512])))  # one shape: counted
     out = []
     for i in range(draw(st.integers(1, 10))):

@@ -219,7 +219,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 #: per workload model, its presets (the first is the default)
 WORKLOAD_PRESETS = {
     "lublin99": ("program", "typeless", "papers"),
-    "das2": ("gridsim", "c64", "c128", "c256"),
+    "das2": ("gridsim", "c64", "c128", "c256", "grid"),
 }
 
 
@@ -437,7 +437,8 @@ def add_workload(sub: Subparsers) -> None:
                     help="lublin99: program (default; m_lublin99.c's batch and interactive"
                          " jobs on 128 nodes), typeless, papers (seeds 000/001: 3,000 jobs in"
                          " about two weeks on 32 nodes, 4 VMs and 2 h on average); das2:"
-                         " gridsim (default), c64, c128, c256 (seed 003's clusters)")
+                         " gridsim (default), c64, c128, c256 (seed 003's clusters), grid"
+                         " (003's external requests)")
     wl.add_argument("--out", metavar="FILE", help="write the trace to FILE instead of stdout")
     wl.set_defaults(func=cmd_workload)
 

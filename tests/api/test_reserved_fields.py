@@ -24,7 +24,7 @@ POOL = {"emulated": {"nodes": 4, "cpu": 2, "memory": "4Gi"},
         "overhead": {"model": "haizea", "bandwidth": 100}}
 
 #: (kind, field) of every field the docs may call reserved, and the issue building it
-RESERVED = {("Lease", "image"): 22, ("NodePool", "speed"): 21, ("NodePool", "volatility"): 23}
+RESERVED = {("Lease", "image"): 22, ("NodePool", "volatility"): 23}
 
 
 def documented_fields() -> dict[tuple[str, str], str]:
@@ -65,11 +65,19 @@ def test_the_docs_call_reserved_exactly_the_unbuilt_fields_and_name_their_issue(
     # imageSizeMB is read (below), so both sides carry the same size
     (core_request, {"image": "ubuntu-22", "imageSizeMB": 600},
      {"image": "debian-12", "imageSizeMB": 600}),
-    (core_pool, {"speed": 2.5}, {}),
     (core_pool, {"volatility": {"meanUpSeconds": 3600, "meanDownSeconds": 60}}, {}),
-], ids=["lease-image", "nodepool-speed", "nodepool-volatility"])
+], ids=["lease-image", "nodepool-volatility"])
 def test_a_reserved_field_does_not_reach_the_core(view, one, other):
     assert view(one) == view(other)
+
+
+@pytest.mark.parametrize(("extra", "speed"), [
+    pytest.param({}, 1.0, id="default"),
+    pytest.param({"speed": 2.5}, 2.5, id="given"),
+])
+def test_a_nodepools_speed_reaches_the_core(extra, speed):
+    """Built by issue 21: run times on the pool are work / speed."""
+    assert core_pool(extra).speed == speed
 
 
 def test_image_size_is_read_by_the_haizea_migration_cost():

@@ -333,6 +333,10 @@ def test_a_lease_memory_below_1mi_is_refused_with_a_suggestion(memory, problem):
                  r"NodePool p: spec\.emulated\.groups\.0\.memory", id="group-without-memory"),
     pytest.param({"overhead": {"suspendRate": "fast"}},
                  r"NodePool p: spec\.overhead\.suspendRate:", id="overhead"),
+    pytest.param({"speed": 0}, r"NodePool p: spec\.speed: must be > 0, got 0", id="speed-zero"),
+    pytest.param({"speed": "fast"}, r"NodePool p: spec\.speed: ", id="speed-not-a-number"),
+    pytest.param({"speed": float("inf")}, r"NodePool p: spec\.speed: .*finite",
+                 id="speed-infinite"),
     pytest.param({"exclusiv": True}, r"NodePool p: spec\.exclusiv: unknown field; expected"
                  r" one of nodeSelector, .*\(did you mean \"exclusive\"\?\)", id="unknown"),
 ])

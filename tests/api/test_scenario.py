@@ -536,6 +536,49 @@ def test_defaults() -> None:
     assert loaded.scheduler_config() == SchedulerConfig()
 
 
+@pytest.mark.parametrize(("fields", "speed"), [
+    pytest.param({}, 1.0, id="default-1"),
+    pytest.param({"speed": 1.5}, 1.5, id="relative"),
+    pytest.param({"speed": 2}, 2.0, id="a-whole-number"),
+    pytest.param({"speed": 0.25, "exclusive": True}, 0.25, id="slower"),
+    pytest.param({"speed": 3, "groups": [{"nodes": 1, "cpu": 4, "memory": 4096},
+                                         {"nodes": 1, "cpu": 8, "memory": 8192}],
+                  "nodes": None, "cpu": None, "memory": None}, 3.0, id="of-mixed-sizes"),
+])
+def test_a_pools_speed_reaches_the_core(fields: dict[str, Any], speed: float) -> None:
+    [spec] = validate_scenario(scenario(lease("a"), pools=[pool(**fields)])).pool_specs()
+    assert spec.speed == speed
+
+
+@pytest.mark.parametrize(("speed", "written"), [
+    pytest.param(1.0, None, id="the-default-as-before-speeds"),
+    pytest.param(1.5, 1.5, id="any-other"),
+])
+def test_a_pools_speed_is_written_back_unless_it_is_1(speed: float, written: float | None
+                                                       ) -> None:
+    """Trace headers and converted scenarios write the pools back."""
+    [model] = validate_scenario(scenario(lease("a"), pools=[pool(speed=speed)])).cluster.pools
+    data = model.model_dump(mode="json", by_alias=True, exclude_none=True)
+    assert data.get("speed") == written
+    again = validate_scenario(scenario(lease("a"), pools=[data]))
+    assert again.pool_specs()[0].speed == speed
+
+
+@pytest.mark.parametrize(("speed", "expected"), [
+    pytest.param("0", "speed: must be > 0, got 0", id="zero"),
+    pytest.param("-1.5", "speed: must be > 0, got -1.5", id="negative"),
+    pytest.param("fast", 'speed: must be a number, got "fast"', id="a-string"),
+    pytest.param("true", "speed: must be a number, got true", id="a-boolean"),
+    pytest.param(".inf", "speed: must be a finite number", id="infinite"),
+])
+def test_a_bad_speed_is_one_clear_line(tmp_path: Path, speed: str, expected: str) -> None:
+    """``speed`` as written in YAML."""
+    text = yaml.safe_dump(scenario(lease("a"), pools=[pool(speed="SPEED")]), sort_keys=False)
+    found = problems(write(tmp_path, text.replace("speed: SPEED", f"speed: {speed}")))
+    assert len(found) == 1, found
+    assert 'cluster.pools[0] (name "rp1"): ' + expected in found[0], found[0]
+
+
 def test_exclusive_pool_and_quantity_strings() -> None:
     loaded = validate_scenario(
         scenario(

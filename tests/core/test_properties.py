@@ -8,7 +8,9 @@
   starts no later than its reservation;
 * deadline and reservation leases end by their deadline or are rejected;
 * every lease ends in a terminal phase and leaves no booking behind; the same input
-  gives the same actions.
+  gives the same actions;
+* a completed lease ran its work at its pools' speeds (drawn: 1.0 for half the
+  pools, 2, 0.5 or 1.5 for the others).
 
 Times are drawn in milliseconds so that float rounding gets its chance, and the
 shell's own inputs (cancellations, early "finished" reports) are mixed in.
@@ -110,7 +112,12 @@ def test_invariants_hold_on_random_workloads(workload):
             elif r.type == AR:
                 assert s.phase.value == "Cancelled"
         if s.phase.value == "Completed" and r.name not in reported:
-            assert abs(s.ran - r.actual_runtime) < 1e-6
+            # its work is its run seconds at the speeds of the pools it ran on
+            # (an advance reservation's at 1.0: a window of wall time)
+            speeds = [1.0] if r.type == AR else [p.speed for p in pools]
+            assert min(speeds) * s.ran - 1e-6 <= r.actual_runtime <= max(speeds) * s.ran + 1e-6
+            if len(set(speeds)) == 1:
+                assert abs(s.ran * speeds[0] - r.actual_runtime) < 1e-6
     again: list = []
     drive(pools, requests, cfg, inputs, lambda s, t, a: again.extend(a))
     assert again == actions

@@ -90,7 +90,7 @@ def test_intervals_and_paired_tests_are_students():
     ({"workload": {"model": "lublin2000"}}, "workload.model: unknown model"),
     ({"workload": {"model": "lublin99", "jobs": 0}}, "workload.jobs: must be >= 1, got 0"),
     ({"workload": {"model": "das2", "preset": "papers"}},
-     "workload.preset: das2 has the presets gridsim, c64, c128, c256, not 'papers'"),
+     "workload.preset: das2 has the presets gridsim, c64, c128, c256, grid, not 'papers'"),
     ({"workload": {"model": "swf"}}, "workload.path: required for model swf"),
     ({"policies": ["moml", "fifo"]}, "policies: unknown policy 'fifo'"),
     ({"baseline": "kueue"}, "baseline: 'kueue' is not one of the policies"),

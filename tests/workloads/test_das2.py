@@ -39,6 +39,41 @@ def test_moments_match_the_model(name):
         assert within(got, want, math.sqrt(want * (1 - want)), N), (r, got, want)
 
 
+#: 003 Table 2 as printed (text lines ~1494-1497 of the seed; the Grid row's med is
+#: a range): (low, med, high, q), p_one, p_pow2, log-normal (mu, sigma), Weibull shape
+TABLE_2 = {
+    "grid": ((0.8, (2.5, 3.5), 6, 0.9), 0.2, 0.5, ((3.0, 5.4), 1.7), 0.5),
+    "c64": ((0.8, 2.5, 6, 0.9), 0.3, 0.6, (5.0, 1.7), 0.35),
+    "c128": ((0.8, 3.5, 7, 0.9), 0.3, 0.6, (5.35, 1.7), 0.35),
+    "c256": ((0.8, 4.5, 8, 0.9), 0.3, 0.6, (5.5, 1.7), 0.35),
+}
+
+
+def _is(value, printed):
+    """A value as printed, or inside a printed range."""
+    if isinstance(printed, tuple):
+        return printed[0] <= value <= printed[1]
+    return value == printed
+
+
+@pytest.mark.parametrize("name", sorted(TABLE_2))
+def test_the_presets_are_003_table_2_as_printed(name):
+    (low, med, high, q), p_one, p_pow2, (mu, sigma), shape = TABLE_2[name]
+    m = PRESETS[name]
+    assert (m.low, m.high, m.q, m.p_one, m.p_pow2, m.sigma, m.shape) == (
+        low, high, q, p_one, p_pow2, sigma, shape)
+    assert _is(m.med, med) and _is(m.mu, mu)
+
+
+def test_the_grid_preset_is_the_default_point_of_003_section_5_2_2():
+    """External requests: 5 VMs on average (the med the Grid row's range leaves open),
+    420 s on average, 0.15 per second."""
+    grid = PRESETS["grid"]
+    assert grid.mean_size() == pytest.approx(5, abs=0.001)
+    assert math.exp(grid.mu + grid.sigma**2 / 2) == pytest.approx(420)
+    assert 1 / grid.mean_interarrival() == pytest.approx(0.15)
+
+
 def test_the_same_seed_gives_the_same_jobs():
     assert generate(500, 9) == generate(500, 9) != generate(500, 10)
 

@@ -144,9 +144,10 @@ class NodePoolResourceSpec(_K8s):
     overhead: Overhead | None = None
     exclusive: bool = Field(default=False, description="One VM per node, whatever its size"
                                                        " (the papers' model).")
-    speed: float | None = Field(default=None, gt=0,
-                                description="Reserved, not yet used: relative speed (pool"
-                                            " speeds are issue 21).")
+    speed: float | None = Field(default=None, gt=0, allow_inf_nan=False,
+                                description="Relative speed (default 1): a Lease's duration"
+                                            " is work at speed 1, booked here for"
+                                            " duration / speed.")
     volatility: Volatility | None = Field(
         default=None, description="Reserved, not yet used: node failures (volatile pools are"
                                   " issue 23).")
@@ -403,7 +404,7 @@ def pool_spec(obj: dict[str, Any], nodes: int | None = None, cpu: int | None = N
     if len({g.size for g in groups}) < 2:
         groups = ()  # of one size: a pool of one size
     return PoolSpec(name, count, cpu, memory, exclusive=spec.exclusive, overhead=params,
-                    groups=groups)
+                    groups=groups, speed=1.0 if spec.speed is None else spec.speed)
 
 
 def _emulated_groups(emulated: Emulated, exclusive: bool, problems: list[str]

@@ -178,7 +178,8 @@ class PoolSpecModel(Spec):
     out, and if given must be their total).
 
     ``exclusive``: every VM takes a whole node (the papers' one-VM-per-node model);
-    its nodes are of one size.
+    its nodes are of one size. ``speed``: relative (default 1.0); a lease's duration
+    and runtime are work at speed 1.0, run here in ``work / speed`` seconds.
     """
 
     name: Name
@@ -192,6 +193,9 @@ class PoolSpecModel(Spec):
     overhead: Annotated[OverheadSpec, BeforeValidator(_none_as_empty)] = Field(
         default_factory=OverheadSpec
     )
+    speed: Number = Field(default=1.0, gt=0, description="Relative speed: a lease's"
+                          " duration and runtime are work at speed 1, run here in work / speed"
+                          " seconds (docs/semantics.md, Pool speed).")
 
     @model_validator(mode="after")
     def _nodes_or_groups(self) -> PoolSpecModel:
@@ -224,6 +228,8 @@ class PoolSpecModel(Spec):
         if self.groups is not None:
             data.pop("cpu", None)
             data.pop("memory", None)
+        if self.speed == 1.0:  # the default: written as before pools had speeds
+            data.pop("speed", None)
         return data
 
     def node_sizes(self) -> list[tuple[int, int]]:
@@ -239,7 +245,7 @@ class PoolSpecModel(Spec):
             assert self.nodes is not None  # checked by the validator
             return PoolSpec(name=self.name, nodes=self.nodes, cpu=self.cpu,
                             memory=self.memory, exclusive=self.exclusive,
-                            overhead=self.overhead.to_params())
+                            overhead=self.overhead.to_params(), speed=self.speed)
         last = self.groups[-1]
         mixed = len(self.node_sizes()) > 1
         return PoolSpec(
@@ -250,6 +256,7 @@ class PoolSpecModel(Spec):
             exclusive=self.exclusive,
             overhead=self.overhead.to_params(),
             groups=tuple(g.to_group() for g in self.groups) if mixed else (),
+            speed=self.speed,
         )
 
 

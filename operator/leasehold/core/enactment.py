@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 from . import overhead
-from .lease import LeaseState
+from .lease import LeaseState, pace
 from .lifecycle import Lifecycle
 from .model import LeaseType, PoolSpec, SchedulerConfig, preemption_policy
 from .placement import Placement
@@ -154,12 +154,13 @@ class Preemptor:
                 self._stop_by(victim, now, t, v, reason)
         start = max(t, max(v.vacate for v in chosen))
         pool = self.slots.pools[pool_name]
-        if pool.fit(req.vms, req.shape, req.duration, start, start) != start:
+        length = req.duration / pace(req, self.pools[pool_name])  # as the victims' window
+        if pool.fit(req.vms, req.shape, length, start, start) != start:
             raise RuntimeError(  # the instance said it fits: the two models disagree
                 f"slot table inconsistent: {req.name} does not fit at t={start} after preemption"
             )
         lifecycle.admit(st, now)
-        lifecycle.book(st, pool_name, start, req.duration, now)
+        lifecycle.book(st, pool_name, start, length, now)
         return replanned
 
     def _stop_by(self, st: LeaseState, now: float, t: float, v: Victim, reason: str) -> None:

@@ -4,13 +4,23 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .model import Phase, Request
+from .model import LeaseType, Phase, PoolSpec, Request
 from .slots import Booking
 
 #: what preempting a lease means on one pool: (its action when running, seconds
 #: that takes to vacate, its overhead, its overhead when queued), or ``()`` when it
 #: is never preemptable
 PreemptCosts = tuple[()] | tuple[str, float, float, float]
+
+
+def pace(req: Request, pool: PoolSpec) -> float:
+    """The work a second of ``req``'s run on ``pool`` does: the pool's speed. A
+    request's ``duration`` and ``runtime`` (and a lease's ``remaining`` and
+    ``actual_left``) are work, seconds at speed 1.0; on a pool of speed ``s`` they
+    take ``work / s`` seconds. An advance reservation is a window of wall time (its
+    start and end are what its user asked for): its pace is 1.0 on any pool.
+    docs/semantics.md, "Pool speed"."""
+    return 1.0 if req.type is LeaseType.ADVANCE_RESERVATION else pool.speed
 
 
 # eq=False: leases are compared by identity (queue membership must be cheap)
@@ -26,15 +36,20 @@ class LeaseState:
     booking: Booking | None = None
     #: the nodes a migration is leaving, held until its VMs are written out there
     departure: Booking | None = None
-    #: planned run seconds still owed (plans use this, never the actual runtime)
+    #: planned work still owed (plans use this, never the actual runtime); work is
+    #: seconds at speed 1.0, run seconds on a pool are work over its :func:`pace`
     remaining: float = 0.0
-    #: real run seconds still to go (simulations: ``runtime``); never planned with
+    #: real work still to go (simulations: ``runtime``); never planned with
     actual_left: float = 0.0
     #: when the current run segment began (after any resume overhead)
     running_since: float | None = None
+    #: the work a run second does where it is booked: :func:`pace` of its booking's
+    #: pool, set with the booking (not kept in snapshots: restored from the pool)
+    pace: float = 1.0
     #: the next start is a resume of suspended VMs (a resume overhead comes first)
     resuming: bool = False
-    #: run seconds actually executed so far (utilization counts these)
+    #: run seconds actually executed so far, wall time on its nodes (utilization
+    #: counts these; the work they did is each segment times its pool's pace)
     ran: float = 0.0
     first_start: float | None = None
     end: float | None = None
@@ -48,7 +63,7 @@ class LeaseState:
     migrations: int = 0
     overhead: float = 0.0
     #: the work saved when its VMs were last written out (a suspension or a
-    #: migration): (planned remaining, actual remaining). A lease whose nodes are lost
+    #: migration): (planned remaining, actual remaining), as work. A lease whose nodes are lost
     #: goes back to it; ``None``: nothing saved, it starts over
     checkpoint: tuple[float, float] | None = None
     reason: str | None = None

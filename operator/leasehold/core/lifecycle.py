@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from . import overhead
-from .lease import LeaseState
+from .lease import LeaseState, pace
 from .model import (
     Action,
     Admit,
@@ -118,9 +118,10 @@ class Lifecycle:
         """Hold ``[start, start+length)`` on ``pool`` for the lease; start it if that is
         now. Returns whether it started."""
         end = start + length
+        st.pace = pace(st.req, self.pools[pool])
         if segments is None:
             if st.resuming:
-                ran_from = start + length - st.remaining
+                ran_from = start + length - st.remaining / st.pace
                 segments = (("resume", start, ran_from), ("run", ran_from, end))
             else:
                 segments = (("run", start, end),)
@@ -163,7 +164,8 @@ class Lifecycle:
             st.first_start = now
         st.running_since = run_from
         # the work never outlasts the booking, whatever the float rounding
-        self.timers.push(min(run_from + st.actual_left, booking.end), Timer.DONE, st)
+        done = run_from + st.actual_left / st.pace
+        self.timers.push(min(done, booking.end), Timer.DONE, st)
         kind, at, _ = booking.segments[-1]
         if kind == "suspend":
             self.timers.push(at, Timer.SUSPEND, st)
@@ -233,24 +235,27 @@ class Lifecycle:
         st.overhead += overhead.migrate_overhead(req, params)
         self.timers.bump(st)  # and the departure's VACATE timer at left_source
         running = at + pipeline
+        # what it still owes is work: on the target it runs at the target's speed
+        run = st.remaining / pace(req, self.pools[pool])
         if at > now:
             st.resuming = True
             st.landing = pipeline
-            self.book(st, pool, at, pipeline + st.remaining, now,
-                      (("migrate-in", at, running), ("run", running, running + st.remaining)))
+            self.book(st, pool, at, pipeline + run, now,
+                      (("migrate-in", at, running), ("run", running, running + run)))
             self.actions.append(Migrate(now, st.name, (), running, left_source))
             return
-        end = running + st.remaining
+        end = running + run
         target = Booking(st.name, pool, now, end, req.vms, req.shape, None,
                          (("migrate-in", now, running), ("run", running, end)))
         self.slots.book(target)
         st.booking = target
         st.pool = pool
+        st.pace = pace(req, self.pools[pool])
         names = self._node_names[pool]
         st.nodes = tuple([names[i] for i in self.slots.occupy(target, now)])
         st.running_since = running
         self.timers.push(running, Timer.RUNNING, st)
-        self.timers.push(running + st.actual_left, Timer.DONE, st)
+        self.timers.push(running + st.actual_left / st.pace, Timer.DONE, st)
         self.actions.append(Migrate(now, st.name, st.nodes, running, left_source))
 
     def vacate(self, st: LeaseState, now: float) -> bool:
@@ -447,8 +452,10 @@ class Lifecycle:
         body = tuple(s for s in booking.segments if s[0] not in ("suspend", "stop"))
         self._cut(booking, vacated, clip((*body, (kind, begin, vacated)), begin))
         self.timers.bump(st)
-        if st.running_since is not None and st.running_since + st.actual_left <= begin:
-            self.timers.push(st.running_since + st.actual_left, Timer.DONE, st)  # done before
+        if st.running_since is not None:
+            done = st.running_since + st.actual_left / st.pace
+            if done <= begin:
+                self.timers.push(done, Timer.DONE, st)  # done before
         self.timers.push(begin, Timer.SUSPEND if suspend else Timer.STOP, st)
 
     def planned_reason(self, st: LeaseState, what: str) -> str:
@@ -459,12 +466,14 @@ class Lifecycle:
 
     # ---- helpers ----------------------------------------------------------------------
     def _account(self, st: LeaseState, now: float) -> None:
-        """Credit the work done since the current run segment began."""
+        """Credit the work done since the current run segment began: its wall seconds
+        times the pace of the pool it ran on (set with its booking there)."""
         if st.running_since is not None and now > st.running_since:
             ran = now - st.running_since
             st.ran += ran
-            st.remaining = max(0.0, st.remaining - ran)
-            st.actual_left = max(0.0, st.actual_left - ran)
+            work = ran * st.pace
+            st.remaining = max(0.0, st.remaining - work)
+            st.actual_left = max(0.0, st.actual_left - work)
         st.running_since = None
 
     def _give_back(self, booking: Booking, now: float) -> None:

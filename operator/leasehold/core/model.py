@@ -105,7 +105,9 @@ class Request:
     ``ready`` is the earliest start; ``deadline`` the latest end (``None`` for
     best-effort); ``start`` the exact start of an advance reservation. ``runtime`` is
     how long the lease really runs (simulations only; the scheduler plans with
-    ``duration`` and never peeks at ``runtime``).
+    ``duration`` and never peeks at ``runtime``). Both are work, seconds at speed 1.0:
+    a pool of speed ``s`` runs them in ``work / s`` (an advance reservation's are wall
+    time; :func:`leasehold.core.lease.pace`).
     """
 
     name: str
@@ -187,8 +189,9 @@ class PoolSpec:
     exclusive: bool = False
     overhead: OverheadParams = field(default_factory=OverheadParams)
     groups: tuple[NodeGroup, ...] = ()
-    #: relative speed: a lease's run time on this pool is its duration divided by it
-    #: (seed 003's MIPS, written relative to one pool; issue 21)
+    #: relative speed: a lease's run time on this pool is its duration (work) divided
+    #: by it; overheads do not scale (seed 003's MIPS, written relative to its
+    #: 2000-MIPS pool; docs/semantics.md, "Pool speed")
     speed: float = 1.0
 
     def __post_init__(self) -> None:

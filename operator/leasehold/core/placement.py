@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from math import inf
 
 from . import overhead
-from .lease import LeaseState
+from .lease import LeaseState, pace
 from .model import PoolSpec, Request
 from .reason import Lasting, Reason
 from .slots import SlotTable
@@ -61,22 +61,28 @@ class Placement:
         return None
 
     def length(self, st: LeaseState, pool: str) -> float:
-        """How long the lease's next booking on ``pool`` lasts: the work it still owes,
-        after the overhead of resuming (or of landing, for a migration)."""
+        """How long the lease's next booking on ``pool`` lasts: the work it still owes
+        at the pool's speed (:func:`pace`), after the overhead of resuming (or of
+        landing, for a migration), which is a data transfer and does not scale."""
+        spec = self.pools[pool]
+        run = st.remaining / pace(st.req, spec)
         if not st.resuming:
-            return st.remaining
+            return run
         if st.landing is not None:  # a migration lands: its pipeline, not a resume
-            return st.remaining + st.landing
-        return st.remaining + overhead.resume_seconds(st.req, self.pools[pool].overhead)
+            return run + st.landing
+        return run + overhead.resume_seconds(st.req, spec.overhead)
 
-    def best_fit(self, st: LeaseState, earliest: float, latest: float = inf) -> Fit | None:
+    def best_fit(self, st: LeaseState, earliest: float, latest: float = inf,
+                 deadline: float = inf) -> Fit | None:
         """(pool, start, length) of the earliest slot over the lease's candidate pools,
-        starting in ``[earliest, latest]``; ties go to the pool listed first."""
+        starting in ``[earliest, latest]`` and ending by ``deadline`` (each pool has
+        its speed, hence its own latest start); ties go to the pool listed first."""
         best: Fit | None = None
         req = st.req
         for name in self.candidate_pools(st):
             length = self.length(st, name)
-            t = self.slots.pools[name].fit(req.vms, req.shape, length, earliest, latest)
+            t = self.slots.pools[name].fit(req.vms, req.shape, length, earliest,
+                                           min(latest, deadline - length))
             if t is not None and (best is None or t < best[1]):
                 best = (name, t, length)
         return best

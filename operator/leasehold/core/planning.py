@@ -29,7 +29,7 @@ from operator import attrgetter, itemgetter
 
 from . import overhead
 from .enactment import Preemptor
-from .lease import LeaseState
+from .lease import LeaseState, pace
 from .lifecycle import Lifecycle
 from .model import Backfilling, LeaseType, Phase, SchedulerConfig, Shape
 from .placement import Fit, Placement, describe
@@ -304,6 +304,8 @@ class Planner:
     def _admit_guaranteed(self, st: LeaseState, now: float) -> None:
         """Admit a deadline or reservation lease only with a slot that ends in time."""
         req = st.req
+        # a deadline lease's latest start is per pool (its speed): the deadline says it
+        latest = inf
         if req.type == LeaseType.ADVANCE_RESERVATION and st.phase != Phase.PENDING:
             # placed again (its nodes were lost): from now, still ending by its end
             start = req.start if req.start is not None else req.earliest
@@ -320,8 +322,7 @@ class Planner:
         else:
             earliest = max(now, req.earliest)
             deadline = req.deadline if req.deadline is not None else earliest + req.duration
-            latest = deadline - st.remaining
-        fit = self.placement.best_fit(st, earliest, latest)
+        fit = self.placement.best_fit(st, earliest, latest, deadline)
         if fit is None:
             self._refuse_guaranteed(st, now, earliest, deadline)
             return
@@ -394,7 +395,7 @@ class Planner:
             h_r = overhead.resume_seconds(req, params)
             lead = h_r if st.resuming else 0.0
             run = window - h_s - lead
-            if run < h_s + h_r or run >= st.remaining:
+            if run < h_s + h_r or run >= st.remaining / pace(req, pool.spec):
                 continue
             run_from, run_to = now + lead, now + lead + run
             segments: Segments = (

@@ -26,7 +26,7 @@ from heapq import heapify
 from math import inf
 from typing import Any
 
-from .lease import LeaseState
+from .lease import LeaseState, pace
 from .model import (
     LeaseType,
     NodeGroup,
@@ -73,9 +73,12 @@ def _opt(x: Any, where: str) -> float | None:
 
 
 def pool_data(spec: PoolSpec) -> Data:
-    """A pool's spec as plain data (``groups`` only for a pool of mixed sizes)."""
+    """A pool's spec as plain data (``groups`` only for a pool of mixed sizes, ``speed``
+    only when it is not 1.0)."""
     out = {"name": spec.name, "nodes": spec.nodes, "cpu": spec.cpu, "memory": spec.memory,
            "exclusive": spec.exclusive, "overhead": asdict(spec.overhead)}
+    if spec.speed != 1.0:  # as snapshots were before pools had speeds
+        out["speed"] = spec.speed
     if spec.groups:
         out["groups"] = [{"nodes": g.nodes, "cpu": g.cpu, "memory": g.memory}
                          for g in spec.groups]
@@ -84,14 +87,15 @@ def pool_data(spec: PoolSpec) -> Data:
 
 def pool_from(spec: Any, where: str) -> PoolSpec:
     """:func:`pool_data` read back (a snapshot without ``groups``, as those taken
-    before pools of mixed sizes were, is of one size)."""
+    before pools of mixed sizes were, is of one size; without ``speed``, of speed 1.0)."""
     try:
         params = OverheadParams(**{f.name: spec["overhead"][f.name]
                                    for f in fields(OverheadParams)})
         groups = tuple(NodeGroup(int(g["nodes"]), int(g["cpu"]), int(g["memory"]))
                        for g in spec.get("groups", ()))
         pool = PoolSpec(str(spec["name"]), int(spec["nodes"]), int(spec["cpu"]),
-                        int(spec["memory"]), bool(spec["exclusive"]), params, groups)
+                        int(spec["memory"]), bool(spec["exclusive"]), params, groups,
+                        _float(spec.get("speed", 1.0), f"{where}.speed"))
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise SnapshotError(f"{where}: {type(exc).__name__}: {exc}") from None
     if pool.nodes < 0:
@@ -254,6 +258,9 @@ def _restore(data: Data, config: SchedulerConfig) -> Scheduler:
                 except ValueError as exc:
                     raise SnapshotError(f"{where}.reason: {exc}") from None
             setattr(st, f, v)
+        spec = s.pools.get(st.pool) if st.pool is not None else None
+        if spec is not None:  # its pace is its pool's: not kept, read off the pool
+            st.pace = pace(req, spec)
         st.nodes = tuple(str(n) for n in d["nodes"])
         st.booking = booked(d["booking"], f"{where}.booking")
         st.departure = booked(d["departure"], f"{where}.departure")

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from math import inf
 
 from . import overhead
-from .lease import LeaseState, PreemptCosts
+from .lease import LeaseState, PreemptCosts, pace
 from .model import LeaseType, Origin, OverheadParams, Phase, PoolSpec, Request
 from .placement import Placement
 from .preemption import focus
@@ -97,7 +97,9 @@ class Victims:
         pool = self.slots.pools[pool_name]
         victim = self._victim_maker(pool_name, now, t, excluded)
         victims: dict[str, Victim] = {}
-        end = t + req.duration
+        # the preemptor's booking there: its work at the pool's speed (a new lease)
+        d = req.duration / pace(req, self.pools[pool_name])
+        end = t + d
         # bookings scanned in the table's order, not by name: a large pool has
         # thousands, and the instance orders the ones it keeps
         for b in pool.bookings:
@@ -109,7 +111,7 @@ class Victims:
         if latest > t:
             # computed as the preemptor's booking end will be, max(t, vacate) + d,
             # so that no float rounding puts that end past the window's
-            tail, end = end, latest + req.duration
+            tail, end = end, latest + d
             # queued reservations in the tail (the others were looked at above)
             for b in pool.bookings:
                 if tail <= b.start < end:
@@ -192,7 +194,9 @@ class Victims:
         plus the work left, or a re-planned reservation's usual length."""
         if st.phase == Phase.RUNNING:
             assert st.booking is not None
-            params = self.pools[st.booking.pool].overhead
-            left = st.remaining - (now - (st.running_since or now))
-            return overhead.migrate_run_seconds(st.req, params) + left
+            source = self.pools[st.booking.pool]
+            # work left: what it owed minus what it did since its run began, there
+            done = (now - (st.running_since or now)) * pace(st.req, source)
+            left = (st.remaining - done) / pace(st.req, self.pools[pool])
+            return overhead.migrate_run_seconds(st.req, source.overhead) + left
         return self._placement.length(st, pool)

@@ -97,12 +97,25 @@ class LeaseView:
         since = st.running_since
         if since is None or now <= since or st.phase not in (Phase.RUNNING, Phase.RESUMING):
             return st.ran
-        return st.ran + min(now - since, st.actual_left)
+        return st.ran + min(now - since, st.actual_left / st.pace)
 
     @property
     def remaining(self) -> float:
-        """Planned run seconds still owed."""
+        """Planned work still owed: seconds at speed 1.0 (on a pool of speed ``s`` they
+        take ``remaining / s``; :attr:`pace`)."""
         return self._st.remaining
+
+    def remaining_by(self, now: float) -> float:
+        """Planned work still owed at ``now``: :attr:`remaining` less the work of the
+        current run segment (its wall seconds times :attr:`pace`)."""
+        st = self._st
+        return max(st.remaining - (self.ran_by(now) - st.ran) * st.pace, 0.0)
+
+    @property
+    def pace(self) -> float:
+        """The work one run second does where it is booked (its pool's speed; 1.0
+        for an advance reservation)."""
+        return self._st.pace
 
     @property
     def running_since(self) -> float | None:

@@ -10,6 +10,7 @@ size."""
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import replace
 from math import inf
 
 import pytest
@@ -208,7 +209,10 @@ def mixed_workloads(draw):
     and back."""
     pools, requests, cfg, reports = draw(workloads().filter(lambda w: w[0][0].name != "p"
                                                             or not w[0][0].exclusive))
-    pools = MIXED["shared" if len(pools) == 1 else "two-pools"]
+    # of the speeds drawn for the pools they replace: lost nodes go back to checkpoints
+    # kept as work
+    pools = [replace(m, speed=p.speed) for m, p in
+             zip(MIXED["shared" if len(pools) == 1 else "two-pools"], pools, strict=True)]
     inputs = [*submissions(requests),
               *(Input.cancel(n, t) if k == "cancel" else Input.finished(n, t)
                 for t, k, n in reports)]
