@@ -40,11 +40,12 @@ def dispatch_names() -> tuple[str, ...]:
     """The dispatch strategies (DESIGN §2.5) the core has registered, which
     ``config.dispatch`` may name; the first is the default.
 
-    The core's registry (``core/dispatch/``, issue 21 items 1-3) is not on this
-    branch yet: until it is, the core knows only today's rule, ``earliest`` (the pool
-    where a lease starts first), and naming any other would be a setting nothing
-    reads. When it is merged, this returns the registry's names (one place: the CLI,
-    the operator's config, the chart's values schema and the tests read it here)."""
+    The core's registry (``leasehold.core.model.DISPATCH_NAMES``, issue 21 items
+    1-3) is not on this branch yet: until it is, the core knows only today's rule,
+    ``earliest`` (the pool where a lease starts first), and naming any other would be
+    a setting nothing reads. When it is merged, this returns the registry's names
+    (one place: the CLI, the operator's config, the chart's values schema and the
+    tests read it here)."""
     return ("earliest",)
 
 

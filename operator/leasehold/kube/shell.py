@@ -1075,15 +1075,17 @@ class Shell:
         """The core's dispatch strategy sent an external lease that named no pool to
         ``action.pool``: its status says where, by which strategy and why (from now
         on, and after a restart: it is kept with what the journal knows of the
-        lease), and a ``Dispatched`` event gives the reason. A lease the shell does
+        lease), and a ``Dispatched`` event gives the reason. The status is written
+        at the end of the step, as every status is (not here: a lease started in
+        this step shows Running only once its pods exist). A lease the shell does
         not track is no Lease of the cluster's: nothing to say."""
         t = self.tracked.get(action.lease)
         if t is None:
             return
         t.dispatch = action
+        self._shown.pop(action.lease, None)  # its status is due
         self._event(t, "Dispatched", f"to pool {action.pool} by {action.policy}:"
                                      f" {in_user_terms(action.reason, self.clock) or ''}")
-        self._write_status(action.lease)
 
     def _told_started(self, action: Action) -> None:
         """The event of a start, resume or migration, posted once its pods were made."""
