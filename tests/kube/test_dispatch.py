@@ -5,8 +5,9 @@ Lease's status and a ``Dispatched`` event, keeps it over a restart, and counts t
 dispatches per pool and strategy.
 
 The shell's handling is driven through its seam, :meth:`Shell.dispatched` (what it
-does with each ``Dispatch`` the core emits; until the core emits them), against the emulated API server, which
-prunes a status field its schema does not declare as a real one does. The end-to-end
+does with each ``Dispatch`` the core emits; this branch's core emits none yet),
+against the emulated API server, which prunes a status field its schema does not
+declare as a real one does. The end-to-end
 test runs the operator on the emulated cluster with three NodePools and compares
 where each Lease went with where `leasehold simulate` sends it."""
 
@@ -73,9 +74,10 @@ def test_a_dispatched_lease_says_where_and_why_in_its_status_and_an_event_and_af
     would take its own write for another writer's); the event gives the reason. A
     restart rebuilds the shell from its journal's snapshot: the status written
     again still says where the Lease went."""
-    sent = Dispatch(30.0, "lab/x", "b", "rr", "the 1st external lease of 3 pools")
+    why = "rr: round robin, external lease 1 without a pool goes to pool b (2 of 3)"
+    sent = Dispatch(30.0, "lab/x", "b", "rr", why)
     clock = Clock(SCALE, time.time())
-    want = {"pool": "b", "policy": "rr", "reason": "the 1st external lease of 3 pools",
+    want = {"pool": "b", "policy": "rr", "reason": why,
             "time": clock.stamp(30.0)}
 
     async def scenario() -> None:
@@ -95,8 +97,7 @@ def test_a_dispatched_lease_says_where_and_why_in_its_status_and_an_event_and_af
             lease = await client.get(f"/apis/{API_VERSION}/namespaces/lab/leases/x")
             assert lease["status"]["dispatch"] == want
             assert not shell.echoes.foreign(lease["metadata"]["uid"], lease["status"])
-            assert await _events(client, "Dispatched") == [
-                "to pool b by rr: the 1st external lease of 3 pools"]
+            assert await _events(client, "Dispatched") == [why]
             await shell.checkpoint()  # what the journal knows of x, with its dispatch
 
             # a new operator: its status written again from the journal

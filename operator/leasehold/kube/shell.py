@@ -1084,8 +1084,9 @@ class Shell:
             return
         t.dispatch = action
         self._shown.pop(action.lease, None)  # its status is due
-        self._event(t, "Dispatched", f"to pool {action.pool} by {action.policy}:"
-                                     f" {in_user_terms(action.reason, self.clock) or ''}")
+        # the core's reason names the strategy and the pool, in a user's words
+        self._event(t, "Dispatched", in_user_terms(action.reason, self.clock)
+                    or f"to pool {action.pool} by {action.policy}")
 
     def _told_started(self, action: Action) -> None:
         """The event of a start, resume or migration, posted once its pods were made."""
