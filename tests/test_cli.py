@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from leasehold.commands import DISPATCH
+
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted((ROOT / "examples" / "scenarios").glob("*.yaml"))
 
@@ -286,6 +288,30 @@ def test_the_operator_reads_its_config_file_under_its_flags(tmp_path, config, ar
     assert (got.policy, got.alpha, got.backfilling.value, got.suspend_before_blocking) == want
 
 
+@pytest.mark.parametrize("name", DISPATCH)
+@pytest.mark.parametrize(("config", "argv"), [
+    pytest.param("dispatch: {name}\n", [], id="in-the-file"),
+    pytest.param("dispatch: {default}\n", ["--dispatch", "{name}"], id="the-flag-wins"),
+    pytest.param("policy: mov\n", ["--dispatch", "{name}"], id="the-flag-alone"),
+])
+def test_the_operator_reads_its_dispatch_strategy(tmp_path, name, config, argv):
+    """Issue 21: ``dispatch`` in the config (the chart's ``scheduler.dispatch``) or
+    ``--dispatch`` reaches the core's configuration; every declared strategy is
+    accepted."""
+    from leasehold.cli import operator_config
+    path = tmp_path / "config.yaml"
+    path.write_text(config.format(name=name, default=DISPATCH[0]))
+    argv = [a.format(name=name) for a in argv]
+    assert operator_config(_operator_args("--config", str(path), *argv)).dispatch == name
+
+
+def test_the_operators_dispatch_strategy_is_the_default_without_a_config():
+    from leasehold.cli import operator_config
+    from leasehold.core.model import SchedulerConfig
+    assert operator_config(_operator_args()).dispatch == SchedulerConfig().dispatch \
+        == DISPATCH[0]
+
+
 @pytest.mark.parametrize(("text", "message"), [
     ("bogus: 1\n", "bogus: unknown field; expected one of policy, alpha"),
     ("policy: mvo\n", 'policy: unknown policy "mvo"'),
@@ -304,9 +330,12 @@ def test_the_operator_reads_its_config_file_under_its_flags(tmp_path, config, ar
     ("tenancy:\n  trustNamespaceLabels: true\n  localNamespaceSelector:\n"
      "    matchExpressions: [{key: team, operator: In}]\n",
      "operator In needs values"),
+    ("dispatch: bogus\n", 'dispatch: unknown dispatch strategy "bogus"; expected one of '
+     + ", ".join(DISPATCH)),
+    ("dispatch: [rr]\n", "dispatch: a strategy's name, got a list; expected one of "),
 ], ids=["unknown-key", "unknown-policy", "yaml", "selector-untrusted", "selector-empty",
         "namespace-name", "cap-zero", "tenancy-unknown-key", "tenancy-not-a-mapping",
-        "expression-without-values"])
+        "expression-without-values", "unknown-dispatch", "dispatch-not-a-name"])
 def test_a_bad_operator_config_is_one_clear_line(tmp_path, text, message):
     path = tmp_path / "config.yaml"
     path.write_text(text)

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from leasehold.commands import (
     BACKFILLING,
+    DISPATCH,
     POLICIES,
     Subparsers,
     count,
@@ -197,7 +198,8 @@ def cmd_up(args: argparse.Namespace) -> int:
     try:
         up(Path(args.data).expanduser(), args.port, args.time_scale, args.policy,
            args.metrics_port, Path(args.pools) if args.pools else None,
-           args.local_namespace if args.local_namespace is not None else ("owners",))
+           args.local_namespace if args.local_namespace is not None else ("owners",),
+           args.dispatch)
     except UpError as exc:
         return fail([str(exc)])
     return 0
@@ -352,6 +354,9 @@ def add_up(sub: Subparsers) -> None:
                      help="emulated seconds per real second (default: 1)")
     upp.add_argument("--policy", choices=POLICIES, default="moml",
                      help="preemption policy (default: moml)")
+    upp.add_argument("--dispatch", choices=DISPATCH, default=DISPATCH[0],
+                     help="how the operator sends an external Lease that names no NodePool"
+                          f" to one (default: {DISPATCH[0]})")
     upp.add_argument("--metrics-port", type=int, default=8080,
                      help="the operator's /metrics port (default: 8080; 0: off)")
     upp.add_argument("--pools", metavar="FILE", help="NodePool manifests (default: a pool"

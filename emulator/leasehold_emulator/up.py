@@ -69,9 +69,10 @@ def serving(port: int, proc: subprocess.Popen[bytes], log: Path) -> None:
 
 
 def up(data: Path, port: int, time_scale: float, policy: str, metrics_port: int,
-       pools: Path | None, local: Sequence[str] = ("owners",)) -> None:
+       pools: Path | None, local: Sequence[str] = ("owners",), dispatch: str = "earliest"
+       ) -> None:
     """``local``: the namespaces the operator takes for local (its admins' say; the
-    testbed's ``owners`` by default)."""
+    testbed's ``owners`` by default); ``dispatch``: the operator's dispatch strategy."""
     data.mkdir(parents=True, exist_ok=True)
     log = data / "leasehold.log"
     if metrics_port:
@@ -101,13 +102,14 @@ def up(data: Path, port: int, time_scale: float, policy: str, metrics_port: int,
         url = json.loads((data / "server.json").read_text())["url"]
         kubeconfig = data / "kubeconfig"
         operator = start(["operator", "--kubeconfig", str(kubeconfig), "--policy", policy,
+                          "--dispatch", dispatch,
                           "--metrics-port", str(metrics_port),
                           *(a for ns in local for a in ("--local-namespace", ns))], log)
         if metrics_port:
             serving(metrics_port, operator, log)
         metrics = f"http://127.0.0.1:{metrics_port}/metrics" if metrics_port else "off"
         print(f"leasehold is up: the emulated cluster at {url}, the operator with policy"
-              f" {policy}, time scale {time_scale:g}\n"
+              f" {policy} and dispatch {dispatch}, time scale {time_scale:g}\n"
               f"  kubeconfig: {kubeconfig}\n"
               f"  metrics:    {metrics}\n"
               f"  local namespaces: {', '.join(local) or 'none'}\n"

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from .commands import (
     BACKFILLING,
+    DISPATCH,
     GROUP,
     POLICIES,
     AddCommand,
@@ -70,6 +71,7 @@ def operator_config(args: argparse.Namespace) -> SchedulerConfig:
     from .core.model import Backfilling, SchedulerConfig
 
     data = {k: v for k, v in _config_data(args).items() if k != TENANCY}
+    dispatch = _dispatch(args, data.pop(DISPATCH_KEY, DISPATCH[0]))
     try:
         spec = ConfigSpec.model_validate(data)
     except ValidationError as exc:
@@ -82,7 +84,27 @@ def operator_config(args: argparse.Namespace) -> SchedulerConfig:
     return SchedulerConfig(
         policy=args.policy or spec.policy, alpha=alpha,
         backfilling=Backfilling(args.backfilling) if args.backfilling else spec.backfilling,
-        suspend_before_blocking=spec.suspend_before_blocking)
+        suspend_before_blocking=spec.suspend_before_blocking, dispatch=dispatch)
+
+
+#: the key of the dispatch strategy in ``--config``. Read here, beside the scenario's
+#: ``config`` keys, while :class:`~.api.scenario.ConfigSpec` has no ``dispatch``
+#: (issue 21 adds it to scenarios: then it is read there, and this goes)
+DISPATCH_KEY = "dispatch"
+
+
+def _dispatch(args: argparse.Namespace, value: object) -> str:
+    """The dispatch strategy: ``--dispatch``, else ``value`` (the config's). A wrong
+    ``value`` raises ValueError with the file and the strategies there are, the flag
+    given or not (as a wrong policy in the file does)."""
+    from .api.durations import describe
+
+    if isinstance(value, str) and value in DISPATCH:
+        return str(args.dispatch or value)
+    what = f"unknown dispatch strategy {describe(value)}" if isinstance(value, str) \
+        else f"a strategy's name, got {describe(value)}"
+    raise ValueError(f"{args.config}: {DISPATCH_KEY}: {what}; expected one of"
+                     f" {', '.join(DISPATCH)}")
 
 
 #: the key of the operator's own block in ``--config`` (not a scenario's)
@@ -181,13 +203,17 @@ def add_operator(sub: Subparsers) -> None:
     op.add_argument("--kubeconfig", help="the cluster's kubeconfig (default: $KUBECONFIG)")
     op.add_argument("--config", metavar="FILE",
                     help="configuration: YAML with a scenario's config keys"
-                         " (policy, alpha, backfilling, suspendBeforeBlocking) and a"
-                         " tenancy block (docs/operator.md); flags given here win over it")
+                         " (policy, alpha, backfilling, suspendBeforeBlocking), the"
+                         " dispatch strategy and a tenancy block (docs/operator.md);"
+                         " flags given here win over it")
     op.add_argument("--policy", choices=POLICIES,
                     help="preemption policy (default: the config's, else moml)")
     op.add_argument("--backfilling", choices=BACKFILLING,
                     help="backfilling mode (default: the config's, else conservative)")
     op.add_argument("--alpha", help="MOML's threshold (default: the config's, else median)")
+    op.add_argument("--dispatch", choices=DISPATCH,
+                    help="how an external Lease that names no NodePool gets one (default:"
+                         f" the config's, else {DISPATCH[0]})")
     op.add_argument("--metrics-port", type=int, default=8080, metavar="PORT",
                     help="serve /metrics and /healthz on PORT (default: 8080; 0: off)")
     op.add_argument("--metrics-address", default="127.0.0.1", metavar="ADDRESS",

@@ -36,6 +36,23 @@ POLICIES = POLICY_NAMES
 BACKFILLING = tuple(b.value for b in Backfilling)
 
 
+def dispatch_names() -> tuple[str, ...]:
+    """The dispatch strategies (DESIGN §2.5) the core has registered, which
+    ``config.dispatch`` may name; the first is the default.
+
+    The core's registry (``leasehold.core.model.DISPATCH_NAMES``, issue 21 items
+    1-3) is not on this branch yet: until it is, the core knows only today's rule,
+    ``earliest`` (the pool where a lease starts first), and naming any other would be
+    a setting nothing reads. When it is merged, this returns the registry's names
+    (one place: the CLI, the operator's config, the chart's values schema and the
+    tests read it here)."""
+    return ("earliest",)
+
+
+#: the dispatch strategies, as the core declares them
+DISPATCH = dispatch_names()
+
+
 def fail(lines: Sequence[str]) -> int:
     """Each line as an ``error:`` on stderr; the exit status of bad input."""
     for line in lines:

@@ -16,6 +16,7 @@ import yaml
 
 import pss
 from leasehold.api.crds import crds, render
+from leasehold.commands import DISPATCH
 from leasehold.observe import alerts, dashboards
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -119,7 +120,7 @@ def test_the_config_map_is_the_scheduler_values():
                   and d["metadata"]["name"] == "lh-leasehold-config")
     assert yaml.safe_load(config["data"]["config.yaml"]) == {
         "policy": "mov", "alpha": "p75", "backfilling": "easy",
-        "suspendBeforeBlocking": True, "tenancy": {
+        "suspendBeforeBlocking": True, "dispatch": "earliest", "tenancy": {
             "localNamespaces": ["owners"], "trustNamespaceLabels": True,
             "localNamespaceSelector": {"matchLabels": {"example.com/owners": "true"}},
             "maxPendingLeases": 500, "maxPendingVMs": None, "discloseOtherTenants": True}}
@@ -139,6 +140,34 @@ def test_the_operator_accepts_the_config_map_it_is_given(tmp_path, values):
     tenancy = operator_tenancy(args)
     assert tenancy.max_pending_leases == (500 if values else 1000)
     assert tenancy.local("owners", {}) is bool(values)
+
+
+@pytest.mark.parametrize("name", DISPATCH)
+def test_the_dispatch_strategy_reaches_the_operator(tmp_path, name):
+    """Issue 21: ``scheduler.dispatch`` goes into the ConfigMap, and the operator
+    reading it schedules with that strategy (every one the core declares)."""
+    from leasehold.cli import build_parser, operator_config
+    config = next(d for d in rendered("--set", f"scheduler.dispatch={name}")
+                  if d["kind"] == "ConfigMap" and d["metadata"]["name"] == "lh-leasehold-config")
+    path = tmp_path / "config.yaml"
+    path.write_text(config["data"]["config.yaml"])
+    args = build_parser().parse_args(["operator", "--config", str(path)])
+    assert operator_config(args).dispatch == name
+
+
+def test_the_values_offer_the_declared_dispatch_strategies():
+    """The values schema refuses a strategy the core does not have, and the values'
+    comment and table name each one (a strategy the core registers and the chart
+    misses fails here)."""
+    schema = json.loads((CHART / "values.schema.json").read_text())
+    assert schema["properties"]["scheduler"]["properties"]["dispatch"]["enum"] == list(DISPATCH)
+    assert yaml.safe_load((CHART / "values.yaml").read_text())["scheduler"]["dispatch"] \
+        == DISPATCH[0]
+    for path in (CHART / "values.yaml", CHART / "README.md"):
+        text = path.read_text()
+        said = text[text.index("Dispatch strategy:"):].split("\n  dispatch:", 1)[0]
+        said = said.split(" |", 1)[0]
+        assert all(name in said for name in DISPATCH), path
 
 
 def test_metrics_bind_the_pods_ip_and_tls_serves_them_from_the_secret():
@@ -214,6 +243,7 @@ def test_the_values_table_documents_every_value_with_its_default():
 @pytest.mark.parametrize(("setting", "problem"), [
     ("scheduler.policy=mvo", "scheduler.policy must be one of the following"),
     ("scheduler.alpha=often", "scheduler.alpha"),
+    ("scheduler.dispatch=bogus", "scheduler.dispatch must be one of the following"),
     ("metrics.port=70000", "metrics.port"),
     ("replicas=2", "Additional property replicas is not allowed"),
     # the operator's pod stays within Pod Security "restricted" whatever the values

@@ -29,6 +29,7 @@ import pytest
 import yaml
 
 from emulated import KUBECTL, Emulated, until
+from leasehold.commands import DISPATCH
 from leasehold.observe import alerts, dashboards
 from operated import TESTBED, apply_testbed, final_phases, preemptions, simulated_phases
 
@@ -146,7 +147,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Installed]:
         assert r.returncode == 0, r.stderr
         assert "STATUS: deployed" in r.stdout
         # NOTES.txt, rendered for these values
-        assert f"with policy {POLICY}" in r.stdout
+        assert f"with policy {POLICY}\nand dispatch {DISPATCH[0]}" in r.stdout
         assert "2 replicas, one active through Kopf peering" in r.stdout
         assert "Local namespaces: owners." in r.stdout
         # the operator as the Deployment would run it, with its ConfigMap as the file

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import signal
 import socket
 import subprocess
@@ -13,6 +14,7 @@ import pytest
 import yaml
 
 from emulated import KUBECTL, until
+from leasehold.commands import DISPATCH
 
 
 def test_up_runs_a_lease_and_stops_everything(tmp_path):
@@ -23,7 +25,8 @@ def test_up_runs_a_lease_and_stops_everything(tmp_path):
         metrics = s.getsockname()[1]
     up = subprocess.Popen([sys.executable, "-m", "leasehold.cli", "up", "--port", "0",
                            "--data", str(tmp_path), "--time-scale", "60", "--metrics-port",
-                           str(metrics)], stdout=subprocess.PIPE, text=True)
+                           str(metrics), "--dispatch", DISPATCH[-1]],
+                          stdout=subprocess.PIPE, text=True)
     kubeconfig = tmp_path / "kubeconfig"
 
     def kubectl(*args: str, stdin: str | None = None) -> str:
@@ -55,6 +58,13 @@ def test_up_runs_a_lease_and_stops_everything(tmp_path):
         # the gauges are read at most once a second: within a few, they show it
         until(lambda: 'leasehold_leases{namespace="default",phase="Running"} 1.0' in scrape(),
               30)
+        # the dispatch strategy reached the operator's core: its pool's series, from 0;
+        # hello (external, naming no pool) is dispatched unless by today's rule, owned
+        # (local) never
+        sent = 0 if DISPATCH[-1] == "earliest" else 1
+        assert re.search(rf'leasehold_dispatched_leases_total{{policy="'
+                         rf'{re.escape(DISPATCH[-1])}",pool="default"}} {sent}\.0\n',
+                         scrape()), scrape()
     finally:
         up.send_signal(signal.SIGTERM)
         assert up.wait(timeout=30) == 0

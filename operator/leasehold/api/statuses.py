@@ -67,6 +67,18 @@ class Progress(_Status):
                                      description="Seconds of its duration still to run.")
 
 
+class DispatchStatus(_Status):
+    """How an external Lease that named no NodePool got one (DESIGN §2.5, issue 21):
+    the operator's dispatch strategy chose it."""
+
+    pool: str = Field(description="The NodePool the strategy sent it to.")
+    policy: str = Field(description="The dispatch strategy that chose it: the operator's"
+                                    " `dispatch` setting (the chart's scheduler.dispatch).")
+    reason: str = Field(description="Why that pool, in words.")
+    time: str = Field(json_schema_extra={"format": "date-time"},
+                      description="When it was dispatched (RFC 3339).")
+
+
 def _optional(description: str, **extra: Any) -> Any:
     """A field a status may leave out, but never null (default None only for the model;
     the schema has no null)."""
@@ -111,6 +123,11 @@ class LeaseResourceStatus(_Status):
                     " that cannot be scheduled); null otherwise.")
     reservation: Reservation | None = Field(
         default=None, description="Its current booking; null while it has none.")
+    dispatch: DispatchStatus | None = Field(
+        default=None, description="Where the dispatch strategy sent it and why: an"
+                                  " external Lease that names no NodePool; null for one"
+                                  " that names its pool, a local one, or one not"
+                                  " dispatched yet.")
     conditions: list[Condition] = _optional(
         "Admitted, and when they apply Preempted and Finished.",
         json_schema_extra={"x-kubernetes-list-type": "map",

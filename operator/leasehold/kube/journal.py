@@ -43,7 +43,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from leasehold.core.model import Absence, Capacity, Origin
+from leasehold.core.model import Absence, Capacity, Dispatch, Origin
 from leasehold.core.replay import Input
 from leasehold.core.snapshot import (
     SnapshotError,
@@ -94,20 +94,36 @@ class Known:
     generation: int = 1
     #: when its latest start's pods were all made (:attr:`.status.Tracked.made`)
     made: float | None = None
+    #: where the core's dispatch strategy sent it (:attr:`.status.Tracked.dispatch`):
+    #: its status says so after a restart too, though the snapshot's core has no
+    #: action left to tell it (absent in journals written before issue 21)
+    dispatch: Dispatch | None = None
 
     def data(self) -> dict[str, Any]:
+        sent = self.dispatch
         return {"uid": self.uid, "namespace": self.namespace, "name": self.name,
                 "runtime": self.runtime, "origin": self.origin.value,
                 "deadlineGiven": self.deadline_given, "generation": self.generation,
-                "made": self.made}
+                "made": self.made,
+                "dispatch": None if sent is None else {
+                    "t": sent.time, "lease": sent.lease, "pool": sent.pool,
+                    "policy": sent.policy, "reason": sent.reason}}
 
     @classmethod
     def read(cls, d: Any, where: str) -> Known:
         try:
-            runtime, made = d["runtime"], d.get("made")
+            runtime, made, sent = d["runtime"], d.get("made"), d.get("dispatch")
+            dispatch = None
+            if sent is not None:
+                at = _number(sent["t"], "dispatch.t")
+                if at is None:
+                    raise ValueError("dispatch.t is missing")
+                dispatch = Dispatch(at, str(sent["lease"]), str(sent["pool"]),
+                                    str(sent["policy"]), str(sent["reason"]))
             return cls(str(d["uid"]), str(d["namespace"]), str(d["name"]),
                        _number(runtime, "runtime"), Origin(d["origin"]),
-                       bool(d["deadlineGiven"]), int(d["generation"]), _number(made, "made"))
+                       bool(d["deadlineGiven"]), int(d["generation"]), _number(made, "made"),
+                       dispatch)
         except (KeyError, TypeError, ValueError) as exc:
             raise JournalError(f"{where}: {type(exc).__name__}: {exc}") from None
 

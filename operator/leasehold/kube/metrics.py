@@ -21,6 +21,7 @@ from leasehold.core.model import (
     Admit,
     Cancel,
     Complete,
+    Dispatch,
     LeaseType,
     Migrate,
     Origin,
@@ -124,6 +125,12 @@ class Metrics:
                 for cause in REJECT_CAUSES:
                     self.rejections.labels(origin.value, kind, cause)
         self._policies: set[str] = set()
+        self.dispatched = Counter("leasehold_dispatched_leases",
+                                  "External leases that named no pool, sent to one by the"
+                                  " dispatch strategy (DESIGN §2.5): the per-pool dispatch"
+                                  " rate is its rate()", ["pool", "policy"], registry=r)
+        #: the (pool, strategy) series made so far, each from 0
+        self._dispatch_series: set[tuple[str, str]] = set()
 
     def rejected_spec(self, origin: Origin, kind: str | None) -> None:
         """A Lease rejected by the shell for its spec (the core never saw it)."""
@@ -158,7 +165,13 @@ class Metrics:
             for verb in ("suspend", "cancel", "migrate"):
                 for lease_type in LeaseType:
                     self.preemptions.labels(core.config.policy, verb, lease_type.value)
+        for pool in core.pools:  # a pool may come at any step
+            self._dispatch_series_of(pool, core.config.dispatch)
         for action in actions:
+            if isinstance(action, Dispatch):
+                self._dispatch_series_of(action.pool, action.policy)
+                self.dispatched.labels(action.pool, action.policy).inc()
+                continue
             st = core.lease(action.lease)
             if st is None:
                 continue
@@ -188,6 +201,12 @@ class Metrics:
             self.latency.observe(step_cpu)
         if gauges:
             self.gauges(core)
+
+    def _dispatch_series_of(self, pool: str, policy: str) -> None:
+        """The pool's dispatch series for the strategy, from 0 the first time."""
+        if (pool, policy) not in self._dispatch_series:
+            self._dispatch_series.add((pool, policy))
+            self.dispatched.labels(pool, policy)
 
     def _per_lease(self, core: Scheduler, leases: list[LeaseView]) -> None:
         """``leasehold_lease_phase`` and ``leasehold_lease_preemptions``, written where

@@ -45,6 +45,7 @@ from leasehold.core.model import (
     Action,
     Cancel,
     Complete,
+    Dispatch,
     Fail,
     Lost,
     Migrate,
@@ -445,7 +446,7 @@ class Shell:
     def _known(self, name: str) -> Known:
         t = self.tracked[name]
         return Known(t.uid, t.namespace, t.name, t.runtime, t.origin, t.deadline_given,
-                     t.generation, t.made)
+                     t.generation, t.made, t.dispatch)
 
     async def _settle(self, actions: list[Action], now: float, started: set[str]
                       ) -> dict[str, None]:
@@ -769,7 +770,10 @@ class Shell:
         # fed as the live loop fed them, up to the last instant it acted at
         away_since = max(self.core.now, logged.last)
         now = max(self.clock.now(), away_since)
-        run(self.core, logged.inputs, until=away_since)
+        replayed = run(self.core, logged.inputs, until=away_since)
+        # where the leases submitted since the snapshot were sent: the replayed core
+        # sends them again (the snapshot's leases have theirs in what is known)
+        sent = {a.lease: a for a in replayed if isinstance(a, Dispatch)}
         self.ended = {uid for uid in ended if uid in objects}
         # the pools as the journal knew them (indices and names), then as they are
         before = {name: ClusterPool(spec, tuple(names.get(name, spec.node_names())),
@@ -786,7 +790,8 @@ class Shell:
             spec = (objects.get(k.uid) or {}).get("spec") or {}
             self.tracked[name] = Tracked(k.namespace, k.name, k.uid, k.runtime,
                                          spec.get("template"), k.origin, k.deadline_given,
-                                         k.generation, made_at.get(name))
+                                         k.generation, made_at.get(name),
+                                         dispatch=sent.get(name, k.dispatch))
             self._uids[k.uid] = name
         self._current.update({key: n for key, n in current.items() if n in self.tracked})
         # the starts whose pods were never all made did not happen; nothing started
@@ -1063,6 +1068,25 @@ class Shell:
             self._event(t, "Scheduled", f"reserved on pool {action.pool} from"
                                         f" {self.clock.stamp(action.start)} to"
                                         f" {self.clock.stamp(action.end)}")
+        elif isinstance(action, Dispatch):
+            self.dispatched(action)
+
+    def dispatched(self, action: Dispatch) -> None:
+        """The core's dispatch strategy sent an external lease that named no pool to
+        ``action.pool``: its status says where, by which strategy and why (from now
+        on, and after a restart: it is kept with what the journal knows of the
+        lease), and a ``Dispatched`` event gives the reason. The status is written
+        at the end of the step, as every status is (not here: a lease started in
+        this step shows Running only once its pods exist). A lease the shell does
+        not track is no Lease of the cluster's: nothing to say."""
+        t = self.tracked.get(action.lease)
+        if t is None:
+            return
+        t.dispatch = action
+        self._shown.pop(action.lease, None)  # its status is due
+        # the core's reason names the strategy and the pool, in a user's words
+        self._event(t, "Dispatched", in_user_terms(action.reason, self.clock)
+                    or f"to pool {action.pool} by {action.policy}")
 
     def _told_started(self, action: Action) -> None:
         """The event of a start, resume or migration, posted once its pods were made."""

@@ -11,7 +11,7 @@ from typing import Any
 
 from leasehold.api.clock import Clock
 from leasehold.api.durations import format_duration
-from leasehold.core.model import Origin, Phase
+from leasehold.core.model import Dispatch, Origin, Phase
 from leasehold.core.reason import Reason
 from leasehold.core.view import LeaseView
 
@@ -36,6 +36,9 @@ class Tracked:
     #: its object is gone: once the core forgets it, nothing of it is kept (no
     #: Lease can be submitted again under its uid)
     deleted: bool = False
+    #: where the core's dispatch strategy sent it, and why (the latest, if the
+    #: core sent it more than once): an external lease that named no pool
+    dispatch: Dispatch | None = None
 
 
 #: what a tenant is told of a Lease in another namespace, unless the admins allow more
@@ -97,6 +100,10 @@ def status_of(st: LeaseView, t: Tracked, clock: Clock, now: float,
                                  "nodes": sorted({nodes.get(n, n) for n in st.nodes}) or None}
     else:
         status["reservation"] = None
+    sent = t.dispatch
+    status["dispatch"] = None if sent is None else {
+        "pool": sent.pool, "policy": sent.policy,
+        "reason": in_user_terms(sent.reason, clock) or "", "time": clock.stamp(sent.time)}
     rejected = st.phase == Phase.REJECTED
     conditions = [condition("Admitted", "False" if rejected else "True",
                             "Rejected" if rejected else "Admitted",

@@ -68,6 +68,11 @@ def overview_panels() -> list[Panel]:
             q(f"leasehold_pool_usage_cpu_cores{{{POOL}}}", "{{pool}} held"),
             q(f"leasehold_pool_capacity_cpu_cores{{{POOL}}}", "{{pool}} capacity")),
             unit="none", description="Cores"),
+        Panel("Dispatch rate by pool", (
+            q(f"sum by (pool, policy) (rate(leasehold_dispatched_leases_total{{{POOL}}}[1h]))",
+              "{{pool}} {{policy}}"),),
+            description="External leases that named no pool sent to each pool per second,"
+                        " by the dispatch strategy (the operator's dispatch setting)"),
         Panel("Leases by phase", (
             q(f"sum by (phase) (leasehold_leases{{{NAMESPACE}}})", "{{phase}}"),),
             options={"stacking": "normal"},
