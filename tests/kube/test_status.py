@@ -4,11 +4,14 @@ give 300.0 back as 300 and drop null fields."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from builders import DM, exclusive, req, run
 from leasehold.api.clock import Clock, epoch
 from leasehold.core.model import Origin
+from leasehold.core.scheduler import Scheduler
 from leasehold.kube.status import Echoes, Tracked, redacted, status_of
 
 A = {"phase": "Scheduled", "progress": {"ranSeconds": 0.0}, "reservation": {"nodes": None}}
@@ -91,3 +94,14 @@ def test_a_status_says_its_times_in_rfc3339_and_its_reasons_in_the_users_terms()
                                               Origin.EXTERNAL), CLOCK, 7200.0)
     assert (done["startedAt"], done["endedAt"]) == ("2026-11-22T10:00:00.000000Z",
                                                     "2026-11-22T10:01:30.000000Z")
+
+
+def test_a_status_on_a_fast_pool_counts_remaining_work_not_wall_seconds():
+    """Issue 21 (pool speed): 1 h of work on a pool of speed 2 runs 30 min; after
+    10 min of it, 40 min of work are left (not 50: the 10 min did 20 min of work)."""
+    core = Scheduler([replace(exclusive(2), speed=2.0)])
+    core.submit(req("A", 2, 3600), 0.0)
+    core.advance(0.0)
+    t = Tracked("lab", "a", "uid-a", None, None, Origin.EXTERNAL)
+    status = status_of(core.lease("A"), t, CLOCK, 600.0)
+    assert status["progress"] == {"ranSeconds": 600.0, "remainingSeconds": 2400.0}

@@ -64,7 +64,9 @@ class Progress(_Status):
                                description="Seconds it has run, counting the current run up"
                                            " to when the status was written.")
     remaining_seconds: float = Field(alias="remainingSeconds",
-                                     description="Seconds of its duration still to run.")
+                                     description="Seconds of its duration (work, at speed"
+                                                 " 1.0) still to run; on a NodePool of"
+                                                 " speed s they take remainingSeconds / s.")
 
 
 class DispatchStatus(_Status):

@@ -938,7 +938,10 @@ class Shell:
         if delay > 0:
             annotations[vm.RESUME] = f"{delay:.3f}"
         if t.runtime is not None:
-            annotations[vm.RUNTIME] = f"{max(t.runtime - st.ran_by(now), 0.0):.3f}"
+            # the spec's runtime is work (seconds at speed 1.0): what is left of it,
+            # in wall seconds at the pace of the pool the pods start on
+            done = st.request.duration - st.remaining_by(now)
+            annotations[vm.RUNTIME] = f"{max(t.runtime - done, 0.0) / st.pace:.3f}"
         shape = st.request.shape
         pod = vm.build(t.namespace, t.name, t.uid, t.template, i, node, shape.cpu,
                        shape.memory, annotations, self._policy(st.request.pool))

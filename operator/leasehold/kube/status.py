@@ -84,7 +84,7 @@ def status_of(st: LeaseView, t: Tracked, clock: Clock, now: float,
         "preemptions": st.preemptions,
         "overheadSeconds": round(st.overhead, 3),
         "progress": {"ranSeconds": round(ran, 3),
-                     "remainingSeconds": round(max(st.remaining - (ran - st.ran), 0.0), 3)},
+                     "remainingSeconds": round(st.remaining_by(now), 3)},
         # submission (and its order: the time may tie), first start and final end, to
         # the microsecond: benchmarks measure from them
         "submittedAt": clock.micro_stamp(st.request.submitted), "sequence": st.sequence,
