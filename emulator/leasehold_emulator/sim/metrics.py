@@ -39,15 +39,15 @@ def run_metrics(leases: Iterable[LeaseView], pools: Iterable[PoolSpec],
     """
     leases = list(leases)
     pool_list = list(pools)
-    pools = {p.name: p for p in pool_list}
+    by_name = {p.name: p for p in pool_list}
     local = [s for s in leases if s.request.origin == Origin.LOCAL]
     external = [s for s in leases if s.request.origin == Origin.EXTERNAL]
     rejected = [s.phase == Phase.REJECTED for s in leases]
     span_from = min((s.request.submitted for s in leases), default=0.0)
     span_to = max((s.end for s in leases if s.end is not None), default=span_from)
     span = span_to - span_from
-    used = sum(_node_seconds(s, pools[s.pool]) for s in leases if s.pool is not None)
-    capacity = sum(p.nodes for p in pools.values()) * span
+    used = sum(_node_seconds(s, by_name[s.pool]) for s in leases if s.pool is not None)
+    capacity = sum(p.nodes for p in pool_list) * span
     best_effort = [
         s.end - s.request.earliest
         for s in leases
@@ -70,7 +70,7 @@ def run_metrics(leases: Iterable[LeaseView], pools: Iterable[PoolSpec],
             sum(s.phase == Phase.CANCELLED for s in external), len(external)
         ),
         "utilization": used / capacity if capacity else 0.0,
-        "netUtilization": _net_utilization(leases, pools),
+        "netUtilization": _net_utilization(leases, by_name),
         "preemptions": sum(s.preemptions for s in leases),
         "overheadSeconds": sum(s.overhead for s in leases),
         "makespanBestEffort": fmean(best_effort) if best_effort else 0.0,
