@@ -7,6 +7,8 @@ from collections import Counter
 from dataclasses import replace
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from leasehold.core.model import LeaseType, Origin
 from leasehold_emulator.workloads import das2
@@ -127,3 +129,26 @@ def test_a_mix_types_external_streams_only():
     assert {r.type for r in reqs if r.origin == Origin.EXTERNAL} == {
         LeaseType.BEST_EFFORT_CANCELLABLE}
     assert {r.shape.memory for r in reqs} == {2048}
+
+
+@settings(max_examples=80, deadline=None)
+@given(p_one=st.floats(0, 0.5), p_pow2=st.floats(0, 0.5), low=st.floats(0, 2),
+       high=st.floats(2.5, 8), q=st.floats(0, 1), where=st.floats(0, 1))
+def test_a_reachable_mean_is_hit_exactly(p_one, p_pow2, low, high, q, where):
+    """Bisection on ``med`` against the exact mean (the oracle: the size model's own
+    expectation at the ends and at the result)."""
+    base = replace(das2.Das2(), p_one=p_one, p_pow2=p_pow2, low=low, high=high, q=q)
+    least, most = (replace(base, med=m).mean_size() for m in (low, high))
+    target = least + where * (most - least)
+    try:
+        model = tuned(base, mean_vms=target)
+    except ValueError as exc:
+        # only where the mean jumps: a bound on a rounding boundary (e.g. high = 2.5 with
+        # q = 0: 2^round(u) is 4 just below and 8 at it)
+        assert "jumps past it" in str(exc)
+        near = [abs(replace(base, med=m).mean_size() - replace(base, med=m + d).mean_size())
+                for m, d in ((high - 1e-9, 1e-9), (low, 1e-9))]
+        assert max(near) > 1e-3
+        return
+    assert low <= model.med <= high
+    assert model.mean_size() == pytest.approx(target, rel=1e-6, abs=1e-6)

@@ -88,7 +88,14 @@ def _med_for(model: das2.Das2, mean_vms: float) -> float:
             low = mid
         else:
             high = mid
-    return (low + high) / 2
+    med = (low + high) / 2
+    got = replace(model, med=med).mean_size()
+    if abs(got - mean_vms) > 1e-6 * max(1.0, mean_vms):
+        # the mean jumps where a bound sits on a rounding boundary (an interval that
+        # shrinks to a point rounds at once): no med gives what lies in the jump
+        raise ValueError(f"mean VMs {mean_vms:g} cannot be reached with these sizes: the"
+                         f" mean jumps past it at med = {med:.6g} (to {got:.6g})")
+    return med
 
 
 def stream_jobs(model: das2.Das2, span: float, seed: int) -> list[Job]:
