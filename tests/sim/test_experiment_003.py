@@ -295,3 +295,25 @@ def test_a_003_file_loads_and_expands(name):
                     f" validating it as written needs {' and '.join(missing)} (issue 21)")
     full = validate_experiment(data, str(path))
     assert [a.label for a in full.arms()] == data["dispatches"]
+
+
+def test_a_small_003_run_reports_what_make_reproduce_003_copies(tmp_path):
+    """One hour of 003-local-rate's streams, two points, two seeds, as today (the
+    default strategy, no speeds): the plots `make reproduce-003` copies exist."""
+    data = as_today(yaml.safe_load((EXAMPLES / "003-local-rate.yaml").read_text()))
+    data["workload"]["span"] = "1h"
+    data["replications"] = 2
+    data["grid"] = {k: v[:2] for k, v in data["grid"].items()}
+    spec = validate_experiment(data)
+    assert run(spec, tmp_path, processes=1) == 4
+    write_report(spec, tmp_path)
+    makefile = (Path(__file__).resolve().parents[2] / "Makefile").read_text()
+    recipe = makefile[makefile.index("reproduce-003:"):]
+    copied = recipe[recipe.index("for m in") + len("for m in"):recipe.index("; do cp")]
+    names = copied.replace("\\", " ").split()
+    assert names == ["preemptedVMs", "netUtilization", "awrtPoolWeighted", "migratedRate",
+                     "nonPreemptableRejectionRate"]
+    assert all((tmp_path / f"{m}.png").exists() for m in names)
+    report = (tmp_path / "report.md").read_text()
+    assert "## preempted VMs per pool: mean ± 95% CI" in report
+    assert "| streams.local.rate = 0.06 | c256 |" in report
