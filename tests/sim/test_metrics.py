@@ -9,7 +9,7 @@ from leasehold.core.lease import LeaseState
 from leasehold.core.model import NodeGroup, Origin, Phase, PoolSpec
 from leasehold.core.view import LeaseView
 from leasehold_emulator.sim.engine import simulate
-from leasehold_emulator.sim.metrics import pool_metrics, run_metrics
+from leasehold_emulator.sim.metrics import metrics_003, pool_metrics, run_metrics
 
 
 def metrics(pools, requests, cfg=None):
@@ -208,8 +208,8 @@ REJECTED = [outcome("N1", None, type=DNP, phase="Rejected", start=None),
 def test_003_metrics_by_hand(leases, metric, total, per_pool):
     dispatched = {"N1": "b"}
     if total is not None:
-        assert run_metrics(leases, POOLS_003, dispatched)[metric] == pytest.approx(total,
-                                                                                    abs=1e-12)
+        got = {**run_metrics(leases, POOLS_003), **metrics_003(leases, POOLS_003, dispatched)}
+        assert got[metric] == pytest.approx(total, abs=1e-12)
     if per_pool is not None:
         got = pool_metrics(leases, POOLS_003, dispatched)
         assert {p: got[p][metric] for p in per_pool} == pytest.approx(per_pool, abs=1e-12)
@@ -224,5 +224,5 @@ def test_pool_size_is_its_processing_elements():
     # 003's M_j: one-core nodes count one each; a pool of 4-core nodes counts its cores
     pools = [PoolSpec("a", 2, 1000, 1024, exclusive=True), PoolSpec("b", 1, 4000, 4096)]
     leases = [outcome("A", "a", 1, 100, end=100), outcome("B", "b", 1, 100, end=300)]
-    assert run_metrics(leases, pools)["awrtPoolWeighted"] == pytest.approx(
+    assert metrics_003(leases, pools)["awrtPoolWeighted"] == pytest.approx(
         (2 * 100 + 4 * 300) / 6)

@@ -68,7 +68,7 @@ from ..workloads.streams import Stream, stream_requests, tuned
 from ..workloads.swf import SWFError, swf_requests
 from ..workloads.trace import TraceError, read_trace
 from .engine import simulate
-from .metrics import POOL_METRICS, pool_metrics, run_metrics
+from .metrics import POOL_METRICS, metrics_003, pool_metrics, run_metrics
 
 #: the metrics a report covers, in this order (names of :func:`.metrics.run_metrics`)
 METRICS = ("localRejectionRate", "externalRejectionRate", "externalCancellationRate",
@@ -590,7 +590,8 @@ def run_unit(spec: ExperimentSpec, unit: Unit) -> list[dict[str, Any]]:
     for arm in spec.arms():
         config, sched, dispatched = run_arm(cell, arm, reqs)
         leases = sched.leases()
-        metrics = run_metrics(leases, pool_specs, dispatched)
+        metrics = {**run_metrics(leases, pool_specs),
+                   **metrics_003(leases, pool_specs, dispatched)}
         per_pool = pool_metrics(leases, pool_specs, dispatched) if spec.pool_names() else {}
         rows.append({"point": unit.key, "seed": unit.seed, "arm": arm.label,
                      "policy": arm.policy, "dispatch": config.dispatch,

@@ -21,16 +21,14 @@ def _index(node: str) -> int:
     return int(node.rsplit("-", 1)[1])
 
 
-def run_metrics(leases: Iterable[LeaseView], pools: Iterable[PoolSpec],
-                dispatched: Mapping[str, str] | None = None) -> dict[str, float | int]:
+def run_metrics(leases: Iterable[LeaseView], pools: Iterable[PoolSpec]) -> dict[str, float | int]:
     """Rejection rates, utilization (000 eq. 11), preemptions, overhead, best-effort
     makespan (000 eq. 13) and mean wait (first start - submission, advance
     reservations left out), over one finished run; and the preemption and
     best-effort metrics of 003 and 004 (:func:`_preemption_metrics`,
-    :func:`_best_effort_metrics`), with 003's AWRT over the pools
-    (``awrtPoolWeighted``, eq. 24: :func:`pool_weighted_awrt`). ``dispatched``: the
-    pool each dispatched lease was sent to (the core's ``Dispatch`` actions), which
-    places the leases that were rejected there (:func:`pool_of`).
+    :func:`_best_effort_metrics`). 003's metrics over several pools are
+    :func:`metrics_003` and :func:`pool_metrics` (experiments report them; `leasehold
+    simulate`'s document keeps its keys).
 
     Utilization is the VM run time actually executed, weighted by the share of a node
     one VM takes (a whole node in exclusive pools, its cpu share of the node it runs
@@ -80,8 +78,20 @@ def run_metrics(leases: Iterable[LeaseView], pools: Iterable[PoolSpec],
         "rejected": sum(rejected),
         **_preemption_metrics(leases),
         **_best_effort_metrics(leases, span_from),
-        "awrtPoolWeighted": pool_weighted_awrt(leases, pool_list, dispatched),
     }
+
+
+def metrics_003(leases: Iterable[LeaseView], pools: Iterable[PoolSpec],
+                dispatched: Mapping[str, str] | None = None) -> dict[str, float]:
+    """003's metrics that :func:`run_metrics` lacks: AWRT over the pools weighted by
+    their size (``awrtPoolWeighted``, eq. 24: :func:`pool_weighted_awrt`) and the
+    share of external migratable leases migrated (``migratedRate``,
+    :func:`migrated_rate`). ``dispatched``: the pool each dispatched lease was sent to
+    (the core's ``Dispatch`` actions), which places the leases rejected there
+    (:func:`pool_of`)."""
+    leases = list(leases)
+    return {"awrtPoolWeighted": pool_weighted_awrt(leases, pools, dispatched),
+            "migratedRate": migrated_rate(leases)}
 
 
 def _node_seconds(s: LeaseView, pool: PoolSpec) -> float:
@@ -115,20 +125,29 @@ def _net_utilization(leases: list[LeaseView], pools: Mapping[str, PoolSpec]) -> 
     return 1 - sum(s.overhead for s in leases) / work if work else 0.0
 
 
+def _migratable(leases: Iterable[LeaseView]) -> list[LeaseView]:
+    return [s for s in leases if s.request.origin == Origin.EXTERNAL
+            and s.request.type == LeaseType.DEADLINE_MIGRATABLE]
+
+
+def migrated_rate(leases: Iterable[LeaseView]) -> float:
+    """The share of external ``DeadlineMigratable`` leases migrated at least once (003
+    §5.1.1: "percentage of Migratable leases that get migrated"; 0 without any)."""
+    migratable = _migratable(leases)
+    return _rate(sum(s.migrations > 0 for s in migratable), len(migratable))
+
+
 def _preemption_metrics(leases: list[LeaseView]) -> dict[str, float | int]:
-    """Preempted VMs; 003 §5.3.4's respect for valuable users: among external
-    ``DeadlineMigratable`` leases, the share migrated at least once
-    (``migratedRate``, 003 §5.1.1: "percentage of Migratable leases that get
-    migrated") and the migrations per lease (``migrationRate``); the rejection rate
-    of external ``DeadlineNonPreemptable`` ones."""
-    migratable = [s for s in leases if s.request.origin == Origin.EXTERNAL
-                  and s.request.type == LeaseType.DEADLINE_MIGRATABLE]
+    """Preempted VMs; 003 §5.3.4's respect for valuable users: migrations per
+    external ``DeadlineMigratable`` lease (``migrationRate``; the share migrated is
+    :func:`migrated_rate`) and the rejection rate of external
+    ``DeadlineNonPreemptable`` ones."""
+    migratable = _migratable(leases)
     non_preemptable = [s for s in leases if s.request.origin == Origin.EXTERNAL
                        and s.request.type == LeaseType.DEADLINE_NON_PREEMPTABLE]
     return {
         "preemptedVMs": sum(s.preemptions * s.request.vms for s in leases),
         "migrationRate": _rate(sum(s.migrations for s in migratable), len(migratable)),
-        "migratedRate": _rate(sum(s.migrations > 0 for s in migratable), len(migratable)),
         "nonPreemptableRejectionRate": _rate(
             sum(s.phase == Phase.REJECTED for s in non_preemptable), len(non_preemptable)),
     }
@@ -181,6 +200,7 @@ def pool_metrics(leases: Iterable[LeaseView], pools: Iterable[PoolSpec],
             "utilization": used / (pool.nodes * span) if span else 0.0,
             "netUtilization": _net_utilization(mine, {pool.name: pool}),
             **{k: float(v) for k, v in _preemption_metrics(mine).items()},
+            "migratedRate": migrated_rate(mine),
             "awrtBestEffort": _best_effort_metrics(mine, span_from)["awrtBestEffort"],
         }
     return {name: {m: values[m] for m in POOL_METRICS} for name, values in out.items()}
