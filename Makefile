@@ -4,7 +4,7 @@ PYTHON ?= python3
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: demo test lint bench reproduce fig10 clean helm generate chaos golden-rbac fuzz
+.PHONY: demo test lint bench reproduce reproduce-003 fig10 clean helm generate chaos golden-rbac fuzz
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -111,7 +111,8 @@ bench: $(STAMP)
 ## 000 Table I, leasehold's intervals beside the paper's, into docs/reproduction/table-i.md
 reproduce: $(STAMP)
 	$(BIN)/leasehold swf ../shared/data/SDSC-BLUE-haizea-30days.swf.gz
-	for f in examples/experiments/*.yaml; do $(BIN)/leasehold experiment run $$f; done
+	for f in examples/experiments/*.yaml; do case $$f in */003-*) ;; \
+		*) $(BIN)/leasehold experiment run $$f;; esac; done
 	for e in 000-best-effort 000-deadline 000-local 001-vms; do \
 		r=examples/experiments/results-$$e; \
 		{ sed '/^## Plots/,$$d' $$r/report.md; \
@@ -123,6 +124,20 @@ reproduce: $(STAMP)
 	$(BIN)/leasehold experiment table-i examples/experiments/000-best-effort.yaml \
 		examples/experiments/000-deadline.yaml examples/experiments/000-local.yaml \
 		examples/experiments/001-vms.yaml --out docs/reproduction/table-i.md
+
+## make reproduce-003: 003 Figs. 5-8 (examples/experiments/003-*.yaml: the four sweeps,
+## five dispatch strategies, 10 replications; needs issue 21's dispatch strategies and
+## pool speed), then each report and its Figs. 5-8 plots into docs/reproduction/. Hours
+## of CPU: docs/reproduction.md says how many
+reproduce-003: $(STAMP)
+	set -e; for e in 003-vms 003-duration 003-external-rate 003-local-rate; do \
+		r=examples/experiments/results-$$e; \
+		$(BIN)/leasehold experiment run examples/experiments/$$e.yaml; \
+		{ sed '/^## Plots/,$$d' $$r/report.md; \
+		  echo "(Full report of \`make reproduce-003\`, copied from \`$$r/\`; plots in [reproduction.md](../reproduction.md).)"; \
+		} > docs/reproduction/$$e.md; \
+		for m in preemptedVMs netUtilization awrtPoolWeighted migratedRate \
+			nonPreemptableRejectionRate; do cp $$r/$$m.png docs/reproduction/$$e-$$m.png; done; done
 
 ## make fig10: 000 Fig. 10, the testbed's utilization over time under NOP and MOML
 ## (examples/scenarios/testbed.yaml simulated, a second): docs/reproduction/000-fig10.png

@@ -228,7 +228,8 @@ def correlated_rows(spec):
             for policy in spec.policies:
                 value = 20.0 + POLICY_SHIFT[policy] * (effect + noise) + 0.1 * seed
                 out.append({"point": json.dumps(point, sort_keys=True), "seed": seed,
-                            "policy": policy, **{m: value / 100 for m in METRICS}})
+                            "arm": policy, "policy": policy,
+                            **{m: value / 100 for m in METRICS}})
     return out
 
 
@@ -279,7 +280,7 @@ def test_table_i_computes_the_papers_way_over_grid_points(decreases, verdict):
             jitter = (seed - 2.5) * 0.01  # the same at nop and moml: the mean is kept
             for policy, local in (("nop", 0.99 + jitter), ("moml", 0.99 + jitter - decrease)):
                 rows.append({"point": json.dumps(point, sort_keys=True), "seed": seed,
-                             "policy": policy, **{m: 0.1 for m in METRICS},
+                             "arm": policy, "policy": policy, **{m: 0.1 for m in METRICS},
                              "localRejectionRate": local})
     line = next(r for r in table_i([(spec, rows)]).splitlines() if r.startswith("| % best"))
     cells = [c.strip() for c in line.strip("|").split("|")]

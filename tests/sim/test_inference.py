@@ -5,9 +5,13 @@ from __future__ import annotations
 
 import math
 import warnings
+from fractions import Fraction
 from statistics import fmean
 
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import stats
 
 from leasehold_emulator.sim.inference import (
@@ -16,6 +20,7 @@ from leasehold_emulator.sim.inference import (
     overlap,
     paired_test,
     seed_clusters,
+    two_way_anova,
 )
 
 PAIRED = [
@@ -152,3 +157,114 @@ def test_intervals_overlap(a, b, want):
 ])
 def test_the_brute_force_itself(ps, want):
     assert brute_holm(ps) == pytest.approx(want) == holm(ps)
+
+
+# ---- two-way ANOVA ---------------------------------------------------------------------
+#: Montgomery, Design and Analysis of Experiments (8th ed.), Example 5.1, Table 5.1:
+#: battery life (h) by material type (rows) and temperature 15, 70, 125 °F (columns),
+#: four replicates each
+BATTERY = [
+    [[130, 155, 74, 180], [34, 40, 80, 75], [20, 70, 82, 58]],
+    [[150, 188, 159, 126], [136, 122, 106, 115], [25, 70, 58, 45]],
+    [[138, 110, 168, 160], [174, 120, 150, 139], [96, 104, 82, 60]],
+]
+
+
+def exact_anova(data):
+    """The textbook's computing formulas (totals, not deviations), in exact fractions:
+    SS_A = Σ y_i..² / bn − y...² / abn, and so on (Montgomery eqs. 5.9–5.12)."""
+    a, b, n = len(data), len(data[0]), len(data[0][0])
+    y = [[[Fraction(v) for v in cell] for cell in row] for row in data]
+    total = sum(v for row in y for cell in row for v in cell)
+    correction = total**2 / (a * b * n)
+    ss_t = sum(v * v for row in y for cell in row for v in cell) - correction
+    ss_a = sum(sum(v for cell in row for v in cell) ** 2 for row in y) / (b * n) - correction
+    ss_b = sum(sum(v for row in y for v in row[j]) ** 2 for j in range(b)) / (a * n) \
+        - correction
+    ss_cells = sum(sum(cell) ** 2 for row in y for cell in row) / n - correction
+    ss_ab = ss_cells - ss_a - ss_b
+    return ss_a, ss_b, ss_ab, ss_t - ss_cells
+
+
+def test_two_way_anova_reproduces_montgomery_example_5_1():
+    rows = two_way_anova(BATTERY, ("material", "temperature"))
+    assert [r.source for r in rows] == ["material", "temperature", "material × temperature",
+                                        "residual"]
+    exact = exact_anova(BATTERY)
+    for row, ss in zip(rows, exact, strict=True):
+        assert row.ss == pytest.approx(float(ss), rel=1e-9, abs=1e-9)
+    assert [r.df for r in rows] == [2, 2, 4, 27]
+    # the book's Table 5.5, as printed (2 decimals; p to 4)
+    assert [round(r.ss, 2) for r in rows] == [10683.72, 39118.72, 9613.78, 18230.75]
+    assert [round(r.f, 2) for r in rows[:3]] == [7.91, 28.97, 3.56]
+    assert round(rows[0].p, 4) == 0.0020 and rows[1].p < 0.0001
+    assert round(rows[2].p, 4) == 0.0186
+    # F against the residual's mean square, p from the F distribution
+    for row in rows[:3]:
+        f = float(Fraction(exact[rows.index(row)]) / row.df / (exact[3] / 27))
+        assert row.f == pytest.approx(f, rel=1e-9)
+        assert row.p == pytest.approx(stats.f.sf(f, row.df, 27), rel=1e-9)
+
+
+def test_one_replicate_makes_the_interaction_the_residual():
+    data = [[[1.0], [2.0], [4.0]], [[2.0], [3.0], [7.0]]]
+    rows = two_way_anova(data)
+    assert [r.source for r in rows] == ["A", "B", "residual"]
+    ss_a, ss_b, ss_ab, ss_e = exact_anova(data)
+    assert ss_e == 0
+    assert [r.ss for r in rows] == pytest.approx([float(ss_a), float(ss_b), float(ss_ab)],
+                                                 rel=1e-12)
+    assert rows[0].f == pytest.approx(float(ss_a / (ss_ab / 2)))
+
+
+@pytest.mark.parametrize("data", [
+    pytest.param([[[1.0, 1.0], [2.0, 2.0]], [[3.0, 3.0], [4.0, 4.0]]], id="no spread"),
+    pytest.param([[[0.3 - 0.2, 0.1], [1.0, 1.0]], [[2.0, 2.0], [0.9 - 0.8, 0.1]]],
+                 id="rounding only"),
+])
+def test_no_residual_spread_gives_no_test(data):
+    rows = two_way_anova(data)
+    assert all(math.isnan(r.f) and math.isnan(r.p) for r in rows)
+
+
+@pytest.mark.parametrize("data", [
+    pytest.param([[[1.0, 2.0], [3.0]], [[1.0, 2.0], [3.0, 4.0]]], id="unequal cells"),
+    pytest.param([], id="empty"),
+    pytest.param([[[1.0], [2.0]], [[1.0]]], id="ragged"),
+])
+def test_an_unbalanced_design_is_refused(data):
+    with pytest.raises(ValueError, match="same number of replicates"):
+        two_way_anova(data)
+
+
+def least_squares_anova(data):
+    """Brute force: the residual sums of squares of nested linear models (dummy
+    coding, numpy's least squares); in a balanced design the order does not matter."""
+    a, b, n = len(data), len(data[0]), len(data[0][0])
+    y = np.array([v for row in data for cell in row for v in cell], dtype=float)
+    i = np.repeat(np.arange(a), b * n)
+    j = np.tile(np.repeat(np.arange(b), n), a)
+
+    def rss(*terms):
+        x = np.column_stack([np.ones_like(y), *terms])
+        coef = np.linalg.lstsq(x, y, rcond=None)[0]
+        return float(((y - x @ coef) ** 2).sum())
+
+    da = [(i == k).astype(float) for k in range(1, a)]
+    db = [(j == k).astype(float) for k in range(1, b)]
+    dab = [p * q for p in da for q in db]
+    r0, ra, rab, rfull = rss(), rss(*da), rss(*da, *db), rss(*da, *db, *dab)
+    return r0 - ra, ra - rab, rab - rfull, rfull
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(2, 4), st.integers(2, 4), st.integers(2, 4), st.data())
+def test_two_way_anova_agrees_with_least_squares(a, b, n, draw):
+    values = st.floats(-1e3, 1e3, allow_nan=False, allow_infinity=False)
+    data = [[draw.draw(st.lists(values, min_size=n, max_size=n)) for _ in range(b)]
+            for _ in range(a)]
+    rows = two_way_anova(data)
+    oracle = least_squares_anova(data)
+    scale = max(1.0, sum(oracle))
+    for row, ss in zip(rows, oracle, strict=True):
+        assert row.ss == pytest.approx(ss, abs=1e-7 * scale)

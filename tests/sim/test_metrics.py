@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from builders import AR, BEC, DNP, config, exclusive, req, shared
-from leasehold.core.model import NodeGroup, Origin, PoolSpec
+from builders import AR, BEC, BES, DM, DNP, config, exclusive, req, shared
+from leasehold.core.lease import LeaseState
+from leasehold.core.model import NodeGroup, Origin, Phase, PoolSpec
+from leasehold.core.view import LeaseView
 from leasehold_emulator.sim.engine import simulate
-from leasehold_emulator.sim.metrics import run_metrics
+from leasehold_emulator.sim.metrics import metrics_003, pool_metrics, run_metrics
 
 
 def metrics(pools, requests, cfg=None):
@@ -136,3 +138,91 @@ def test_utilization_counts_each_vms_share_of_its_own_node(vms, cpu, utilization
                                                    NodeGroup(1, 32000, 131072)))
     m = metrics([pool], [req("A", vms, 100, cpu=cpu, memory=1024)])
     assert m["utilization"] == pytest.approx(utilization)
+
+
+# ---- 003's metrics per pool and over the pools, on hand-made outcomes ----------------
+def outcome(name: str, pool: str | None, vms: int = 1, duration: float = 100, *,
+            type=BES, origin: Origin = Origin.EXTERNAL, phase: str = "Completed",
+            ready: float = 0, start: float | None = 0, end: float | None = None,
+            preemptions: int = 0, migrations: int = 0, overhead: float = 0,
+            named: str | None = None) -> LeaseView:
+    """A finished lease as the core would leave it: on ``pool`` (None: it never got
+    one), started at ``start`` (None: never), ended at ``end``."""
+    request = req(name, vms, duration, at=ready, type=type, origin=origin, pool=named)
+    st = LeaseState(req=request, seq=0, name=name, vms=vms, phase=Phase(phase), pool=pool,
+                    first_start=start, end=end, preemptions=preemptions,
+                    migrations=migrations, overhead=overhead,
+                    ran=duration if start is not None and phase == "Completed" else 0.0)
+    return LeaseView(st)
+
+
+POOLS_003 = [PoolSpec("a", 2, 1000, 1024, exclusive=True),
+             PoolSpec("b", 6, 1000, 1024, exclusive=True, speed=1.5),
+             PoolSpec("c", 8, 1000, 1024, exclusive=True)]
+
+# AWRT (003 eqs. 23-24): a: (1·100·300 + 2·50·100) / (1·100 + 2·50) = 200; b: 150;
+# weighted by the pools' sizes 2 and 6: (2·200 + 6·150) / 8 = 162.5. Pool c ran no
+# best-effort lease: it has no AWRT and is left out of the weighting (counted as 0
+# it would give 1300 / 16 = 81.25). The local lease L and the deadline-bound D are
+# not best-effort: not counted.
+AWRT = [outcome("A1", "a", 1, 100, end=300), outcome("A2", "a", 2, 50, ready=10, end=110),
+        outcome("B1", "b", 3, 200, end=150),
+        outcome("L", "c", 8, 1000, type=DNP, origin=Origin.LOCAL, end=5000),
+        outcome("D", "c", 1, 100, type=DM, end=9000)]
+# 003 eq. 21 over the leases that were allocated: computation v·d on the pool's speed
+# (b runs 1.5 times as fast: 3·200/1.5 = 400), a: 1·100 + 2·50 = 200 with 50 s of
+# overhead, b: 80 s; X never started and counts nowhere.
+# a: 1 − 50/200 = 0.75; b: 1 − 80/400 = 0.8; all: 1 − 130/600
+UTIL = [outcome("A1", "a", 1, 100, end=300, preemptions=2, overhead=50),
+        outcome("A2", "a", 2, 50, end=110),
+        outcome("B1", "b", 3, 200, end=150, preemptions=1, overhead=80),
+        outcome("X", None, 4, 100, phase="Rejected", start=None)]
+# migratable leases migrated (003 §5.1.1, a share of leases, not of migrations):
+# a: 1 of 1; b: 1 of 2; all 2 of 3 (M3 migrated twice counts once)
+MIGRATED = [outcome("M1", "a", type=DM, end=500, migrations=1, preemptions=1),
+            outcome("M2", "b", type=DM, end=500),
+            outcome("M3", "b", type=DM, end=900, migrations=2, preemptions=2),
+            outcome("ML", "a", type=DM, origin=Origin.LOCAL, end=100)]  # not external
+# non-preemptable external leases rejected: N1 was dispatched to b and rejected there
+# (the Dispatch action says where), N2 ran on a, N3 never got a pool: all 2 of 3;
+# a 0 of 1; b 1 of 1
+REJECTED = [outcome("N1", None, type=DNP, phase="Rejected", start=None),
+            outcome("N2", "a", type=DNP, end=100),
+            outcome("N3", None, type=DNP, phase="Rejected", start=None)]
+
+
+@pytest.mark.parametrize(("leases", "metric", "total", "per_pool"), [
+    pytest.param(AWRT, "awrtBestEffort", None, {"a": 200, "b": 150, "c": 0},
+                 id="AWRT per pool, eq. 23"),
+    pytest.param(AWRT, "awrtPoolWeighted", 162.5, None, id="AWRT over pools, eq. 24"),
+    pytest.param(UTIL, "netUtilization", 1 - 130 / 600, {"a": 0.75, "b": 0.8, "c": 0},
+                 id="utilization, eq. 21"),
+    pytest.param(UTIL, "preemptedVMs", 2 * 1 + 1 * 3, {"a": 2, "b": 3, "c": 0},
+                 id="VM preemptions"),
+    pytest.param(MIGRATED, "migratedRate", 2 / 3, {"a": 1.0, "b": 0.5, "c": 0},
+                 id="migration rate"),
+    pytest.param(MIGRATED, "migrationRate", 3 / 3, None, id="migrations per migratable lease"),
+    pytest.param(REJECTED, "nonPreemptableRejectionRate", 2 / 3, {"a": 0.0, "b": 1.0, "c": 0},
+                 id="non-preemptable rejection rate"),
+])
+def test_003_metrics_by_hand(leases, metric, total, per_pool):
+    dispatched = {"N1": "b"}
+    if total is not None:
+        got = {**run_metrics(leases, POOLS_003), **metrics_003(leases, POOLS_003, dispatched)}
+        assert got[metric] == pytest.approx(total, abs=1e-12)
+    if per_pool is not None:
+        got = pool_metrics(leases, POOLS_003, dispatched)
+        assert {p: got[p][metric] for p in per_pool} == pytest.approx(per_pool, abs=1e-12)
+
+
+def test_a_lease_counts_on_the_pool_it_named_when_it_got_none():
+    rejected = [outcome("N", None, type=DNP, phase="Rejected", start=None, named="c")]
+    assert pool_metrics(rejected, POOLS_003)["c"]["nonPreemptableRejectionRate"] == 1.0
+
+
+def test_pool_size_is_its_processing_elements():
+    # 003's M_j: one-core nodes count one each; a pool of 4-core nodes counts its cores
+    pools = [PoolSpec("a", 2, 1000, 1024, exclusive=True), PoolSpec("b", 1, 4000, 4096)]
+    leases = [outcome("A", "a", 1, 100, end=100), outcome("B", "b", 1, 100, end=300)]
+    assert metrics_003(leases, pools)["awrtPoolWeighted"] == pytest.approx(
+        (2 * 100 + 4 * 300) / 6)

@@ -19,7 +19,10 @@ def leasehold(*args: str) -> subprocess.CompletedProcess[str]:
                           text=True, timeout=300, check=False)
 
 
-EXPERIMENTS = sorted((Path(__file__).resolve().parents[2] / "examples/experiments").glob("*.yaml"))
+#: one model, one pool; 003's files (several streams and pools, dispatch strategies) have
+#: their own tests: tests/sim/test_experiment_003.py
+EXPERIMENTS = sorted(p for p in (Path(__file__).resolve().parents[2] / "examples/experiments")
+                     .glob("*.yaml") if not p.stem.startswith("003-"))
 
 
 @pytest.mark.parametrize("path", EXPERIMENTS, ids=lambda p: p.stem)

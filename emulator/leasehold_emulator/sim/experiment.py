@@ -13,8 +13,23 @@ An experiment file (YAML)::
     replications: 10                   # seeds 1..10: every policy sees the same workloads
     baseline: nop                      # optional: paired t-tests against it
 
+Several request streams instead of one model (003 §5.2.2: a local stream per pool,
+the gateway's external stream; :mod:`..workloads.streams`)::
+
+    workload:
+      span: 2d                         # every stream runs this long
+      streams:
+        - {name: c64, preset: c64, origin: local, pool: c64, rate: 0.12}
+        - {name: external, origin: external, rate: 0.15, mean_vms: 5, mean_duration: 420,
+           params: {p_one: 0.2, p_pow2: 0.5, high: 6, shape: 0.5}}
+    grid: {streams.external.rate: [0.1, 0.15]}   # a stream by name, or every local or
+                                                 # every external one
+    dispatches: [rr, pap-rtdp]         # optional: every policy under every dispatch
+                                       # strategy, on the same workload
+
 A *unit* is one grid point and one seed: its workload is generated once and run
-under every policy, in a worker process. Each finished unit appends its rows to
+under every *arm* — a policy, or a policy and a dispatch strategy — in a worker
+process. Each finished unit appends its rows to
 ``results.csv`` in the output directory, so a re-run skips what is there (resumable).
 """
 
@@ -28,32 +43,46 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import IO, Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from leasehold.api.scenario import POLICIES, ClusterSpec, ConfigSpec, field_problem
-from leasehold.core.model import Request, SchedulerConfig
+from leasehold.api.fields import Seconds
+from leasehold.api.scenario import (
+    POLICIES,
+    ClusterSpec,
+    ConfigSpec,
+    PoolSpecModel,
+    field_problem,
+)
+from leasehold.core.model import Action, Dispatch, Origin, Request, SchedulerConfig
+from leasehold.core.scheduler import Scheduler
 
 from ..workloads import das2, lublin99
 from ..workloads.jobs import Job
 from ..workloads.mix import TypeMix, requests
+from ..workloads.streams import Stream, stream_requests, tuned
 from ..workloads.swf import SWFError, swf_requests
 from ..workloads.trace import TraceError, read_trace
 from .engine import simulate
-from .metrics import run_metrics
+from .metrics import POOL_METRICS, metrics_003, pool_metrics, run_metrics
 
 #: the metrics a report covers, in this order (names of :func:`.metrics.run_metrics`)
 METRICS = ("localRejectionRate", "externalRejectionRate", "externalCancellationRate",
            "utilization", "netUtilization",
            "preemptions", "preemptedVMs", "overheadSeconds", "makespanBestEffort",
-           "meanWaitSeconds", "awrtBestEffort", "boundedSlowdownBestEffort", "migrationRate",
-           "nonPreemptableRejectionRate")
-FIELDS = ["point", "seed", "policy", *METRICS]
+           "meanWaitSeconds", "awrtBestEffort", "awrtPoolWeighted", "boundedSlowdownBestEffort",
+           "migrationRate", "migratedRate", "nonPreemptableRejectionRate")
+#: what identifies a row: the unit, and the arm (its label, policy and dispatch strategy)
+KEYS = ["point", "seed", "arm", "policy", "dispatch"]
+#: the columns of a one-pool experiment's results (:func:`columns`)
+FIELDS = [*KEYS, *METRICS]
 RESULTS = "results.csv"
+#: grid keys that select streams: ``streams.<selector>.<field>``
+STREAM_SELECTORS = ("local", "external")
 
 
 class ExperimentError(Exception):
@@ -68,8 +97,62 @@ class _Spec(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+class Das2Params(_Spec):
+    """A DAS-2 preset's parameters to replace (:class:`..workloads.das2.Das2`)."""
+
+    scale: float | None = Field(default=None, gt=0)
+    shape: float | None = Field(default=None, gt=0)
+    mu: float | None = None
+    sigma: float | None = Field(default=None, ge=0)
+    p_one: float | None = Field(default=None, ge=0, le=1)
+    p_pow2: float | None = Field(default=None, ge=0, le=1)
+    low: float | None = Field(default=None, ge=0)
+    med: float | None = Field(default=None, ge=0)
+    high: float | None = Field(default=None, ge=0)
+    q: float | None = Field(default=None, ge=0, le=1)
+
+
+class StreamSpec(_Spec):
+    """One request stream (:mod:`..workloads.streams`): a DAS-2 preset, its
+    parameters replaced by ``params``, then tuned to ``rate`` (requests per second),
+    ``mean_vms`` and ``mean_duration`` where given."""
+
+    name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_-]+$")
+    model: Literal["das2"] = "das2"
+    preset: str | None = None
+    params: Das2Params = Das2Params()
+    origin: Literal["local", "external"]
+    #: a local stream's pool (required); an external stream that names none is
+    #: dispatched
+    pool: str | None = None
+    rate: float | None = Field(default=None, gt=0)
+    mean_vms: float | None = Field(default=None, gt=0)
+    mean_duration: Seconds | None = Field(default=None, gt=0)
+
+    @field_validator("preset")
+    @classmethod
+    def _das2_preset(cls, value: str | None) -> str | None:
+        if value is not None and value not in das2.PRESETS:
+            raise ValueError(f"unknown das2 preset {value!r};"
+                             f" expected one of {', '.join(das2.PRESETS)}")
+        return value
+
+    def to_stream(self) -> Stream:
+        """The stream; ValueError when its model cannot be built."""
+        base = das2.PRESETS[self.preset or "gridsim"]
+        changes = {k: v for k, v in self.params.model_dump().items() if v is not None}
+        model = tuned(replace(base, **changes), self.rate, self.mean_vms, self.mean_duration)
+        problems = model.problems()
+        if problems:
+            raise ValueError("; ".join(problems))
+        return Stream(self.name, model, Origin(self.origin), self.pool)
+
+
 class WorkloadSpec(_Spec):
-    model: Literal["lublin99", "das2", "swf", "trace"]
+    model: Literal["lublin99", "das2", "swf", "trace"] | None = None
+    #: several streams instead of one model, each ``span`` seconds long
+    streams: list[StreamSpec] | None = Field(default=None, min_length=1)
+    span: Seconds | None = Field(default=None, gt=0)
     preset: str | None = None
     jobs: int = Field(default=1000, ge=1)
     #: lublin99 only: the preset's sizes refitted to this mean (001 Table 1's
@@ -119,9 +202,22 @@ class ExperimentSpec(_Spec):
     cluster: ClusterSpec
     config: ConfigSpec = ConfigSpec()
     policies: list[str] = Field(min_length=1)
+    #: dispatch strategies (``SchedulerConfig.dispatch``): every policy runs under each
+    dispatches: list[str] | None = Field(default=None, min_length=1)
     grid: dict[str, list[Any]] = Field(default_factory=dict)
     replications: int = Field(default=5, ge=1)
     baseline: str | None = None
+
+    @field_validator("dispatches")
+    @classmethod
+    def _known_dispatches(cls, value: list[str] | None) -> list[str] | None:
+        for name in value or []:
+            problem = dispatch_problem(name)
+            if problem:
+                raise ValueError(problem)
+        if value is not None and len(set(value)) != len(value):
+            raise ValueError("a dispatch strategy is listed twice")
+        return value
 
     @field_validator("policies")
     @classmethod
@@ -139,6 +235,54 @@ class ExperimentSpec(_Spec):
         keys = sorted(self.grid)
         return [dict(zip(keys, values, strict=True))
                 for values in itertools.product(*(self.grid[k] for k in keys))]
+
+    def arms(self) -> list[Arm]:
+        """What a unit runs and the report compares: every policy, or every policy
+        under every dispatch strategy (policy by policy). Labelled by the policy, or
+        by the strategy when there is one policy, or ``policy/strategy``."""
+        if self.dispatches is None:
+            return [Arm(p, p, None) for p in self.policies]
+        return [Arm(d if len(self.policies) == 1 else f"{p}/{d}", p, d)
+                for p in self.policies for d in self.dispatches]
+
+    def pool_names(self) -> list[str]:
+        """The pools whose metrics get columns of their own (several pools only)."""
+        names = [p.name for p in self.cluster.pools]
+        return names if len(names) > 1 else []
+
+
+@dataclass(frozen=True, slots=True)
+class Arm:
+    """One way a unit's workload is run: a preemption policy and a dispatch strategy
+    (``None``: the configuration's)."""
+
+    label: str
+    policy: str
+    dispatch: str | None
+
+
+def dispatch_problem(name: str) -> str | None:
+    """Why ``name`` is no dispatch strategy, or None. A scenario's ``config.dispatch``
+    decides when it has one (issue 21 adds it, with the strategies); until then the
+    only strategy is the core's default, the pool where a lease starts first."""
+    if "dispatch" in ConfigSpec.model_fields:
+        try:
+            ConfigSpec.model_validate({"dispatch": name})
+        except ValidationError as exc:
+            e = exc.errors()[0]
+            return field_problem(e, tuple(e["loc"]), ConfigSpec)
+        return None
+    known = SchedulerConfig().dispatch
+    if name != known:
+        return (f"unknown dispatch strategy {name!r}; this leasehold has only {known!r}"
+                f" (the strategies of issue 21 are not built yet)")
+    return None
+
+
+def columns(spec: ExperimentSpec) -> list[str]:
+    """The results' columns: the keys, the metrics, then per pool (several pools)
+    :data:`..metrics.POOL_METRICS` as ``<metric>@<pool>``."""
+    return [*FIELDS, *(f"{m}@{p}" for p in spec.pool_names() for m in POOL_METRICS)]
 
 
 # ---- loading ------------------------------------------------------------------------
@@ -171,8 +315,128 @@ def validate_experiment(data: object, source: str = "<experiment>") -> Experimen
 
 
 def _cross_check(spec: ExperimentSpec) -> list[str]:
+    out = _stream_checks(spec) if spec.workload.model is None else _model_checks(spec)
+    if spec.mix.best_effort is not None and spec.mix.deadline is not None:
+        out.append("mix: give best_effort or deadline, not both (each sets the other)")
+    labels = [a.label for a in spec.arms()]
+    if spec.baseline is not None and spec.baseline not in labels:
+        out.append(f"baseline: {spec.baseline!r} is not one of the policies" if spec.dispatches
+                   is None else f"baseline: {spec.baseline!r} is not one of the compared"
+                   f" runs ({', '.join(labels)})")
+    if spec.dispatches is not None and ("dispatch" in spec.config.model_fields_set
+                                        or "config.dispatch" in spec.grid):
+        out.append("config.dispatch: the dispatches list gives the strategies; leave"
+                   " config.dispatch out")
+    for key, values in spec.grid.items():
+        problem = _grid_key_problem(spec, key)
+        if problem:
+            out.append(f"grid.{key}: {problem}")
+            continue
+        if not values:
+            out.append(f"grid.{key}: needs at least one value")
+        for value in values:  # every value must validate where it goes
+            try:
+                _with(spec, {key: value})
+            except (ValidationError, ExperimentError) as exc:
+                out.append(f"grid.{key}: value {value!r} is not valid there ({_first(exc)})")
+    return list(dict.fromkeys(out))  # a problem at every grid point is one problem
+
+
+#: the fields of a stream a grid may sweep
+STREAM_GRID_FIELDS = ("preset", "pool", "rate", "mean_vms", "mean_duration")
+
+
+def _grid_key_problem(spec: ExperimentSpec, key: str) -> str | None:
+    section, _, field = key.partition(".")
+    if section == "streams":
+        selector, _, name = field.partition(".")
+        streams = spec.workload.streams or []
+        if not any(selector in (s.name, s.origin) for s in streams):
+            known = [*STREAM_SELECTORS, *(s.name for s in streams)]
+            return (f"selects no stream; expected streams.<selector>.<field> with a"
+                    f" selector of {', '.join(known)}" if streams else
+                    "the workload has no streams")
+        if name not in STREAM_GRID_FIELDS:
+            return (f"not a stream parameter; expected streams.{selector}.<field> with a"
+                    f" field of {', '.join(STREAM_GRID_FIELDS)}")
+        return None
+    models = {"workload": WorkloadSpec, "mix": MixSpec, "config": ConfigSpec}
+    model = models.get(section)
+    names = {} if model is None else {info.alias or n: n for n, info in
+                                      model.model_fields.items()}
+    if model is None or field not in names:
+        return ("not a parameter; expected workload.<field>, mix.<field>, config.<field>"
+                " or streams.<selector>.<field>")
+    return None
+
+
+def _stream_checks(spec: ExperimentSpec) -> list[str]:
+    """A workload of streams: its fields, its streams' pools and models at every grid
+    point."""
+    w = spec.workload
+    if w.streams is None:
+        return ["workload.model: required field is missing (or give streams: several"
+                " request streams)"]
+    out = [f"workload.{f}: not for streams; give it per stream (workload.streams[i])"
+           for f in ("preset", "jobs", "mean_vms", "path") if f in w.model_fields_set]
+    if w.span is None:
+        out.append("workload.span: required with streams: how long they run (e.g. 2d)")
+    names = [s.name for s in w.streams]
+    for i, (name, origin) in enumerate((s.name, s.origin) for s in w.streams):
+        if name in STREAM_SELECTORS and name != origin:
+            out.append(f"workload.streams[{i}].name: {name!r} selects every {name} stream"
+                       f" in grid keys; call this {origin} stream something else")
+        elif name in names[:i]:
+            out.append(f"workload.streams[{i}].name: {name!r} is used twice")
+    if "local" in spec.mix.model_fields_set or "mix.local" in spec.grid:
+        out.append("mix.local: every stream has its origin; leave mix.local out")
+    pools = {p.name: p for p in spec.cluster.pools}
+    points = spec.points()
+    found: dict[str, list[dict[str, Any]]] = {}  # a problem -> the grid points it is at
+    for point in points:
+        try:
+            cell = _with(spec, point)
+        except (ValidationError, ExperimentError):
+            continue  # the grid's checks say which value
+        assert cell.workload.streams is not None
+        for i, st in enumerate(cell.workload.streams):
+            for problem in _stream_problems(st, pools):
+                found.setdefault(f"workload.streams[{i}] ({st.name})\0{problem}",
+                                 []).append(point)
+    for key, where in found.items():
+        stream, problem = key.split("\0")
+        # at every point: the stream's own problem; else the grid values that make it
+        at = "" if len(where) == len(points) else " at " + ", ".join(map(str, where))
+        out.append(f"{stream}{at}: {problem}")
+    return out
+
+
+def _stream_problems(st: StreamSpec, pools: dict[str, PoolSpecModel]) -> list[str]:
+    out = []
+    if st.pool is not None and st.pool not in pools:
+        out.append(f"pool: unknown pool {st.pool!r}; expected one of {', '.join(pools)}")
+    elif st.origin == "local" and st.pool is None:
+        out.append(f"pool: a local stream stays in its pool; name one of {', '.join(pools)}")
+    try:
+        stream = st.to_stream()
+    except ValueError as exc:
+        return [*out, str(exc)]
+    pool = pools.get(st.pool or "")
+    biggest = round(2 ** stream.model.high)
+    if pool is not None and pool.exclusive and pool.nodes is not None and biggest > pool.nodes:
+        out.append(f"sizes go up to {biggest} VMs, more than pool {pool.name}'s {pool.nodes}"
+                   f" nodes (lower params.high to log2 {pool.nodes} or less)")
+    return out
+
+
+def _model_checks(spec: ExperimentSpec) -> list[str]:
+    """A workload of one model: its file, preset and sizes."""
     out = []
     w = spec.workload
+    if w.streams is not None:
+        out.append("workload: give model or streams, not both")
+    if w.span is not None:
+        out.append("workload.span: only for streams")
     if w.model in FILE_MODELS:
         if w.path is None:
             out.append(f"workload.path: required for model {w.model}")
@@ -202,27 +466,6 @@ def _cross_check(spec: ExperimentSpec) -> list[str]:
             except ValueError as exc:
                 where = f" at {point}" if point else ""
                 out.append(f"workload.mean_vms{where}: {exc}")
-    if spec.mix.best_effort is not None and spec.mix.deadline is not None:
-        out.append("mix: give best_effort or deadline, not both (each sets the other)")
-    if spec.baseline is not None and spec.baseline not in spec.policies:
-        out.append(f"baseline: {spec.baseline!r} is not one of the policies")
-    for key, values in spec.grid.items():
-        section, _, field = key.partition(".")
-        models = {"workload": WorkloadSpec, "mix": MixSpec, "config": ConfigSpec}
-        model = models.get(section)
-        names = {} if model is None else {info.alias or n: n for n, info in
-                                          model.model_fields.items()}
-        if model is None or field not in names:
-            out.append(f"grid.{key}: not a parameter; expected workload.<field>, mix.<field>"
-                       f" or config.<field>")
-            continue
-        if not values:
-            out.append(f"grid.{key}: needs at least one value")
-        for value in values:  # every value must validate where it goes
-            try:
-                _with(spec, {key: value})
-            except (ValidationError, ExperimentError) as exc:
-                out.append(f"grid.{key}: value {value!r} is not valid there ({_first(exc)})")
     return out
 
 
@@ -235,10 +478,17 @@ def _first(exc: Exception) -> str:
 
 def _with(spec: ExperimentSpec, point: dict[str, Any]) -> ExperimentSpec:
     """``spec`` with the grid point's values in place."""
-    data = spec.model_dump(by_alias=True)
+    data = spec.model_dump(by_alias=True, exclude_unset=True)
+    data.setdefault("grid", {})
     for key, value in point.items():
         section, _, field = key.partition(".")
-        data[section][field] = value
+        if section == "streams":  # every stream the selector names, or of its origin
+            selector, _, name = field.partition(".")
+            for stream in data["workload"]["streams"]:
+                if selector in (stream["name"], stream["origin"]):
+                    stream[name] = value
+        else:
+            data.setdefault(section, {})[field] = value
     data["grid"] = {}
     return ExperimentSpec.model_validate(data)
 
@@ -286,6 +536,9 @@ def workload(spec: ExperimentSpec, seed: int) -> list[Request]:
     c, s, mi, n = m.weights()
     mix = TypeMix(local=m.local, cancellable=c, suspendable=s, migratable=mi,
                   nonpreemptable=n, slack=m.slack, cpu=m.cpu, memory=m.memory)
+    if w.streams is not None:
+        assert w.span is not None  # checked
+        return stream_requests([st.to_stream() for st in w.streams], w.span, seed, mix)
     if w.model == "swf":
         jobs = [Job(int(r.submitted), r.vms, int(r.duration)) for r in file_requests(w)]
     elif w.model == "das2":
@@ -295,38 +548,68 @@ def workload(spec: ExperimentSpec, seed: int) -> list[Request]:
     return requests(jobs, mix, seed)
 
 
-def scheduler_config(cell: ExperimentSpec, policy: str) -> SchedulerConfig:
-    """The experiment's scheduler configuration under ``policy``."""
-    return SchedulerConfig(policy=policy, alpha=cell.config.alpha,
-                           backfilling=cell.config.backfilling,
-                           suspend_before_blocking=cell.config.suspend_before_blocking)
+def scheduler_config(cell: ExperimentSpec, policy: str, dispatch: str | None = None
+                     ) -> SchedulerConfig:
+    """The experiment's scheduler configuration under ``policy`` and ``dispatch``
+    (None: the configuration's): every field of ``config`` the core's configuration
+    has."""
+    given = cell.config.model_dump()
+    config = SchedulerConfig(**{f.name: given[f.name] for f in fields(SchedulerConfig)
+                                if f.name in given})
+    config = replace(config, policy=policy)
+    return config if dispatch is None else replace(config, dispatch=dispatch)
+
+
+def run_arm(cell: ExperimentSpec, arm: Arm, reqs: list[Request]
+            ) -> tuple[SchedulerConfig, Scheduler, dict[str, str]]:
+    """``reqs`` simulated under ``arm``: its configuration, the finished scheduler and
+    the pool each dispatched lease was sent to."""
+    dispatched: dict[str, str] = {}
+
+    def note(_: Scheduler, __: float, actions: list[Action]) -> None:
+        dispatched.update((a.lease, a.pool) for a in actions if isinstance(a, Dispatch))
+
+    config = scheduler_config(cell, arm.policy, arm.dispatch)
+    pool_specs = [p.to_pool_spec() for p in cell.cluster.pools]
+    result = simulate(pool_specs, config, reqs, keep_actions=False, on_step=note)
+    return config, result.scheduler, dispatched
 
 
 def run_unit(spec: ExperimentSpec, unit: Unit) -> list[dict[str, Any]]:
-    """Every policy on the unit's workload: one row each."""
+    """Every arm on the unit's workload: one row each."""
     cell = _with(spec, unit.point)
     reqs = workload(cell, unit.seed)
     pool_specs = [p.to_pool_spec() for p in cell.cluster.pools]
-    too_big = [r for r in reqs if all(r.vms > p.nodes for p in pool_specs)]
+    too_big = [r for r in reqs if all(r.vms > p.nodes for p in pool_specs
+                                      if r.pool is None or r.pool == p.name)]
     if too_big:
-        raise ExperimentError([f"{too_big[0].name} wants {too_big[0].vms} VMs, more than any"
-                               f" pool has ({len(too_big)} such requests)"])
+        where = f"pool {too_big[0].pool} has" if too_big[0].pool else "any pool has"
+        raise ExperimentError([f"{too_big[0].name} wants {too_big[0].vms} VMs, more than"
+                               f" {where} ({len(too_big)} such requests)"])
     rows = []
-    for policy in spec.policies:
-        result = simulate(pool_specs, scheduler_config(cell, policy), reqs, keep_actions=False)
-        metrics = run_metrics(result.scheduler.leases(), pool_specs)
-        rows.append({"point": unit.key, "seed": unit.seed, "policy": policy,
-                     **{m: metrics[m] for m in METRICS}})
+    for arm in spec.arms():
+        config, sched, dispatched = run_arm(cell, arm, reqs)
+        leases = sched.leases()
+        metrics = {**run_metrics(leases, pool_specs),
+                   **metrics_003(leases, pool_specs, dispatched)}
+        per_pool = pool_metrics(leases, pool_specs, dispatched) if spec.pool_names() else {}
+        rows.append({"point": unit.key, "seed": unit.seed, "arm": arm.label,
+                     "policy": arm.policy, "dispatch": config.dispatch,
+                     **{m: metrics[m] for m in METRICS},
+                     **{f"{m}@{p}": per_pool[p][m] for p in spec.pool_names()
+                        for m in POOL_METRICS}})
     return rows
 
 
-def done_keys(out: Path) -> set[tuple[str, int]]:
+def done_keys(out: Path, spec: ExperimentSpec | None = None) -> set[tuple[str, int]]:
+    """The (point, seed) units in ``out``'s results; ExperimentError when they were
+    written with other columns than ``spec``'s (None: a one-pool experiment's)."""
     path = out / RESULTS
     if not path.exists():
         return set()
     with path.open(newline="") as fh:
         reader = csv.DictReader(fh)
-        if reader.fieldnames != FIELDS:
+        if reader.fieldnames != (FIELDS if spec is None else columns(spec)):
             raise ExperimentError([f"{path}: written with other columns than this version"
                                    f" writes ({', '.join(reader.fieldnames or [])}); move it"
                                    f" away or choose another --out"])
@@ -334,8 +617,10 @@ def done_keys(out: Path) -> set[tuple[str, int]]:
 
 
 def read_results(out: Path) -> list[dict[str, Any]]:
+    """The results' rows: the keys as written (the seed an int), the metrics floats."""
     with (out / RESULTS).open(newline="") as fh:
-        return [{**row, "seed": int(row["seed"]), **{m: float(row[m]) for m in METRICS}}
+        return [{**row, "seed": int(row["seed"]),
+                 **{k: float(v) for k, v in row.items() if k not in KEYS}}
                 for row in csv.DictReader(fh)]
 
 
@@ -345,12 +630,12 @@ def run(spec: ExperimentSpec, out: Path, processes: int | None = None,
     rows are written only when all its policies are done, so a crash loses at most
     the units in flight."""
     out.mkdir(parents=True, exist_ok=True)
-    done = done_keys(out)
+    done = done_keys(out, spec)
     units = [u for u in _units(spec) if (u.key, u.seed) not in done]
     path = out / RESULTS
     new = not path.exists()
     with path.open("a", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=FIELDS)
+        writer = csv.DictWriter(fh, fieldnames=columns(spec))
         if new:
             writer.writeheader()
         finished = 0

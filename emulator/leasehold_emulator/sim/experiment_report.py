@@ -36,14 +36,24 @@ from leasehold.core.model import Request
 from .engine import SimResult, simulate
 from .experiment import (
     METRICS,
+    Arm,
     ExperimentSpec,
     _with,
     read_results,
     scheduler_config,
     workload,
 )
-from .inference import Paired, Pairs, grid_points, holm, overlap, paired_test, seed_clusters
-from .metrics import over_time
+from .inference import (
+    Paired,
+    Pairs,
+    grid_points,
+    holm,
+    overlap,
+    paired_test,
+    seed_clusters,
+    two_way_anova,
+)
+from .metrics import POOL_METRICS, over_time
 from .timeline import lease_timelines
 
 #: how each metric is shown: (label, scale, unit)
@@ -59,8 +69,10 @@ SHOWN = {
     "makespanBestEffort": ("best-effort makespan", 1 / 3600, " h"),
     "meanWaitSeconds": ("mean wait", 1 / 60, " min"),
     "awrtBestEffort": ("best-effort AWRT", 1 / 3600, " h"),
+    "awrtPoolWeighted": ("best-effort AWRT over pools by size (003 eq. 24)", 1 / 3600, " h"),
     "boundedSlowdownBestEffort": ("best-effort bounded slowdown", 1, ""),
     "migrationRate": ("migrations per migratable lease", 1, ""),
+    "migratedRate": ("migratable leases migrated (003 §5.1.1)", 100, "%"),
     "nonPreemptableRejectionRate": ("non-preemptable rejection", 100, "%"),
 }
 
@@ -74,6 +86,8 @@ PARAMETERS: dict[str, tuple[str, float, str]] = {
     "workload.jobs": ("jobs", 1, ""),
     "workload.mean_vms": ("mean VMs per lease", 1, ""),
     "workload.path": ("workload file", 1, ""),
+    "workload.streams": ("request streams", 1, ""),
+    "workload.span": ("workload span", 1 / 3600, " h"),
     "mix.local": ("local leases", 100, "%"),
     "mix.cancellable": ("weight of cancellable leases", 1, ""),
     "mix.suspendable": ("weight of suspendable leases", 1, ""),
@@ -88,9 +102,19 @@ PARAMETERS: dict[str, tuple[str, float, str]] = {
     "config.alpha": ("MOML threshold α", 1, ""),
     "config.backfilling": ("backfilling", 1, ""),
     "config.suspendBeforeBlocking": ("suspend before blocking", 1, ""),
+    "config.dispatch": ("dispatch strategy", 1, ""),
 }
 
-Cell = tuple[str, str]  # (point, policy)
+#: a stream's parameters (grid keys ``streams.<selector>.<field>``), by field
+STREAM_PARAMETERS: dict[str, tuple[str, float, str]] = {
+    "preset": ("DAS-2 preset", 1, ""),
+    "pool": ("pool", 1, ""),
+    "rate": ("arrival rate", 1, " /s"),
+    "mean_vms": ("mean VMs per request", 1, ""),
+    "mean_duration": ("mean duration", 1, " s"),
+}
+
+Cell = tuple[str, str]  # (point, arm)
 
 
 def interval(values: list[float]) -> tuple[float, float]:
@@ -113,7 +137,7 @@ def paired(policy: list[float], baseline: list[float]) -> tuple[float, float, fl
 def _by_cell(rows: list[dict[str, Any]], metric: str) -> dict[Cell, dict[int, float]]:
     out: dict[Cell, dict[int, float]] = defaultdict(dict)
     for row in rows:
-        out[(row["point"], row["policy"])][row["seed"]] = row[metric]
+        out[(row["point"], row["arm"])][row["seed"]] = row[metric]
     return out
 
 
@@ -126,6 +150,13 @@ def _label(point: str) -> str:
 
 def _parameter(key: str) -> tuple[str, float, str]:
     """A grid key's words, scale and unit (an unknown one: its field's name, spaced)."""
+    section, _, rest = key.partition(".")
+    selector, _, field = rest.partition(".")
+    if section == "streams" and field in STREAM_PARAMETERS:
+        name, scale, unit = STREAM_PARAMETERS[field]
+        whose = {"local": "each local stream's", "external": "external requests'"}.get(
+            selector, f"stream {selector}'s")
+        return f"{whose} {name}", scale, unit
     return PARAMETERS.get(key, (key.rpartition(".")[2].replace("_", " "), 1, ""))
 
 
@@ -172,8 +203,11 @@ def _fmt(value: float, metric: str) -> str:
 
 
 #: pairs of policies whose order the papers claim (000 §7.3: utilization and overhead
-#: mlip, moml, mov; 001 likewise): compared with each other, not only with the baseline
-CLAIMED_ORDER = [("moml", "mlip"), ("mov", "moml"), ("mov", "mlip")]
+#: mlip, moml, mov; 001 likewise), and of dispatch strategies whose differences 003
+#: tests (§5.3: PAP-RTDP against PAP-RND, PAP-RND against LRF-RND): compared with
+#: each other, not only with the baseline
+CLAIMED_ORDER = [("moml", "mlip"), ("mov", "moml"), ("mov", "mlip"),
+                 ("pap-rtdp", "pap-rnd"), ("pap-rnd", "lrf")]
 
 #: what the report's paired tables are, for its reader (DESIGN §3; issue 19)
 STATISTICS_NOTE = """\
@@ -188,21 +222,38 @@ mean over the grid points is one observation, paired over the seeds (n = seeds) 
 and **grid-point means** — a grid point's mean over the seeds is one observation,
 paired over the points (n = points; 000 Table I's intervals are consistent with
 this). Comparisons are each policy against the baseline and the pairs whose order the
-papers claim (moml − mlip, mov − moml, mov − mlip). Each table's p-values are
-adjusted for its many tests with Holm–Bonferroni (the across-points table: within
-each way), shown beside the raw ones. "—": no test (one pair, or no spread)."""
+papers claim (moml − mlip, mov − moml, mov − mlip; of dispatch strategies pap-rtdp −
+pap-rnd and pap-rnd − lrf). Each table's p-values are adjusted for its many tests with
+Holm–Bonferroni (the across-points table: within each way), shown beside the raw
+ones. "—": no test (one pair, or no spread)."""
+
+ANOVA_NOTE = """\
+The two-way ANOVA (the runs compared × the grid points, with interaction; 003 reports
+one for each of its figures) takes the seeds as independent replicates in every cell,
+as a textbook two-way design does. They are not — every run saw the same seed's
+workload — so its F tests are conservative for the runs' effect (the seed's share of
+the variance sits in the residual) and say whether the runs differ at all; the paired
+tables say which and by how much. η² is a source's share of the total sum of
+squares."""
 
 
 def comparisons(spec: ExperimentSpec) -> list[tuple[str, str]]:
     """(a, b) for every difference ``a − b`` the report tests: each policy against
     the baseline, then the claimed orders among the policies run."""
+    labels = _labels(spec)
     out: list[tuple[str, str]] = []
     if spec.baseline is not None:
-        out += [(p, spec.baseline) for p in spec.policies if p != spec.baseline]
+        out += [(p, spec.baseline) for p in labels if p != spec.baseline]
     out += [(a, b) for a, b in CLAIMED_ORDER
-            if a in spec.policies and b in spec.policies
+            if a in labels and b in labels
             and (a, b) not in out and (b, a) not in out]
     return out
+
+
+def _labels(spec: ExperimentSpec) -> list[str]:
+    """What the report compares: the arms' labels (the policies, or the dispatch
+    strategies, or both)."""
+    return [a.label for a in spec.arms()]
 
 
 def _pairs(cells: dict[Cell, dict[int, float]], point: str, a: str, b: str) -> Pairs:
@@ -245,15 +296,11 @@ def tables(spec: ExperimentSpec, rows: list[dict[str, Any]]) -> list[tuple[str, 
     for metric in METRICS:
         label, _, unit = SHOWN[metric]
         cells = _by_cell(rows, metric)
-        body = [["grid point", *spec.policies]]
-        for point in points:
-            line = [_label(point)]
-            for policy in spec.policies:
-                values = [cells[(point, policy)][s] for s in sorted(cells[(point, policy)])]
-                mean, half = interval(values) if values else (math.nan, math.nan)
-                line.append(f"{_fmt(mean, metric)} ± {_fmt(half, metric)}")
-            body.append(line)
-        out.append((f"{label}{' (' + unit.strip() + ')' if unit else ''}: mean ± 95% CI", body))
+        out.append((f"{label}{' (' + unit.strip() + ')' if unit else ''}: mean ± 95% CI",
+                    _means(spec, cells, points, metric)))
+        anova = _anova(spec, cells, points, metric)
+        if anova:
+            out.append((f"{label}: two-way ANOVA, runs × grid points", anova))
         if not pairs_of:
             continue
         # per grid point, paired by seed; Holm over the whole table
@@ -271,7 +318,51 @@ def tables(spec: ExperimentSpec, rows: list[dict[str, Any]]) -> list[tuple[str, 
             across += [[f"{a} − {b}", way, *_tested(r, metric, pt_, pw)]
                        for (a, b), (r, pt_, pw) in zip(pairs_of, _with_holm(results), strict=True)]
         out.append((f"{label}: across grid points (seed clusters; grid-point means)", across))
+    for metric in POOL_METRICS if spec.pool_names() else ():
+        label, _, unit = SHOWN[metric]
+        body = [["grid point", "pool", *_labels(spec)]]
+        for pool in spec.pool_names():
+            cells = _by_cell(rows, f"{metric}@{pool}")
+            body += [[line[0], pool, *line[1:]]
+                     for line in _means(spec, cells, points, metric)[1:]]
+        out.append((f"{label}{' (' + unit.strip() + ')' if unit else ''} per pool:"
+                    f" mean ± 95% CI", body))
     return out
+
+
+def _means(spec: ExperimentSpec, cells: dict[Cell, dict[int, float]], points: list[str],
+           metric: str) -> list[list[str]]:
+    """A table of mean ± 95% CI, a row per grid point, a column per arm."""
+    labels = _labels(spec)
+    body = [["grid point", *labels]]
+    for point in points:
+        line = [_label(point)]
+        for arm in labels:
+            values = [cells[(point, arm)][s] for s in sorted(cells[(point, arm)])]
+            mean, half = interval(values) if values else (math.nan, math.nan)
+            line.append(f"{_fmt(mean, metric)} ± {_fmt(half, metric)}")
+        body.append(line)
+    return body
+
+
+def _anova(spec: ExperimentSpec, cells: dict[Cell, dict[int, float]], points: list[str],
+           metric: str) -> list[list[str]]:
+    """The two-way ANOVA table of the arms × the grid points over the seeds every cell
+    has (a balanced design), in the metric's shown unit; none (``[]``) without two
+    arms, two points and two such seeds."""
+    labels = _labels(spec)
+    seeds = set.intersection(*(set(cells[(pt, a)]) for pt in points for a in labels))
+    if len(labels) < 2 or len(points) < 2 or len(seeds) < 2:
+        return []
+    _, scale, _ = SHOWN[metric]
+    data = [[[cells[(pt, a)][s] * scale for s in sorted(seeds)] for pt in points]
+            for a in labels]
+    rows = two_way_anova(data, ("runs", "grid point"))
+    total = sum(r.ss for r in rows)
+    body = [["source", "df", "sum of squares", "η²", "F", "p"]]
+    body += [[r.source, str(r.df), f"{r.ss:,.4g}", f"{r.ss / total:.3f}" if total else "—",
+              "—" if math.isnan(r.f) else f"{r.f:.3g}", _p(r.p)] for r in rows]
+    return body
 
 
 def _columns(pairs: Pairs) -> tuple[list[float], list[float]]:
@@ -362,12 +453,14 @@ def table_i(results: Sequence[tuple[ExperimentSpec, list[dict[str, Any]]]]) -> s
 def markdown(spec: ExperimentSpec, rows: list[dict[str, Any]], plots: list[Path]) -> str:
     seeds = sorted({r["seed"] for r in rows})
     lines = [f"# Experiment {spec.name}", "",
-             f"{spec.workload.model} workload, {spec.workload.jobs} jobs"
-             f"{' (preset ' + spec.workload.preset + ')' if spec.workload.preset else ''};"
-             f" {len(seeds)} replications (seeds {seeds[0]}–{seeds[-1]}); policies"
-             f" {', '.join(spec.policies)}; {len(spec.points())} grid points.", ""]
+             f"{_workload_words(spec)}; {len(seeds)} replications (seeds"
+             f" {seeds[0]}–{seeds[-1]}); policies {', '.join(spec.policies)}"
+             f"{'; dispatch ' + ', '.join(spec.dispatches) if spec.dispatches else ''};"
+             f" {len(spec.points())} grid points.", ""]
     if comparisons(spec):
         lines += [STATISTICS_NOTE, ""]
+    if len(_labels(spec)) > 1 and len(spec.points()) > 1:
+        lines += [ANOVA_NOTE, ""]
     for title, body in tables(spec, rows):
         lines += [f"## {title}", "", "| " + " | ".join(body[0]) + " |",
                   "|" + "---|" * len(body[0])]
@@ -379,6 +472,15 @@ def markdown(spec: ExperimentSpec, rows: list[dict[str, Any]], plots: list[Path]
     return "\n".join(lines)
 
 
+def _workload_words(spec: ExperimentSpec) -> str:
+    w = spec.workload
+    if w.streams is not None:
+        return (f"{len(w.streams)} request streams ({', '.join(s.name for s in w.streams)})"
+                f" over {(w.span or 0) / 3600:g} h")
+    return (f"{w.model} workload, {w.jobs} jobs"
+            f"{' (preset ' + w.preset + ')' if w.preset else ''}")
+
+
 def to_html(spec: ExperimentSpec, rows: list[dict[str, Any]], plots: list[Path]) -> str:
     parts = [f"<!doctype html><meta charset='utf-8'><title>{html.escape(spec.name)}</title>",
              "<style>body{font-family:sans-serif;max-width:70em;margin:2em auto}"
@@ -387,6 +489,8 @@ def to_html(spec: ExperimentSpec, rows: list[dict[str, Any]], plots: list[Path])
              f"<h1>Experiment {html.escape(spec.name)}</h1>"]
     if comparisons(spec):
         parts.append(f"<p>{html.escape(STATISTICS_NOTE)}</p>")
+    if len(_labels(spec)) > 1 and len(spec.points()) > 1:
+        parts.append(f"<p>{html.escape(ANOVA_NOTE)}</p>")
     for title, body in tables(spec, rows):
         parts.append(f"<h2>{html.escape(title)}</h2><table><tr>"
                      + "".join(f"<th>{html.escape(c)}</th>" for c in body[0]) + "</tr>")
@@ -414,7 +518,8 @@ def metric_figure(spec: ExperimentSpec, rows: list[dict[str, Any]], metric: str)
     # bars: a grid point's words under its bars, a parameter a line (wide enough)
     width = 7.4 if numeric else max(7.4, 2.2 * len(points) + 2.4)
     fig, ax = plt.subplots(figsize=(width, 4), layout="constrained")
-    for k, policy in enumerate(spec.policies):
+    labels = _labels(spec)
+    for k, policy in enumerate(labels):
         means, halves = [], []
         for point in points:
             values = list(cells[(json.dumps(point, sort_keys=True), policy)].values())
@@ -425,13 +530,13 @@ def metric_figure(spec: ExperimentSpec, rows: list[dict[str, Any]], metric: str)
             xs = [shown_value(keys[0], p[keys[0]]) for p in points]
             ax.errorbar(xs, means, yerr=halves, marker="o", capsize=3, label=policy)
         else:
-            bar = 0.8 / len(spec.policies)
+            bar = 0.8 / len(labels)
             xs = [i + k * bar for i in range(len(points))]
             ax.bar(xs, means, bar, yerr=halves, capsize=3, label=policy)
     if numeric:
         ax.set_xlabel(axis_label(keys[0]))
     else:
-        ax.set_xticks([i + 0.4 - 0.4 / len(spec.policies) for i in range(len(points))],
+        ax.set_xticks([i + 0.4 - 0.4 / len(labels) for i in range(len(points))],
                       [_tick(p) for p in points], fontsize="small")
     ax.set_ylabel(f"{label}{' (' + unit.strip() + ')' if unit else ''}")
     ax.set_title(f"{spec.name}: {label}")
@@ -461,13 +566,13 @@ def _save(fig: Figure, out: Path, stem: str) -> list[Path]:
 GANTT_LEASES = 120
 
 
-def _first_run(spec: ExperimentSpec, policy: str) -> tuple[list[Request], SimResult]:
-    """The first grid point's seed-1 workload run under ``policy``, re-simulated:
+def _first_run(spec: ExperimentSpec, arm: Arm) -> tuple[list[Request], SimResult]:
+    """The first grid point's seed-1 workload run under ``arm``, re-simulated:
     the results keep no schedules."""
     cell = _with(spec, spec.points()[0])
     reqs = workload(cell, 1)
     pools = [p.to_pool_spec() for p in cell.cluster.pools]
-    return reqs, simulate(pools, scheduler_config(cell, policy), reqs)
+    return reqs, simulate(pools, scheduler_config(cell, arm.policy, arm.dispatch), reqs)
 
 
 def _first_point(spec: ExperimentSpec) -> str:
@@ -483,8 +588,10 @@ def gantt_figure(spec: ExperimentSpec) -> Figure:
     that is not the baseline — for its first :data:`GANTT_LEASES` leases: running
     (local or external), overheads (suspending, resuming, migrating), and the wait
     from submission as a thin line; what the colours mean below the axes."""
-    policy = next((p for p in spec.policies if p != spec.baseline), spec.policies[0])
-    reqs, result = _first_run(spec, policy)
+    arms = spec.arms()
+    arm = next((a for a in arms if a.label != spec.baseline), arms[0])
+    policy = arm.label
+    reqs, result = _first_run(spec, arm)
     timelines = lease_timelines(result.actions)
     shown = sorted(reqs, key=lambda r: (r.submitted, r.name))[:GANTT_LEASES]
     fig, ax = plt.subplots(figsize=(9, max(3.0, 0.06 * len(shown) + 1.5)),
@@ -520,8 +627,9 @@ def over_time_figure(spec: ExperimentSpec) -> Figure:
     outside the axes."""
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(9.5, 5.5), sharex=True,
                                       layout="constrained")
-    for policy in spec.policies:
-        _, result = _first_run(spec, policy)
+    for arm in spec.arms():
+        policy = arm.label
+        _, result = _first_run(spec, arm)
         series = over_time(result.scheduler.leases(), lease_timelines(result.actions))
         hours = [t / 3600 for t in series["time"]]
         top.step(hours, series["busyVMs"], where="post", linewidth=0.8, label=policy)

@@ -14,7 +14,9 @@ same seed's job stream recurs at every grid point. So:
   (:func:`grid_points`: a point's mean over the seeds, then paired over the points;
   000 Table I's intervals are consistent with this, n = the number of points);
 - many tests at once are adjusted with Holm–Bonferroni (:func:`holm`), reported
-  beside the raw p-values.
+  beside the raw p-values;
+- beside them, as 003 reports its figures, the two-way analysis of variance of
+  the arms compared × the grid points (:func:`two_way_anova`).
 
 A test that cannot be computed (too few pairs, differences all equal) is ``nan``.
 """
@@ -27,6 +29,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from statistics import fmean, stdev
 
+import numpy as np
 from scipy import stats
 
 #: a spread of differences below this share of the values' magnitude is rounding
@@ -131,3 +134,64 @@ def grid_points(by_point: Sequence[Pairs]) -> Paired:
 def overlap(a: tuple[float, float], b: tuple[float, float]) -> bool:
     """Whether two closed intervals share a point."""
     return max(a[0], b[0]) <= min(a[1], b[1])
+
+
+@dataclass(frozen=True)
+class AnovaRow:
+    """One source of variation: its sum of squares, degrees of freedom, mean square,
+    F against the residual and the F test's p (``nan`` for the residual)."""
+
+    source: str
+    ss: float
+    df: int
+    ms: float
+    f: float
+    p: float
+
+
+def two_way_anova(data: Sequence[Sequence[Sequence[float]]],
+                  names: tuple[str, str] = ("A", "B")) -> list[AnovaRow]:
+    """Two-way analysis of variance of a balanced design, ``data[i][j]`` the ``n``
+    replicates at level ``i`` of the first factor and ``j`` of the second (the
+    textbook fixed-effects model, e.g. Montgomery, *Design and Analysis of
+    Experiments*, §5.3): rows for each factor, their interaction and the residual,
+    F tests by :data:`scipy.stats.f`. With one replicate per cell there is no pure
+    error: the interaction is the residual (the additive model). F and p are ``nan``
+    when the residual has no degrees of freedom or no spread; ValueError for cells of
+    unequal sizes or an empty factor."""
+    a = len(data)
+    b = len(data[0]) if a else 0
+    sizes = {len(cell) for row in data for cell in row}
+    if a == 0 or b == 0 or any(len(row) != b for row in data) or len(sizes) != 1 \
+            or 0 in sizes:
+        raise ValueError("a two-way ANOVA needs every cell of an a × b table with the same"
+                         " number of replicates (at least one)")
+    y = np.asarray(data, dtype=float)  # a × b × n
+    n = y.shape[2]
+    grand = y.mean()
+    cell = y.mean(axis=2)
+    first, second = y.mean(axis=(1, 2)), y.mean(axis=(0, 2))
+    ss_a = b * n * float(((first - grand) ** 2).sum())
+    ss_b = a * n * float(((second - grand) ** 2).sum())
+    ss_ab = n * float(((cell - first[:, None] - second[None, :] + grand) ** 2).sum())
+    ss_e = float(((y - cell[:, :, None]) ** 2).sum())
+    df_a, df_b, df_ab, df_e = a - 1, b - 1, (a - 1) * (b - 1), a * b * (n - 1)
+    rows = [(names[0], ss_a, df_a), (names[1], ss_b, df_b)]
+    if n == 1:
+        residual = (ss_ab, df_ab)
+    else:
+        rows.append((f"{names[0]} × {names[1]}", ss_ab, df_ab))
+        residual = (ss_e, df_e)
+    ss_r, df_r = residual
+    # a residual of rounding alone (a spread below SPREAD of the values) is none: F
+    # would be noise over noise
+    no_error = df_r == 0 or ss_r <= y.size * (SPREAD * float(np.abs(y).max())) ** 2
+    ms_r = ss_r / df_r if df_r else math.nan
+    out = []
+    for source, ss, df in rows:
+        ms = ss / df if df else math.nan
+        f = math.nan if no_error or not df else ms / ms_r
+        p = math.nan if math.isnan(f) else float(stats.f.sf(f, df, df_r))
+        out.append(AnovaRow(source, ss, df, ms, f, p))
+    out.append(AnovaRow("residual", ss_r, df_r, ms_r, math.nan, math.nan))
+    return out

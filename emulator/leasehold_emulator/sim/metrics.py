@@ -26,7 +26,9 @@ def run_metrics(leases: Iterable[LeaseView], pools: Iterable[PoolSpec]) -> dict[
     makespan (000 eq. 13) and mean wait (first start - submission, advance
     reservations left out), over one finished run; and the preemption and
     best-effort metrics of 003 and 004 (:func:`_preemption_metrics`,
-    :func:`_best_effort_metrics`).
+    :func:`_best_effort_metrics`). 003's metrics over several pools are
+    :func:`metrics_003` and :func:`pool_metrics` (experiments report them; `leasehold
+    simulate`'s document keeps its keys).
 
     Utilization is the VM run time actually executed, weighted by the share of a node
     one VM takes (a whole node in exclusive pools, its cpu share of the node it runs
@@ -34,26 +36,16 @@ def run_metrics(leases: Iterable[LeaseView], pools: Iterable[PoolSpec]) -> dict[
     node-seconds from the first submission to the last end.
     """
     leases = list(leases)
-    pools = {p.name: p for p in pools}
+    pool_list = list(pools)
+    by_name = {p.name: p for p in pool_list}
     local = [s for s in leases if s.request.origin == Origin.LOCAL]
     external = [s for s in leases if s.request.origin == Origin.EXTERNAL]
     rejected = [s.phase == Phase.REJECTED for s in leases]
     span_from = min((s.request.submitted for s in leases), default=0.0)
     span_to = max((s.end for s in leases if s.end is not None), default=span_from)
     span = span_to - span_from
-    used = 0.0
-    for s in leases:
-        if s.pool is None or s.ran == 0:
-            continue
-        pool = pools[s.pool]
-        if pool.groups and s.nodes:  # mixed sizes: each VM's share of its own node
-            sizes = pool.sizes()
-            cpu = s.request.shape.cpu
-            used += sum(cpu / sizes[_index(node)].cpu for node in s.nodes) * s.ran
-            continue
-        share = 1.0 if pool.exclusive else s.request.shape.cpu / pool.cpu
-        used += s.request.vms * share * s.ran
-    capacity = sum(p.nodes for p in pools.values()) * span
+    used = sum(_node_seconds(s, by_name[s.pool]) for s in leases if s.pool is not None)
+    capacity = sum(p.nodes for p in pool_list) * span
     best_effort = [
         s.end - s.request.earliest
         for s in leases
@@ -76,7 +68,7 @@ def run_metrics(leases: Iterable[LeaseView], pools: Iterable[PoolSpec]) -> dict[
             sum(s.phase == Phase.CANCELLED for s in external), len(external)
         ),
         "utilization": used / capacity if capacity else 0.0,
-        "netUtilization": _net_utilization(leases),
+        "netUtilization": _net_utilization(leases, by_name),
         "preemptions": sum(s.preemptions for s in leases),
         "overheadSeconds": sum(s.overhead for s in leases),
         "makespanBestEffort": fmean(best_effort) if best_effort else 0.0,
@@ -89,22 +81,68 @@ def run_metrics(leases: Iterable[LeaseView], pools: Iterable[PoolSpec]) -> dict[
     }
 
 
-def _net_utilization(leases: list[LeaseView]) -> float:
+def metrics_003(leases: Iterable[LeaseView], pools: Iterable[PoolSpec],
+                dispatched: Mapping[str, str] | None = None) -> dict[str, float]:
+    """003's metrics that :func:`run_metrics` lacks: AWRT over the pools weighted by
+    their size (``awrtPoolWeighted``, eq. 24: :func:`pool_weighted_awrt`) and the
+    share of external migratable leases migrated (``migratedRate``,
+    :func:`migrated_rate`). ``dispatched``: the pool each dispatched lease was sent to
+    (the core's ``Dispatch`` actions), which places the leases rejected there
+    (:func:`pool_of`)."""
+    leases = list(leases)
+    return {"awrtPoolWeighted": pool_weighted_awrt(leases, pools, dispatched),
+            "migratedRate": migrated_rate(leases)}
+
+
+def _node_seconds(s: LeaseView, pool: PoolSpec) -> float:
+    """The node-seconds a lease's VMs ran on ``pool``: a whole node each in exclusive
+    pools, its cpu share of the node it runs on otherwise (in a pool of mixed sizes,
+    of that node's size)."""
+    if s.ran == 0:
+        return 0.0
+    if pool.groups and s.nodes:
+        sizes = pool.sizes()
+        cpu = s.request.shape.cpu
+        return sum(cpu / sizes[_index(node)].cpu for node in s.nodes) * s.ran
+    share = 1.0 if pool.exclusive else s.request.shape.cpu / pool.cpu
+    return s.request.vms * share * s.ran
+
+
+def _speed(s: LeaseView, pools: Mapping[str, PoolSpec]) -> float:
+    pool = pools.get(s.pool) if s.pool is not None else None
+    return pool.speed if pool is not None else 1.0
+
+
+def _net_utilization(leases: list[LeaseView], pools: Mapping[str, PoolSpec]) -> float:
     """003 eq. 21 (22): ``1 - Σ overhead / Σ v(l)·d(l)`` over the leases that were
     allocated (started at least once), as a fraction; overhead is the seconds
     recorded per preemption (000's ``h(L)``, which sums the VMs' suspension or
-    migration times as 003's per-VM figures do)."""
+    migration times as 003's per-VM figures do). ``d(l)`` is the run time on the
+    lease's pool, its duration over the pool's ``speed``: both terms in seconds of
+    that pool."""
     allocated = [s for s in leases if s.first_start is not None]
-    work = sum(s.request.vms * s.request.duration for s in allocated)
+    work = sum(s.request.vms * s.request.duration / _speed(s, pools) for s in allocated)
     return 1 - sum(s.overhead for s in leases) / work if work else 0.0
+
+
+def _migratable(leases: Iterable[LeaseView]) -> list[LeaseView]:
+    return [s for s in leases if s.request.origin == Origin.EXTERNAL
+            and s.request.type == LeaseType.DEADLINE_MIGRATABLE]
+
+
+def migrated_rate(leases: Iterable[LeaseView]) -> float:
+    """The share of external ``DeadlineMigratable`` leases migrated at least once (003
+    §5.1.1: "percentage of Migratable leases that get migrated"; 0 without any)."""
+    migratable = _migratable(leases)
+    return _rate(sum(s.migrations > 0 for s in migratable), len(migratable))
 
 
 def _preemption_metrics(leases: list[LeaseView]) -> dict[str, float | int]:
     """Preempted VMs; 003 §5.3.4's respect for valuable users: migrations per
-    external ``DeadlineMigratable`` lease (migration rate) and the rejection rate of
-    external ``DeadlineNonPreemptable`` ones."""
-    migratable = [s for s in leases if s.request.origin == Origin.EXTERNAL
-                  and s.request.type == LeaseType.DEADLINE_MIGRATABLE]
+    external ``DeadlineMigratable`` lease (``migrationRate``; the share migrated is
+    :func:`migrated_rate`) and the rejection rate of external
+    ``DeadlineNonPreemptable`` ones."""
+    migratable = _migratable(leases)
     non_preemptable = [s for s in leases if s.request.origin == Origin.EXTERNAL
                        and s.request.type == LeaseType.DEADLINE_NON_PREEMPTABLE]
     return {
@@ -113,6 +151,89 @@ def _preemption_metrics(leases: list[LeaseView]) -> dict[str, float | int]:
         "nonPreemptableRejectionRate": _rate(
             sum(s.phase == Phase.REJECTED for s in non_preemptable), len(non_preemptable)),
     }
+
+
+#: the metrics :func:`pool_metrics` gives per pool
+POOL_METRICS = ("utilization", "netUtilization", "preemptedVMs", "awrtBestEffort",
+                "migratedRate", "nonPreemptableRejectionRate")
+
+
+def pool_of(s: LeaseView, dispatched: Mapping[str, str] | None = None) -> str | None:
+    """The pool a lease counts on: the one it ran on last (or holds a slot on); else
+    the one it was dispatched to (and rejected on); else the one it named; else none
+    (an external lease rejected before any pool was chosen counts in the totals
+    only)."""
+    if s.pool is not None:
+        return s.pool
+    if dispatched is not None and s.name in dispatched:
+        return dispatched[s.name]
+    return s.request.pool
+
+
+def _by_pool(leases: Iterable[LeaseView], pools: Iterable[PoolSpec],
+             dispatched: Mapping[str, str] | None) -> dict[str, list[LeaseView]]:
+    out: dict[str, list[LeaseView]] = {p.name: [] for p in pools}
+    for s in leases:
+        pool = pool_of(s, dispatched)
+        if pool in out:
+            out[pool].append(s)
+    return out
+
+
+def pool_metrics(leases: Iterable[LeaseView], pools: Iterable[PoolSpec],
+                 dispatched: Mapping[str, str] | None = None) -> dict[str, dict[str, float]]:
+    """003's metrics per pool (:data:`POOL_METRICS`), each over the leases that count
+    on it (:func:`pool_of`): utilization (000 eq. 11: that pool's node-seconds used
+    over its nodes and the whole run's span), 003 eq. 21 on that cluster, preempted
+    VMs, AWRT (eq. 23; 0 when no best-effort lease completed there), the migrated
+    share of migratable leases and the rejection rate of non-preemptable ones."""
+    leases = list(leases)
+    pools = list(pools)
+    span_from = min((s.request.submitted for s in leases), default=0.0)
+    span = max((s.end for s in leases if s.end is not None), default=span_from) - span_from
+    by_pool = _by_pool(leases, pools, dispatched)
+    out = {}
+    for pool in pools:
+        mine = by_pool[pool.name]
+        used = sum(_node_seconds(s, pool) for s in mine if s.pool == pool.name)
+        out[pool.name] = {
+            "utilization": used / (pool.nodes * span) if span else 0.0,
+            "netUtilization": _net_utilization(mine, {pool.name: pool}),
+            **{k: float(v) for k, v in _preemption_metrics(mine).items()},
+            "migratedRate": migrated_rate(mine),
+            "awrtBestEffort": _best_effort_metrics(mine, span_from)["awrtBestEffort"],
+        }
+    return {name: {m: values[m] for m in POOL_METRICS} for name, values in out.items()}
+
+
+def pool_size(pool: PoolSpec) -> float:
+    """003's ``M_j``, the pool's processing elements: its cores (a one-core node is
+    one)."""
+    if pool.groups:
+        grouped = sum(g.nodes for g in pool.groups)
+        return (sum(g.nodes * g.cpu for g in pool.groups)
+                + (pool.nodes - grouped) * pool.cpu) / 1000
+    return pool.nodes * pool.cpu / 1000
+
+
+def pool_weighted_awrt(leases: Iterable[LeaseView], pools: Iterable[PoolSpec],
+                       dispatched: Mapping[str, str] | None = None) -> float:
+    """003 eq. 24: ``Σ_j M_j·AWRT_j / Σ_j M_j`` with ``AWRT_j`` eq. 23 over the
+    best-effort leases completed on pool ``j`` (:func:`pool_of`) and ``M_j`` its size
+    (:func:`pool_size`). A pool where no best-effort lease completed has no
+    ``AWRT_j`` and is left out of both sums (counting it as 0 would lower the mean
+    for a pool that served no one); none anywhere: 0."""
+    pools = list(pools)
+    by_pool = _by_pool(leases, pools, dispatched)
+    weighted = total = 0.0
+    for pool in pools:
+        done = [s for s in by_pool[pool.name]
+                if s.request.type.best_effort and s.phase == Phase.COMPLETED
+                and s.end is not None and s.first_start is not None]
+        if done:
+            weighted += pool_size(pool) * _best_effort_metrics(done, 0.0)["awrtBestEffort"]
+            total += pool_size(pool)
+    return weighted / total if total else 0.0
 
 
 #: 004 §4.4 leaves the first 5% of best-effort requests out of waits and slowdowns
