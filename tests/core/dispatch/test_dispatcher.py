@@ -3,6 +3,7 @@ order, the Dispatch action, and the registered strategies."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 
 import pytest
@@ -22,6 +23,7 @@ from leasehold.core.model import (
 )
 from leasehold.core.replay import Input, replay
 from leasehold.core.scheduler import Scheduler
+from leasehold.core.snapshot import pool_data, pool_from
 
 LOCAL = Origin.LOCAL
 POOLS = [exclusive(4, "a"), exclusive(4, "b"), exclusive(4, "c")]
@@ -143,3 +145,10 @@ def test_an_unknown_strategy_is_refused_naming_the_choices():
                                          " earliest, rr, lrf, bcf, pap-rnd, pap-rtdp"):
         Scheduler(POOLS, cfg("pap"))
     assert dispatch_strategy("rr").name == "rr"
+
+
+def test_a_pool_s_given_statistics_survive_a_snapshot():
+    stats = PoolStatistics(local_rate=0.12, external_duration=420, external_cv=0.4)
+    spec = replace(exclusive(4, "a"), statistics=stats)
+    assert pool_from(json.loads(json.dumps(pool_data(spec))), "pool") == spec
+    assert "statistics" not in pool_data(exclusive(4, "a"))  # a snapshot as before
