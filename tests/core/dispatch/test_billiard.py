@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from leasehold.core.dispatch.billiard import fastest, next_pool, sequence
 
@@ -35,3 +37,18 @@ def test_fastest_is_the_least_theta_first_of_equals():
 def test_a_pool_not_allowed_is_passed_over():
     assert next_pool([0.5, 0.5], [0, 0], [0, 0], allowed=[False, True]) == 1
     assert next_pool([0.5, 0.5], [0, 0], [0, 0], allowed=[False, False]) is None
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 20), min_size=1, max_size=6).filter(lambda w: sum(w) > 0),
+       st.integers(0, 5), st.integers(1, 400))
+def test_each_pool_gets_its_share_of_the_sequence(weights, fast, n):
+    """Over any prefix of the sequence, pool j got n·P_j leases, give or take what
+    its offset X_j and the rounding leave: at most 2 from it (a brute-force count)."""
+    shares = [w / sum(weights) for w in weights]
+    fast = fast % len(shares)
+    got = sequence(shares, fast, n)
+    for j, p in enumerate(shares):
+        assert abs(got.count(j) - n * p) <= 2, (j, p)
+        if p == 0:
+            assert j not in got

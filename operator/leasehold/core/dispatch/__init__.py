@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..model import Origin, PoolSpec, Request, SchedulerConfig, dispatch_strategy
+from ..model import EARLIEST, Origin, PoolSpec, Request, SchedulerConfig, dispatch_strategy
 from .statistics import History, Stream, Table, pool_table
 from .strategies import Memory, Situation, Verdict, choose
 
@@ -33,7 +33,7 @@ class Dispatcher:
         self.strategy = dispatch_strategy(config.dispatch)
         #: whether the strategy sends leases anywhere (``earliest`` does not: nothing
         #: needs to be kept for it)
-        self.active = self.strategy.name != "earliest"
+        self.active = self.strategy is not EARLIEST
         self.history = History()
         self.memory = Memory(seed=config.dispatch_seed)
 
