@@ -5,6 +5,8 @@
 * :class:`~.victims.Victims` and :class:`~.enactment.Preemptor` — who may be
   preempted, the policy's choice, and its enactment;
 * :class:`~.planning.Planner` — admission, queues, backfilling and compression;
+* :class:`~.dispatch.Dispatcher` — the pool an external lease that names none is
+  sent to, at its submission (DESIGN §2.5; none under the default ``earliest``);
 
 over the :class:`~.slots.SlotTable`. :class:`Scheduler` wires them and keeps time.
 
