@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as hs
 
 from builders import config, exclusive, req
-from leasehold.core.model import Capacity, NodeGroup, PoolSpec
+from leasehold.core.model import DISPATCH_NAMES, Capacity, NodeGroup, PoolSpec
 from leasehold.core.replay import Input, run, submissions
 from leasehold.core.scheduler import Scheduler
 from leasehold.core.snapshot import SnapshotError, restore, snapshot
@@ -24,6 +24,9 @@ from strategies import workloads
 @hs.composite
 def cut_workloads(draw):
     pools, requests, cfg, reports = draw(workloads())
+    # a dispatch strategy keeps state across the cut (its estimates and counts)
+    cfg = replace(cfg, dispatch=draw(hs.sampled_from(DISPATCH_NAMES)),
+                  dispatch_seed=draw(hs.integers(0, 3)))
     inputs = [*submissions(requests),
               *(Input.cancel(n, t) if k == "cancel" else Input.finished(n, t)
                 for t, k, n in reports)]

@@ -47,6 +47,9 @@ def lease_record(st: LeaseView) -> dict[str, Any]:
                             else st.first_start - st.request.submitted),
         "responseSeconds": _num(None if st.end is None or st.phase != Phase.COMPLETED
                                 else st.end - st.request.earliest),
+        # where it ran (or runs, or is reserved), else where dispatch sent it; last:
+        # the keys before it keep their places
+        "pool": st.pool if st.pool is not None else st.dispatched,
     }
 
 

@@ -18,6 +18,7 @@ import re
 from collections.abc import Iterable, Sequence
 from decimal import Decimal
 from pathlib import Path
+from types import UnionType
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeAlias, get_args, get_origin
 
 import yaml
@@ -38,12 +39,14 @@ from yaml.error import MarkedYAMLError
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from leasehold.core.model import (
+    DISPATCH_NAMES,
     POLICY_NAMES,
     Backfilling,
     Capacity,
     NodeGroup,
     OverheadParams,
     PoolSpec,
+    PoolStatistics,
     Request,
     SchedulerConfig,
 )
@@ -71,6 +74,7 @@ __all__ = [
     "DuplicateKeyError",
     "OverheadSpec",
     "PoolSpecModel",
+    "PoolStatisticsSpec",
     "PureLoader",
     "Scenario",
     "ScenarioError",
@@ -85,10 +89,13 @@ __all__ = [
 
 if TYPE_CHECKING:
     Policy = str
+    DispatchName = str
 else:
     # the policies the core declares, as one Literal: the schema, its errors and the
     # generated CRDs and chart schema list them
     Policy = Literal[POLICY_NAMES]
+    # the dispatch strategies the core declares, likewise
+    DispatchName = Literal[DISPATCH_NAMES]
 POLICIES: tuple[str, ...] = POLICY_NAMES
 
 _DEFAULT_OVERHEAD = OverheadParams()
@@ -159,6 +166,31 @@ class OverheadSpec(Spec):
         )
 
 
+_ESTIMATED = PoolStatistics()
+
+
+class PoolStatisticsSpec(Spec):
+    """What the dispatch strategies know of a pool beforehand (DESIGN §2.5, 003
+    Table 1); a field left out is estimated from the leases submitted. Rates in
+    leases per second, durations in seconds (or a duration) at speed 1."""
+
+    local_rate: Annotated[Number | None, Field(ge=0, alias="localRate")] = None
+    local_vms: Annotated[Number | None, Field(ge=0, alias="localVms")] = None
+    local_duration: Annotated[Seconds | None, Field(ge=0, alias="localDuration")] = None
+    external_rate: Annotated[Number | None, Field(ge=0, alias="externalRate")] = None
+    external_vms: Annotated[Number | None, Field(ge=0, alias="externalVms")] = None
+    external_duration: Annotated[Seconds | None, Field(ge=0, alias="externalDuration")] = None
+    external_cv: Number = Field(default=_ESTIMATED.external_cv, ge=0, alias="externalCv")
+    local_cv: Number = Field(default=_ESTIMATED.local_cv, ge=0, alias="localCv")
+
+    def to_statistics(self) -> PoolStatistics:
+        return PoolStatistics(
+            local_rate=self.local_rate, local_vms=self.local_vms,
+            local_duration=self.local_duration, external_rate=self.external_rate,
+            external_vms=self.external_vms, external_duration=self.external_duration,
+            external_cv=self.external_cv, local_cv=self.local_cv)
+
+
 class NodeGroupModel(Spec):
     """``nodes`` nodes of ``cpu`` (cores) and ``memory`` (MiB) each, in a pool of
     mixed sizes."""
@@ -196,6 +228,9 @@ class PoolSpecModel(Spec):
     speed: Number = Field(default=1.0, gt=0, description="Relative speed: a lease's"
                           " duration and runtime are work at speed 1, run here in work / speed"
                           " seconds (docs/semantics.md, Pool speed).")
+    dispatch: PoolStatisticsSpec | None = Field(
+        default=None, description="What dispatch knows of the pool beforehand (local and"
+                                  " external rates, VMs, durations); the rest is estimated.")
 
     @model_validator(mode="after")
     def _nodes_or_groups(self) -> PoolSpecModel:
@@ -245,7 +280,8 @@ class PoolSpecModel(Spec):
             assert self.nodes is not None  # checked by the validator
             return PoolSpec(name=self.name, nodes=self.nodes, cpu=self.cpu,
                             memory=self.memory, exclusive=self.exclusive,
-                            overhead=self.overhead.to_params(), speed=self.speed)
+                            overhead=self.overhead.to_params(), speed=self.speed,
+                            statistics=self._statistics())
         last = self.groups[-1]
         mixed = len(self.node_sizes()) > 1
         return PoolSpec(
@@ -257,7 +293,11 @@ class PoolSpecModel(Spec):
             overhead=self.overhead.to_params(),
             groups=tuple(g.to_group() for g in self.groups) if mixed else (),
             speed=self.speed,
+            statistics=self._statistics(),
         )
+
+    def _statistics(self) -> PoolStatistics | None:
+        return None if self.dispatch is None else self.dispatch.to_statistics()
 
 
 class CapacitySpec(Spec):
@@ -315,6 +355,11 @@ class ConfigSpec(Spec):
     suspend_before_blocking: Annotated[bool, Field(strict=True)] = Field(
         default=False, alias="suspendBeforeBlocking"
     )
+    dispatch: DispatchName = Field(
+        default="earliest", description="How an external lease that names no pool gets"
+        " one (DESIGN §2.5): earliest, rr, lrf, bcf, pap-rnd or pap-rtdp.")
+    dispatch_seed: Count = Field(default=0, alias="dispatchSeed",
+                                 description="Seed of the random dispatch strategies.")
 
 
 class Scenario(Spec):
@@ -356,6 +401,8 @@ class Scenario(Spec):
             alpha=self.config.alpha,
             backfilling=backfilling if backfilling is not None else self.config.backfilling,
             suspend_before_blocking=self.config.suspend_before_blocking,
+            dispatch=self.config.dispatch,
+            dispatch_seed=self.config.dispatch_seed,
         )
 
     def requests(self) -> list[Request]:
@@ -791,6 +838,10 @@ def _model_at(loc: Loc, root: type[BaseModel]) -> type[BaseModel] | None:
 
 
 def _as_model(annotation: Any) -> type[BaseModel] | None:
+    # an optional section (``X | None``) lists X's fields
+    inner = [a for a in get_args(annotation) if a is not type(None)]
+    if isinstance(annotation, UnionType) and len(inner) == 1:
+        annotation = inner[0]
     # list[X] passes isinstance(..., type) on 3.11, hence the get_origin guard.
     is_class = get_origin(annotation) is None and isinstance(annotation, type)
     return annotation if is_class and issubclass(annotation, BaseModel) else None

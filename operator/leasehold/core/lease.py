@@ -32,6 +32,9 @@ class LeaseState:
     vms: int = 0  # copied from the request: the EASY scan reads it for every queued lease
     phase: Phase = Phase.PENDING
     pool: str | None = None
+    #: the pool a dispatch strategy sent it to (an external lease that named none):
+    #: it is planned there only, as if it had named it (DESIGN §2.5)
+    dispatched: str | None = None
     #: the slot it holds: where it runs, or is reserved to run
     booking: Booking | None = None
     #: the nodes a migration is leaving, held until its VMs are written out there
@@ -77,3 +80,8 @@ class LeaseState:
     def __post_init__(self) -> None:
         self.name = self.req.name
         self.vms = self.req.vms
+
+    @property
+    def home(self) -> str | None:
+        """The one pool it may use: the one it names, or the one it was sent to."""
+        return self.req.pool if self.req.pool is not None else self.dispatched

@@ -170,6 +170,38 @@ class NodeGroup:
 
 
 @dataclass(frozen=True, slots=True)
+class PoolStatistics:
+    """A pool's dispatch statistics as given (003 Table 1, §5.2), each ``None`` when
+    it is to be estimated from the leases the core sees (:mod:`leasehold.core.dispatch`).
+    Rates in leases per second, durations in seconds at speed 1."""
+
+    #: λ_j: local leases per second
+    local_rate: float | None = None
+    #: ζ̄_j: mean VMs of a local lease
+    local_vms: float | None = None
+    #: ε̄_j: mean duration of a local lease
+    local_duration: float | None = None
+    #: Λ̄_j: external leases per second first aimed at this pool; the gateway's rate
+    #: Λ is their sum over the pools that give one
+    external_rate: float | None = None
+    #: v̄_j: mean VMs of an external lease
+    external_vms: float | None = None
+    #: d̄_j: mean duration of an external lease
+    external_duration: float | None = None
+    #: α_j: coefficient of variation of the external service time (003 §5.2: 0.5)
+    external_cv: float = 0.5
+    #: β_j: coefficient of variation of the local service time (003 §5.2: 0.1)
+    local_cv: float = 0.1
+
+    def __post_init__(self) -> None:
+        for name in ("local_rate", "local_vms", "local_duration", "external_rate",
+                     "external_vms", "external_duration", "external_cv", "local_cv"):
+            value = getattr(self, name)
+            if value is not None and not value >= 0:
+                raise ValueError(f"pool statistics: {name} must be >= 0, got {value}")
+
+
+@dataclass(frozen=True, slots=True)
 class PoolSpec:
     """A pool of nodes of ``cpu`` millicores and ``memory`` MiB each, or of mixed sizes.
 
@@ -193,6 +225,9 @@ class PoolSpec:
     #: by it; overheads do not scale (seed 003's MIPS, written relative to its
     #: 2000-MIPS pool; docs/semantics.md, "Pool speed")
     speed: float = 1.0
+    #: what the dispatch strategies know of the pool beforehand (003 Table 1); what
+    #: it leaves out is estimated from the leases submitted (DESIGN §2.5)
+    statistics: PoolStatistics | None = None
 
     def __post_init__(self) -> None:
         if not self.speed > 0:
@@ -342,6 +377,53 @@ def preemption_policy(name: str) -> PreemptionPolicy:
         f"unknown preemption policy {name!r}; expected one of {', '.join(POLICY_NAMES)}")
 
 
+# ---- dispatch strategies, declared once -------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class DispatchStrategy:
+    """How an external lease that names no pool gets one (DESIGN §2.5, 003 §4,
+    §5.2.1). The scenario schema, the operator's configuration, the chart's values
+    and the docs read :data:`DISPATCH_STRATEGIES`; :mod:`leasehold.core.dispatch`
+    carries each one out."""
+
+    name: str
+    #: what it does, in one line (help texts and docs)
+    summary: str
+
+
+EARLIEST = DispatchStrategy(
+    "earliest", "no dispatch: the lease is planned over every pool and goes where it"
+    " starts first (ties: the pool listed first)")
+RR = DispatchStrategy(
+    "rr", "round robin (003 eq. 25): the k-th external lease without a pool goes to"
+    " the pool listed (k mod N)-th")
+LRF = DispatchStrategy(
+    "lrf", "least rate first (003 eq. 26, normalised): drawn at random, fewer local"
+    " arrivals, more external leases")
+BCF = DispatchStrategy(
+    "bcf", "biggest cluster first (003 eq. 27): drawn at random in proportion to the"
+    " pool's computing power (nodes x speed)")
+PAP_RND = DispatchStrategy(
+    "pap-rnd", "preemption-aware allocation (003 Algorithm 1), drawn at random by its"
+    " rates")
+PAP_RTDP = DispatchStrategy(
+    "pap-rtdp", "preemption-aware allocation (003 Algorithm 1), dispatched by a"
+    " billiard sequence per lease type (003 Algorithm 2)")
+#: every strategy, in the order help texts and docs list them
+DISPATCH_STRATEGIES: tuple[DispatchStrategy, ...] = (EARLIEST, RR, LRF, BCF, PAP_RND, PAP_RTDP)
+DISPATCH_NAMES: tuple[str, ...] = tuple(d.name for d in DISPATCH_STRATEGIES)
+
+
+def dispatch_strategy(name: str) -> DispatchStrategy:
+    """The strategy called ``name``; ValueError naming the choices if there is none."""
+    for strategy in DISPATCH_STRATEGIES:
+        if strategy.name == name:
+            return strategy
+    raise ValueError(
+        f"unknown dispatch strategy {name!r}; expected one of {', '.join(DISPATCH_NAMES)}")
+
+
 @dataclass(frozen=True, slots=True)
 class SchedulerConfig:
     #: a name in :data:`POLICY_NAMES`
@@ -353,6 +435,9 @@ class SchedulerConfig:
     #: how an external lease that names no pool gets one (DESIGN §2.5): a registered
     #: dispatch strategy's name; ``earliest`` is the pool where it starts first
     dispatch: str = "earliest"
+    #: the seed of the random dispatch strategies (``lrf``, ``bcf``, ``pap-rnd``): the
+    #: same seed and the same submissions give the same pools
+    dispatch_seed: int = 0
 
 
 # ---- actions: what the core asks its shell to do ---------------------------------

@@ -37,8 +37,9 @@ class Placement:
         """The pools the lease may use, in the cluster's order (the tie-breaker)."""
         if st.pool is not None:  # a suspended lease resumes where its memory image is
             return (st.pool,)
-        if st.req.pool is not None:
-            return (st.req.pool,) if st.req.pool in self.pools else ()
+        home = st.home
+        if home is not None:
+            return (home,) if home in self.pools else ()
         return self._every
 
     def never_fits(self, st: LeaseState) -> Reason | None:

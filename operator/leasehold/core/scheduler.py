@@ -5,6 +5,8 @@
 * :class:`~.victims.Victims` and :class:`~.enactment.Preemptor` — who may be
   preempted, the policy's choice, and its enactment;
 * :class:`~.planning.Planner` — admission, queues, backfilling and compression;
+* :class:`~.dispatch.Dispatcher` — the pool an external lease that names none is
+  sent to, at its submission (DESIGN §2.5; none under the default ``earliest``);
 
 over the :class:`~.slots.SlotTable`. :class:`Scheduler` wires them and keeps time.
 
@@ -28,10 +30,20 @@ from dataclasses import replace
 from heapq import heapify, heappop
 from math import inf
 
+from .dispatch import Dispatcher
 from .enactment import Preemptor
 from .lease import LeaseState
 from .lifecycle import Lifecycle
-from .model import Absence, Action, Capacity, Phase, PoolSpec, Request, SchedulerConfig
+from .model import (
+    Absence,
+    Action,
+    Capacity,
+    Dispatch,
+    Phase,
+    PoolSpec,
+    Request,
+    SchedulerConfig,
+)
 from .placement import Placement
 from .planning import Planner
 from .preemption import Decision
@@ -57,6 +69,9 @@ class Scheduler:
         if not pools:
             raise ValueError("a cluster needs at least one pool")
         self.config = config or SchedulerConfig()
+        #: sends external leases that name no pool to one (DESIGN §2.5); a
+        #: configuration naming no strategy is refused here
+        self.dispatcher = Dispatcher(self.config)
         #: the pools by name, in the cluster's order (the tie-breaker between pools)
         self.pools: Mapping[str, PoolSpec] = {p.name: p for p in pools}
         self.slots = SlotTable(pools)
@@ -203,6 +218,7 @@ class Scheduler:
                 assert isinstance(arg, Request)
                 st = self.lifecycle.accept(arg, now)
                 if st is not None:
+                    self._dispatch(st, now)
                     self.planner.accept(st)
                 continue
             if kind == "capacity":
@@ -225,6 +241,23 @@ class Scheduler:
             else:
                 self._cancel(st, now, str(arg))
         return absences, len(absences) < len(inputs)
+
+    def _dispatch(self, st: LeaseState, now: float) -> None:
+        """An external lease that names no pool is sent to one by the dispatch
+        strategy (DESIGN §2.5), at its submission, in submission order; the strategy
+        sees the pools in the cluster's order but those removed, and which of them
+        could hold the lease when empty."""
+        dispatcher = self.dispatcher
+        if not dispatcher.active:
+            return
+        req = st.req
+        pools = [p for p in self.pools.values() if p.name not in self.dead]
+        fits = [self.slots.pools[p.name].max_vms(req.shape) >= req.vms for p in pools]
+        verdict = dispatcher.submitted(req, now, pools, fits)
+        if verdict is not None:
+            st.dispatched = verdict.pool
+            self.lifecycle.actions.append(Dispatch(now, st.name, verdict.pool,
+                                                   dispatcher.strategy.name, verdict.reason))
 
     def _capacity(self, change: Capacity, now: float) -> None:
         """A pool's nodes changed. The leases running on nodes that went down are lost
@@ -270,7 +303,7 @@ class Scheduler:
         # added or nodes back may give them an earlier slot
         for other in list(lifecycle.reserved):
             st = leases[other]
-            could = st.pool == name if st.resuming else st.req.pool in (None, name)
+            could = st.pool == name if st.resuming else st.home in (None, name)
             if st.name not in moved and st.booking is not None and could:
                 moved[st.name] = st
         for st in moved.values():

@@ -9,7 +9,9 @@ checks it on random workloads against the core that went on).
 
 Kept: the pools as they are now, every booking in its table's order (the order
 preemption scans them in), the leases that still matter with every field that
-decides their future, the live timers, the queues, and the submission counter. Left
+decides their future (the pool a dispatch strategy sent them to too), the live
+timers, the queues, the submission counter, and what the dispatch strategy has seen
+and counted (its estimates' sums, round robin's count, RTDP's counts, the draws). Left
 out: what only tells history — the decisions taken, and the leases that have ended
 and hold nothing (:meth:`Scheduler.forget` drops those from a live core too).
 
@@ -21,7 +23,7 @@ what is wrong and where.
 
 from __future__ import annotations
 
-from dataclasses import asdict, fields
+from dataclasses import asdict, fields, replace
 from heapq import heapify
 from math import inf
 from typing import Any
@@ -34,6 +36,7 @@ from .model import (
     OverheadParams,
     Phase,
     PoolSpec,
+    PoolStatistics,
     Request,
     SchedulerConfig,
     Shape,
@@ -82,6 +85,8 @@ def pool_data(spec: PoolSpec) -> Data:
     if spec.groups:
         out["groups"] = [{"nodes": g.nodes, "cpu": g.cpu, "memory": g.memory}
                          for g in spec.groups]
+    if spec.statistics is not None:  # what dispatch was told of the pool
+        out["statistics"] = asdict(spec.statistics)
     return out
 
 
@@ -96,6 +101,10 @@ def pool_from(spec: Any, where: str) -> PoolSpec:
         pool = PoolSpec(str(spec["name"]), int(spec["nodes"]), int(spec["cpu"]),
                         int(spec["memory"]), bool(spec["exclusive"]), params, groups,
                         _float(spec.get("speed", 1.0), f"{where}.speed"))
+        given = spec.get("statistics")
+        if given is not None:
+            pool = replace(pool, statistics=PoolStatistics(
+                **{f.name: given[f.name] for f in fields(PoolStatistics)}))
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise SnapshotError(f"{where}: {type(exc).__name__}: {exc}") from None
     if pool.nodes < 0:
@@ -179,6 +188,8 @@ def snapshot(s: Scheduler) -> Data:
         d["nodes"] = list(st.nodes)
         d["booking"], d["departure"] = ref(st.booking), ref(st.departure)
         d["checkpoint"] = None if st.checkpoint is None else list(st.checkpoint)
+        if st.dispatched is not None:
+            d["dispatched"] = st.dispatched
         out_leases.append(d)
     return {
         "version": VERSION, "now": _num(s.now), "sequence": lc.seq,
@@ -191,6 +202,8 @@ def snapshot(s: Scheduler) -> Data:
         # what the transitions since the last plan did, for the next plan to act on (a
         # reservation given up at the snapshot's instant lets others move earlier then)
         "changes": [lc.changes.released, lc.changes.freed],
+        # what the dispatch strategy has seen and counted (none kept by ``earliest``)
+        **({"dispatch": s.dispatcher.data()} if s.dispatcher.active else {}),
     }
 
 
@@ -266,6 +279,8 @@ def _restore(data: Data, config: SchedulerConfig) -> Scheduler:
         st.departure = booked(d["departure"], f"{where}.departure")
         cp = d["checkpoint"]
         st.checkpoint = None if cp is None else (_float(cp[0], where), _float(cp[1], where))
+        dispatched = d.get("dispatched")
+        st.dispatched = None if dispatched is None else str(dispatched)
         if req.name in lc.leases:
             raise SnapshotError(f"{where}: a second lease named {req.name!r}")
         lc.leases[req.name] = st
@@ -286,6 +301,11 @@ def _restore(data: Data, config: SchedulerConfig) -> Scheduler:
         raise SnapshotError(f"changes: expected [released, freed], two booleans, got"
                             f" {changes!r}")
     lc.changes.released, lc.changes.freed = changes
+    if "dispatch" in data:
+        try:
+            s.dispatcher.load(data["dispatch"])
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+            raise SnapshotError(f"dispatch: {type(exc).__name__}: {exc}") from None
     lc.seq = int(data["sequence"])
     s.now = _float(data["now"], "now")
     return s

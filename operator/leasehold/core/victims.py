@@ -180,7 +180,8 @@ class Victims:
         req = st.req
         deadline = req.deadline if req.deadline is not None else inf
         best: Slot | None = None
-        pools = [req.pool] if req.pool is not None else list(self.pools)
+        home = st.home
+        pools = [home] if home is not None else list(self.pools)
         for name in pools:
             length = self.landing_length(st, now, name)
             earliest = max(now, window_end) if name == pool_name else now

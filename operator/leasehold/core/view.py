@@ -56,6 +56,11 @@ class LeaseView:
         return self._st.pool
 
     @property
+    def dispatched(self) -> str | None:
+        """The pool a dispatch strategy sent it to (DESIGN §2.5), if one did."""
+        return self._st.dispatched
+
+    @property
     def nodes(self) -> tuple[str, ...]:
         """The nodes of its VMs, one per VM, where it last ran."""
         return self._st.nodes

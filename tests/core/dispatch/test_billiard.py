@@ -1,0 +1,54 @@
+"""RTDP's billiard sequence (003 eq. 20), hand-computed."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from leasehold.core.dispatch.billiard import fastest, next_pool, sequence
+
+# (X_j + Y_j) / P_j, X = 1 for the fastest pool, the least wins, ties to the first:
+#  P = (1/2, 1/4, 1/4), fastest 0: Y = 000: (2, 0, 0) -> 1; 010: (2, 4, 0) -> 2;
+#  011: (2, 4, 4) -> 0; 111: (4, 4, 4) -> 0; 211: (6, 4, 4) -> 1; 221: (6, 8, 4) -> 2;
+#  222: (6, 8, 8) -> 0; 322: (8, 8, 8) -> 0
+CASES = [
+    pytest.param([0.5, 0.25, 0.25], 0, [1, 2, 0, 0, 1, 2, 0, 0], id="half-quarter-quarter"),
+    #  P = (1/4, 3/4), fastest 1: 00: (0, 4/3) -> 0; 10: (4, 4/3) -> 1; 11: (4, 8/3) -> 1;
+    #  12: (4, 4) -> 0; 22: (8, 4) -> 1; 23: (8, 16/3) -> 1; 24: (8, 20/3) -> 1; 25: (8, 8) -> 0
+    pytest.param([0.25, 0.75], 1, [0, 1, 1, 0, 1, 1, 1, 0], id="quarter-three-quarters"),
+    #  a pool with no share never gets one: P = (0, 1), fastest 0: always 1
+    pytest.param([0.0, 1.0], 0, [1, 1, 1], id="no-share"),
+    #  equal shares, fastest 2: (0, 0, 3) -> 0; (3, 0, 3) -> 1; (3, 3, 3) -> 0;
+    #  (6, 3, 3) -> 1; (6, 6, 3) -> 2; (6, 6, 6) -> 0
+    pytest.param([1 / 3] * 3, 2, [0, 1, 0, 1, 2, 0], id="equal-shares"),
+]
+
+
+@pytest.mark.parametrize(("shares", "fast", "want"), CASES)
+def test_sequences(shares, fast, want):
+    assert sequence(shares, fast, len(want)) == want
+
+
+def test_fastest_is_the_least_theta_first_of_equals():
+    assert fastest([3.0, 1.0, 1.0, 2.0]) == 1
+
+
+def test_a_pool_not_allowed_is_passed_over():
+    assert next_pool([0.5, 0.5], [0, 0], [0, 0], allowed=[False, True]) == 1
+    assert next_pool([0.5, 0.5], [0, 0], [0, 0], allowed=[False, False]) is None
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 20), min_size=1, max_size=6).filter(lambda w: sum(w) > 0),
+       st.integers(0, 5), st.integers(1, 400))
+def test_each_pool_gets_its_share_of_the_sequence(weights, fast, n):
+    """Over any prefix of the sequence, pool j got n·P_j leases, give or take what
+    its offset X_j and the rounding leave: at most 2 from it (a brute-force count)."""
+    shares = [w / sum(weights) for w in weights]
+    fast = fast % len(shares)
+    got = sequence(shares, fast, n)
+    for j, p in enumerate(shares):
+        assert abs(got.count(j) - n * p) <= 2, (j, p)
+        if p == 0:
+            assert j not in got
