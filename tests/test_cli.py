@@ -330,9 +330,9 @@ def test_the_operators_dispatch_strategy_is_the_default_without_a_config():
     ("tenancy:\n  trustNamespaceLabels: true\n  localNamespaceSelector:\n"
      "    matchExpressions: [{key: team, operator: In}]\n",
      "operator In needs values"),
-    ("dispatch: bogus\n", 'dispatch: unknown dispatch strategy "bogus"; expected one of '
+    ("dispatch: bogus\n", 'dispatch: unknown dispatch "bogus"; expected one of '
      + ", ".join(DISPATCH)),
-    ("dispatch: [rr]\n", "dispatch: a strategy's name, got a list; expected one of "),
+    ("dispatch: [rr]\n", "dispatch: must be one of " + ", ".join(DISPATCH) + ", got a list"),
 ], ids=["unknown-key", "unknown-policy", "yaml", "selector-untrusted", "selector-empty",
         "namespace-name", "cap-zero", "tenancy-unknown-key", "tenancy-not-a-mapping",
         "expression-without-values", "unknown-dispatch", "dispatch-not-a-name"])

@@ -71,7 +71,6 @@ def operator_config(args: argparse.Namespace) -> SchedulerConfig:
     from .core.model import Backfilling, SchedulerConfig
 
     data = {k: v for k, v in _config_data(args).items() if k != TENANCY}
-    dispatch = _dispatch(args, data.pop(DISPATCH_KEY, DISPATCH[0]))
     try:
         spec = ConfigSpec.model_validate(data)
     except ValidationError as exc:
@@ -84,27 +83,8 @@ def operator_config(args: argparse.Namespace) -> SchedulerConfig:
     return SchedulerConfig(
         policy=args.policy or spec.policy, alpha=alpha,
         backfilling=Backfilling(args.backfilling) if args.backfilling else spec.backfilling,
-        suspend_before_blocking=spec.suspend_before_blocking, dispatch=dispatch)
-
-
-#: the key of the dispatch strategy in ``--config``. Read here, beside the scenario's
-#: ``config`` keys, while :class:`~.api.scenario.ConfigSpec` has no ``dispatch``
-#: (issue 21 adds it to scenarios: then it is read there, and this goes)
-DISPATCH_KEY = "dispatch"
-
-
-def _dispatch(args: argparse.Namespace, value: object) -> str:
-    """The dispatch strategy: ``--dispatch``, else ``value`` (the config's). A wrong
-    ``value`` raises ValueError with the file and the strategies there are, the flag
-    given or not (as a wrong policy in the file does)."""
-    from .api.durations import describe
-
-    if isinstance(value, str) and value in DISPATCH:
-        return str(args.dispatch or value)
-    what = f"unknown dispatch strategy {describe(value)}" if isinstance(value, str) \
-        else f"a strategy's name, got {describe(value)}"
-    raise ValueError(f"{args.config}: {DISPATCH_KEY}: {what}; expected one of"
-                     f" {', '.join(DISPATCH)}")
+        suspend_before_blocking=spec.suspend_before_blocking,
+        dispatch=args.dispatch or spec.dispatch, dispatch_seed=spec.dispatch_seed)
 
 
 #: the key of the operator's own block in ``--config`` (not a scenario's)

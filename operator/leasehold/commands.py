@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeAlias
 
-from leasehold.core.model import POLICY_NAMES, Backfilling
+from leasehold.core.model import DISPATCH_NAMES, POLICY_NAMES, Backfilling
 
 #: the entry-point group of contributed commands
 GROUP = "leasehold.commands"
@@ -34,23 +34,8 @@ AddCommand: TypeAlias = Callable[[Subparsers], None]
 #: the preemption policies and the backfilling modes, as the core declares them
 POLICIES = POLICY_NAMES
 BACKFILLING = tuple(b.value for b in Backfilling)
-
-
-def dispatch_names() -> tuple[str, ...]:
-    """The dispatch strategies (DESIGN §2.5) the core has registered, which
-    ``config.dispatch`` may name; the first is the default.
-
-    The core's registry (``leasehold.core.model.DISPATCH_NAMES``, issue 21 items
-    1-3) is not on this branch yet: until it is, the core knows only today's rule,
-    ``earliest`` (the pool where a lease starts first), and naming any other would be
-    a setting nothing reads. When it is merged, this returns the registry's names
-    (one place: the CLI, the operator's config, the chart's values schema and the
-    tests read it here)."""
-    return ("earliest",)
-
-
-#: the dispatch strategies, as the core declares them
-DISPATCH = dispatch_names()
+#: the dispatch strategies, as the core declares them (the first is the default)
+DISPATCH = DISPATCH_NAMES
 
 
 def fail(lines: Sequence[str]) -> int:
