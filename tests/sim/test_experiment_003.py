@@ -195,7 +195,7 @@ def test_a_bad_streams_experiment_says_what_is_wrong(data, message):
     assert any(p.startswith("e.yaml: ") and message in p for p in err.value.problems), (
         err.value.problems)
     if "fastest-first" in json.dumps(data):
-        assert any("'fastest-first'" in p for p in err.value.problems)
+        assert any('"fastest-first"' in p for p in err.value.problems)
 
 
 def test_stream_parameters_read_as_words_on_axes():

@@ -103,6 +103,7 @@ PARAMETERS: dict[str, tuple[str, float, str]] = {
     "config.backfilling": ("backfilling", 1, ""),
     "config.suspendBeforeBlocking": ("suspend before blocking", 1, ""),
     "config.dispatch": ("dispatch strategy", 1, ""),
+    "config.dispatchSeed": ("seed of the random dispatch strategies", 1, ""),
 }
 
 #: a stream's parameters (grid keys ``streams.<selector>.<field>``), by field
