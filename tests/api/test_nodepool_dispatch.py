@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import yaml
 
-from leasehold.api.resources import LeaseInputError, pool_spec
+from leasehold.api.resources import LeaseInputError, NodePoolResourceSpec, pool_spec
 from leasehold.core.model import PoolStatistics
 
 
@@ -40,6 +40,24 @@ def nodepool(dispatch: Any = None, name: str = "p") -> dict[str, Any]:
 ])
 def test_a_nodepools_dispatch_block_reaches_the_cores_pool(dispatch, want):
     assert pool_spec(nodepool(dispatch)).statistics == want
+
+
+@pytest.mark.parametrize(("dispatch", "written"), [
+    pytest.param({"localDuration": "7m"}, {"localDuration": 420}, id="whole-seconds"),
+    pytest.param({"localDuration": "1.5"}, {"localDuration": "1.5s"}, id="fraction-as-text"),
+    pytest.param({"externalDuration": "0.1s"}, {"externalDuration": "0.1s"},
+                 id="fraction-in-full"),
+    pytest.param({"localRate": 0.12}, {"localRate": 0.12}, id="rate-as-is"),
+])
+def test_a_dispatch_block_written_back_is_one_the_crd_stores(dispatch, written):
+    """Durations are read into seconds; written back (a NodePool of the model) each is
+    one the CRD's int-or-string takes, and reads back the same."""
+    spec = NodePoolResourceSpec.model_validate({"dispatch": dispatch})
+    out = spec.model_dump(by_alias=True, exclude_none=True, mode="json")["dispatch"]
+    # of the same types too: 420.0 is no int-or-string
+    assert {k: (v, type(v)) for k, v in out.items() if k in written} == {
+        k: (v, type(v)) for k, v in written.items()}
+    assert NodePoolResourceSpec.model_validate({"dispatch": out}) == spec
 
 
 @pytest.mark.parametrize(("dispatch", "problem"), [

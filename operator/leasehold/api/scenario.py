@@ -26,6 +26,7 @@ from pydantic import (
     BaseModel,
     BeforeValidator,
     Field,
+    PlainSerializer,
     PlainValidator,
     SerializerFunctionWrapHandler,
     ValidationError,
@@ -173,9 +174,16 @@ _ESTIMATED = PoolStatistics()
 #: a rate, a mean or a coefficient of variation of a pool's statistics (the bound on
 #: the number, not on the Optional around it: the CRD's schema then says it too)
 _Statistic = Annotated[Number, Field(ge=0)]
+def _whole_or_text(seconds: float) -> int | str:
+    # written back where a NodePool's CRD must store it: its int-or-string takes whole
+    # seconds or a string, so a fraction is written as seconds with a unit ("1.5s"),
+    # in full (repr), so that it reads back as the same float
+    return int(seconds) if seconds.is_integer() else f"{seconds!r}s"
+
+
 #: a mean duration of a pool's statistics; a NodePool's CRD takes it as a Lease's
 #: ``duration`` (int-or-string: ``"7m"`` or whole seconds), parsed here
-_StatDuration = Annotated[Seconds, Field(ge=0)]
+_StatDuration = Annotated[Seconds, Field(ge=0), PlainSerializer(_whole_or_text)]
 _INT_OR_STRING: JsonDict = {"x-kubernetes-int-or-string": True}
 
 
