@@ -358,6 +358,12 @@ def test_statistics_given_in_the_nodepools_decide_where_leases_go_as_in_leasehol
         assert went != estimated, (went, estimated)
         assert list(went.values()).count("b") > list(went.values()).count("a"), went
 
+        def running_on_both() -> bool:
+            """A Lease runs on each pool: their nodes are up, and a capacity change
+            logged from now on is the edit's."""
+            return {x["status"]["dispatch"]["pool"] for x in c.get("lhl", "-n", "lab")["items"]
+                    if (x.get("status") or {}).get("phase") == "Running"} == set(GIVEN)
+        c.until(running_on_both, timeout=60)
         log = c.data / "operator.log"
         changes = log.read_text().count("pool b: ")
         for pool, block in EDITED.items():
