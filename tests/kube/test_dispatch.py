@@ -211,10 +211,16 @@ UNNAMED = ("l1", "l2", "l3", "l4", "l5")
 NAMED = {"named": "a"}
 
 
-def _nodepools(path: Path) -> Path:
+#: each pool's ``dispatch`` block (None: none, all estimated), by name, in order
+Blocks = dict[str, dict[str, Any] | None]
+ESTIMATED: Blocks = {p: None for p in POOLS}
+
+
+def _nodepools(path: Path, blocks: Blocks = ESTIMATED) -> Path:
     path.write_text(yaml.safe_dump_all(
         {"apiVersion": API_VERSION, "kind": "NodePool", "metadata": {"name": p},
-         "spec": {"emulated": NODE}} for p in POOLS))
+         "spec": {"emulated": NODE, **({"dispatch": b} if b is not None else {})}}
+        for p, b in blocks.items()))
     return path
 
 
@@ -228,12 +234,13 @@ def _manifest(name: str, pool: str | None) -> dict[str, Any]:
 
 
 def _simulated_pools(statuses: dict[str, dict[str, Any]], clock: Clock, strategy: str,
-                     path: Path) -> dict[str, str]:
+                     path: Path, blocks: Blocks = ESTIMATED) -> dict[str, str]:
     """Where `leasehold simulate` sends the same Leases, each arriving when the
     operator was told of it (its ``submittedAt``, in its ``sequence``): by Lease name,
     the pool (the ``pool`` of its ``-o json``, else that of the nodes it ran on).
     Arrivals are the operator core's own times, not shifted to start at 0: a strategy
-    that estimates arrival rates from the history (003 eqs. 16-19) sees the same."""
+    that estimates arrival rates from the history (003 eqs. 16-19) sees the same.
+    ``blocks``: the pools, with the ``dispatch`` block of each (as the NodePools')."""
     order = sorted(statuses, key=lambda n: (statuses[n]["submittedAt"],
                                             statuses[n]["sequence"]))
     told = {n: clock.core(epoch(statuses[n]["submittedAt"])) for n in order}
@@ -241,8 +248,9 @@ def _simulated_pools(statuses: dict[str, dict[str, Any]], clock: Clock, strategy
     if strategy != SchedulerConfig().dispatch:  # a scenario names it once it can
         config["dispatch"] = strategy
     path.write_text(yaml.safe_dump({
-        "cluster": {"pools": [{"name": p, "nodes": 1, "cpu": 2, "memory": 4096}
-                              for p in POOLS]},
+        "cluster": {"pools": [{"name": p, "nodes": 1, "cpu": 2, "memory": 4096,
+                               **({"dispatch": b} if b is not None else {})}
+                              for p, b in blocks.items()]},
         "config": config,
         "leases": [{"name": n, "origin": "external", "type": "BestEffortSuspendable",
                     "arrival": told[n], "vms": 1, "cpu": 1, "memory": 1024,
@@ -294,5 +302,79 @@ def test_leases_without_a_pool_are_dispatched_as_leasehold_simulate_dispatches(
             events = c.get("events", "-n", "lab")["items"]
             assert sorted(e["involvedObject"]["name"] for e in events
                           if e["reason"] == "Dispatched") == sorted(UNNAMED)
+    finally:
+        c.stop_all()
+
+
+# ---- statistics given in the NodePools' spec.dispatch (issue 21 item 1) -------------
+
+#: two pools; on ``a`` some local load and the gateway's rate, nothing local on ``b``:
+#: PAP gives ``b`` the larger share (estimated, with no local Leases, they would be
+#: equal); every other statistic is the same on both (given on ``a``, estimated from
+#: the Leases on ``b``: 1 VM for an hour)
+GIVEN: Blocks = {
+    "a": {"localRate": 0.0005, "localVms": 1, "localDuration": "10m",
+          "externalRate": 0.0005, "externalVms": 1, "externalDuration": "1h"},
+    "b": {"localRate": 0}}
+#: the NodePools edited while the operator runs: ``b``'s local Leases fill it (ρ = 3),
+#: so PAP gives it nothing
+EDITED: Blocks = {"a": {"localRate": 0}, "b": {"localRate": 0.01, "localVms": 1,
+                                              "localDuration": "10m"}}
+
+
+def _placed(c: Any, names: tuple[str, ...]) -> dict[str, dict[str, Any]] | None:
+    """These Leases' statuses, once each has a booking and a dispatch."""
+    statuses = {x["metadata"]["name"]: x.get("status") or {}
+                for x in c.get("lhl", "-n", "lab")["items"]}
+    ours = {n: statuses.get(n) or {} for n in names}
+    return ours if all(s.get("reservation") and s.get("dispatch") for s in ours.values()) \
+        else None
+
+
+def test_statistics_given_in_the_nodepools_decide_where_leases_go_as_in_leasehold_simulate(
+        tmp_path: Path):
+    """``pap-rtdp`` on two NodePools whose ``spec.dispatch`` give their statistics:
+    the operator sends each Lease where `leasehold simulate` sends it given the same
+    pools' ``dispatch`` blocks and arrivals, and not where the estimates alone would
+    (the same Leases on the same pools without the blocks). Then the NodePools are
+    edited while the operator runs: the Leases after the edit go where the new
+    statistics say, as after any NodePool change (a capacity input at the next step)."""
+    if "pap-rtdp" not in DISPATCH:
+        pytest.skip("core has no dispatch strategy 'pap-rtdp' yet")
+    first = ("l1", "l2", "l3", "l4")
+    c = operated(tmp_path / "cluster", "moml", _nodepools(tmp_path / "pools.yaml", GIVEN),
+                 60.0, 0, "--dispatch", "pap-rtdp")
+    try:
+        c.until(lambda: c.recoveries() == 1)
+        c.apply(*(_manifest(n, None) for n in first))
+        statuses = c.until(lambda: _placed(c, first), timeout=60)
+        clock = Clock.from_configmap(c.get("cm", "-n", "kube-system",
+                                           "leasehold-clock")["data"])
+        went = {n: s["dispatch"]["pool"] for n, s in statuses.items()}
+        assert went == _simulated_pools(statuses, clock, "pap-rtdp", c.data / "given.yaml",
+                                        GIVEN)
+        estimated = _simulated_pools(statuses, clock, "pap-rtdp", c.data / "estimated.yaml",
+                                     {p: None for p in GIVEN})
+        assert went != estimated, (went, estimated)
+        assert list(went.values()).count("b") > list(went.values()).count("a"), went
+
+        def running_on_both() -> bool:
+            """A Lease runs on each pool: their nodes are up, and a capacity change
+            logged from now on is the edit's."""
+            return {x["status"]["dispatch"]["pool"] for x in c.get("lhl", "-n", "lab")["items"]
+                    if (x.get("status") or {}).get("phase") == "Running"} == set(GIVEN)
+        c.until(running_on_both, timeout=60)
+        log = c.data / "operator.log"
+        changes = log.read_text().count("pool b: ")
+        for pool, block in EDITED.items():
+            c.kubectl("patch", "lhnp", pool, "--type", "json", "-p", json.dumps(
+                [{"op": "replace", "path": "/spec/dispatch", "value": block}]))
+        # the edit reached the core: a capacity change of b logged
+        c.until(lambda: log.read_text().count("pool b: ") > changes)
+        after = ("m1", "m2", "m3")
+        c.apply(*(_manifest(n, None) for n in after))
+        statuses = c.until(lambda: _placed(c, after), timeout=60)
+        assert {n: s["dispatch"]["pool"] for n, s in statuses.items()} == dict.fromkeys(
+            after, "a")
     finally:
         c.stop_all()

@@ -41,6 +41,11 @@ LEASE_RULES = [
 ]
 
 
+#: pydantic's bound names -> OpenAPI's, and whether the bound is exclusive
+_BOUNDS = {"ge": ("minimum", False), "gt": ("minimum", True),
+           "le": ("maximum", False), "lt": ("maximum", True)}
+
+
 def structural(schema: Schema, defs: dict[str, Schema] | None = None,
                nullable: bool = False) -> Schema:
     """pydantic's JSON Schema as a structural OpenAPI v3 schema; ``nullable``: an
@@ -77,6 +82,13 @@ def structural(schema: Schema, defs: dict[str, Schema] | None = None,
                 out["additionalProperties"] = structural(value, defs, nullable)
         elif key == "exclusiveMinimum":
             out["minimum"], out["exclusiveMinimum"] = value, True
+        elif key in _BOUNDS:
+            # pydantic writes a bound by its own name when it cannot fold it into the
+            # type's schema (a number parsed by a validator of the API models' fields)
+            bound, exclusive = _BOUNDS[key]
+            out[bound] = value
+            if exclusive:
+                out["exclusiveM" + bound[1:]] = True
         elif key == "const":
             out["enum"] = [value]
         elif key == "default" and value is None:

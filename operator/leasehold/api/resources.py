@@ -28,7 +28,7 @@ from .durations import (
 )
 from .lease import TERMS, LeaseSpec, Terms, start_before_arrival
 from .podpolicy import RESTRICTED, PodPolicy, pod_parts, shape_problems
-from .scenario import field_problem, validation_problems
+from .scenario import PoolStatisticsSpec, field_problem, validation_problems
 
 GROUP = "leasehold.io"
 VERSION = "v1alpha1"
@@ -148,6 +148,11 @@ class NodePoolResourceSpec(_K8s):
                                 description="Relative speed (default 1): a Lease's duration"
                                             " is work at speed 1, booked here for"
                                             " duration / speed.")
+    dispatch: PoolStatisticsSpec | None = Field(
+        default=None, description="What the dispatch strategies know of the pool beforehand"
+                                  " (a scenario pool's dispatch block: local and external"
+                                  " rates, VMs, durations); a field left out is estimated"
+                                  " from the Leases seen (docs/dispatch.md).")
     volatility: Volatility | None = Field(
         default=None, description="Reserved, not yet used: node failures (volatile pools are"
                                   " issue 23).")
@@ -404,7 +409,9 @@ def pool_spec(obj: dict[str, Any], nodes: int | None = None, cpu: int | None = N
     if len({g.size for g in groups}) < 2:
         groups = ()  # of one size: a pool of one size
     return PoolSpec(name, count, cpu, memory, exclusive=spec.exclusive, overhead=params,
-                    groups=groups, speed=1.0 if spec.speed is None else spec.speed)
+                    groups=groups, speed=1.0 if spec.speed is None else spec.speed,
+                    statistics=None if spec.dispatch is None
+                    else spec.dispatch.to_statistics())
 
 
 def _emulated_groups(emulated: Emulated, exclusive: bool, problems: list[str]

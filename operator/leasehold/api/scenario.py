@@ -26,12 +26,14 @@ from pydantic import (
     BaseModel,
     BeforeValidator,
     Field,
+    PlainSerializer,
     PlainValidator,
     SerializerFunctionWrapHandler,
     ValidationError,
     model_serializer,
     model_validator,
 )
+from pydantic.config import JsonDict
 from pydantic.fields import FieldInfo
 from pydantic_core import ErrorDetails
 from yaml.constructor import ConstructorError
@@ -169,19 +171,51 @@ class OverheadSpec(Spec):
 _ESTIMATED = PoolStatistics()
 
 
+#: a rate, a mean or a coefficient of variation of a pool's statistics (the bound on
+#: the number, not on the Optional around it: the CRD's schema then says it too)
+_Statistic = Annotated[Number, Field(ge=0)]
+def _whole_or_text(seconds: float) -> int | str:
+    # written back where a NodePool's CRD must store it: its int-or-string takes whole
+    # seconds or a string, so a fraction is written as seconds with a unit ("1.5s"),
+    # in full (repr), so that it reads back as the same float
+    return int(seconds) if seconds.is_integer() else f"{seconds!r}s"
+
+
+#: a mean duration of a pool's statistics; a NodePool's CRD takes it as a Lease's
+#: ``duration`` (int-or-string: ``"7m"`` or whole seconds), parsed here
+_StatDuration = Annotated[Seconds, Field(ge=0), PlainSerializer(_whole_or_text)]
+_INT_OR_STRING: JsonDict = {"x-kubernetes-int-or-string": True}
+
+
 class PoolStatisticsSpec(Spec):
     """What the dispatch strategies know of a pool beforehand (DESIGN §2.5, 003
     Table 1); a field left out is estimated from the leases submitted. Rates in
-    leases per second, durations in seconds (or a duration) at speed 1."""
+    leases per second, durations in seconds (or a duration) at speed 1.
 
-    local_rate: Annotated[Number | None, Field(ge=0, alias="localRate")] = None
-    local_vms: Annotated[Number | None, Field(ge=0, alias="localVms")] = None
-    local_duration: Annotated[Seconds | None, Field(ge=0, alias="localDuration")] = None
-    external_rate: Annotated[Number | None, Field(ge=0, alias="externalRate")] = None
-    external_vms: Annotated[Number | None, Field(ge=0, alias="externalVms")] = None
-    external_duration: Annotated[Seconds | None, Field(ge=0, alias="externalDuration")] = None
-    external_cv: Number = Field(default=_ESTIMATED.external_cv, ge=0, alias="externalCv")
-    local_cv: Number = Field(default=_ESTIMATED.local_cv, ge=0, alias="localCv")
+    A scenario pool's ``dispatch`` and a NodePool's ``spec.dispatch`` (whose CRD
+    schema is generated from this model) are this one model."""
+
+    local_rate: _Statistic | None = Field(default=None, alias="localRate", description=(
+        "Local leases per second."))
+    local_vms: _Statistic | None = Field(default=None, alias="localVms", description=(
+        "Mean VMs of a local lease."))
+    local_duration: _StatDuration | None = Field(
+        default=None, alias="localDuration", json_schema_extra=_INT_OR_STRING,
+        description='Mean duration of a local lease at speed 1 ("7m", or seconds).')
+    external_rate: _Statistic | None = Field(default=None, alias="externalRate", description=(
+        "External leases per second first aimed at this pool (the gateway's rate is"
+        " their sum over the pools)."))
+    external_vms: _Statistic | None = Field(default=None, alias="externalVms", description=(
+        "Mean VMs of an external lease."))
+    external_duration: _StatDuration | None = Field(
+        default=None, alias="externalDuration", json_schema_extra=_INT_OR_STRING,
+        description='Mean duration of an external lease at speed 1 ("7m", or seconds).')
+    external_cv: _Statistic = Field(default=_ESTIMATED.external_cv, alias="externalCv",
+                                    description="Coefficient of variation of the external"
+                                                " service time.")
+    local_cv: _Statistic = Field(default=_ESTIMATED.local_cv, alias="localCv",
+                                 description="Coefficient of variation of the local"
+                                             " service time.")
 
     def to_statistics(self) -> PoolStatistics:
         return PoolStatistics(
