@@ -6,10 +6,11 @@ time — nodes that have had room only since shortly before the booking's start
 first, then node index — filling a node before moving on.
 
 At scale a booking reads only nodes that may hold it: per shape and searched start,
-the nodes with room there (derived from a neighbouring start's through an index of
-the instants nodes change at), those of them found short of a window (until given
-capacity back), and the nodes given capacity back by an instant (the only ones best
-fit in time ranks; the rest follow by index, lazily).
+the nodes with room there and maybe some a later booking filled (derived from a
+neighbouring start's through an index of the instants nodes change at; a full one
+is taken out when a reader meets it), those of them found short of a window (until
+given capacity back), and the nodes given capacity back by an instant (the only
+ones best fit in time ranks; the rest follow by index, lazily).
 """
 
 from __future__ import annotations
@@ -82,8 +83,9 @@ class PackedPool(PoolTable):
         self.cpu_free = Profile(total.cpu)
         self.mem_free = Profile(total.memory)
         #: per shape, the candidate starts tried so far (sorted) and, for each, the
-        #: nodes with room there for one VM, kept up to date by every booking made
-        #: or given back over it. A
+        #: nodes with room there for one VM and maybe some without (every booking
+        #: given back over it adds the nodes it gives room to; the readers take out
+        #: those a booking made has filled: :meth:`_with_room`). A
         #: compression tries the same few thousand starts for thousands of
         #: reservations; without this, every try scanned every node (145 s for one
         #: compression of 3,659 reservations on 500 nodes)
