@@ -83,6 +83,7 @@ from leasehold.core.model import (
 )
 from leasehold.core.preemption.instance import Instance, Victim, build
 from leasehold.core.scheduler import Scheduler
+from leasehold.core.slots import PackedPool
 from leasehold_emulator.sim.engine import simulate
 from leasehold_emulator.workloads.lublin99 import PAPERS, PAPERS_NODES, generate
 from leasehold_emulator.workloads.mix import TypeMix
@@ -329,9 +330,11 @@ def scale(probes: int, seed: int, repeat: int, size: int | None = None
     phases = [st.phase for st in sched.leases()]
     running = phases.count(Phase.RUNNING)
     reserved = phases.count(Phase.SCHEDULED)
-    pool = sched.slots.pools["big"]
-    used_cpu = 1 - pool.cpu_free.at(0) / (nodes * 8000)
-    used_mem = 1 - pool.mem_free.at(0) / (nodes * 32768)
+    # the pool holds leases of several shapes: its packed table
+    table = sched.slots.pools["big"].table_for(SCALE_PROBE_SHAPE)
+    assert isinstance(table, PackedPool)
+    used_cpu = 1 - table.cpu_free.at(0) / (nodes * 8000)
+    used_mem = 1 - table.mem_free.at(0) / (nodes * 32768)
     taken: list[Probe] = []
     tries = 0
     while len(taken) < probes and tries < 20 * probes:

@@ -12,11 +12,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from builders import AR, BEC, BES, DM, DNP, config, exclusive, req, shared
-from leasehold.core.model import MOML, PREEMPTION_POLICIES, Origin
+from leasehold.core.model import MOML, PREEMPTION_POLICIES, LeaseType, Origin, Phase
 from leasehold.core.preemption import decide, instance
-from leasehold.core.preemption.instance import build
+from leasehold.core.preemption.instance import Victim, build
 from leasehold.core.scheduler import Scheduler
 from leasehold.core.slots import SharedPool
+from leasehold.core.victims import preempt_costs
 
 POOLS = {"exclusive": exclusive(6), "shared": shared(3, cpu=4000, memory=4096)}
 
@@ -105,6 +106,53 @@ def test_narrowing_keeps_the_nodes_that_free_room_cheaply_and_says_so():
     choice = decide(MOML, [inst], config(policy="moml"))
     assert not choice.exact
     assert [inst.candidates[i].name for i in choice.members] == ["l0"]
+
+
+def gathered_by_the_rules(sched, pool_name, local, now, t):
+    """What :mod:`leasehold.core.victims` says the gathering offers, read off the
+    scheduler one booking at a time (in the table's order): the preemptable leases
+    whose booking meets ``[t, t + d)``, then the queued ones meeting the tail up to
+    the latest vacate time plus ``d``; on a small pool, deadline-bound ones only with
+    a slot by their deadline."""
+    leases, reserved = sched.lifecycle.leases, sched.lifecycle.reserved
+    params = sched.pools[pool_name].overhead
+    bookings = list(sched.slots.pools[pool_name].bookings)
+
+    def offered(b):
+        st = leases.get(b.lease)
+        if st is None or st.booking is not b or not preempt_costs(st.req, params):
+            return None
+        action, took, cost, replan = preempt_costs(st.req, params)
+        if st.name in reserved:
+            return Victim(st.name, "replan", st.vms, replan, now, b.start, st.req.submitted,
+                          st.seq, b)
+        if st.phase != Phase.RUNNING:
+            return None
+        vacate = (now if action == "migrate" else max(now, t - took)) + took
+        if vacate >= b.end:
+            return None
+        since = b.start if st.first_start is None else st.first_start
+        return Victim(st.name, action, st.vms, cost, vacate, since, st.req.submitted, st.seq, b)
+
+    window = [v for b in bookings if b.start < t + local.duration and b.end > t
+              if (v := offered(b)) is not None]
+    end = t + local.duration
+    if max([t] + [v.vacate for v in window]) > t:
+        end = max(v.vacate for v in window) + local.duration
+        window += [v for b in bookings if t + local.duration <= b.start < end
+                   if (v := offered(b)) is not None and not v.running]
+    if len(window) <= instance.NARROW_ABOVE:
+        window = [v for v in window if leases[v.name].req.type != LeaseType.DEADLINE_MIGRATABLE
+                  or sched.victims.deadline_slot(leases[v.name], now, pool_name, end)]
+    return window, end
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(states())
+def test_the_gathering_offers_what_its_rules_say_in_the_tables_order(state):
+    sched, pool_name, local, now, t = state
+    assert sched.victims.gather(pool_name, local, now, t) == \
+        gathered_by_the_rules(sched, pool_name, local, now, t)
 
 
 def test_only_the_baselines_see_every_candidate():

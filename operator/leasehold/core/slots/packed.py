@@ -6,10 +6,11 @@ time — nodes that have had room only since shortly before the booking's start
 first, then node index — filling a node before moving on.
 
 At scale a booking reads only nodes that may hold it: per shape and searched start,
-the nodes with room there (derived from a neighbouring start's through an index of
-the instants nodes change at), those of them found short of a window (until given
-capacity back), and the nodes given capacity back by an instant (the only ones best
-fit in time ranks; the rest follow by index, lazily).
+the nodes with room there and maybe some a later booking filled (derived from a
+neighbouring start's through an index of the instants nodes change at; a full one
+is taken out when a reader meets it), those of them found short of a window (until
+given capacity back), and the nodes given capacity back by an instant (the only
+ones best fit in time ranks; the rest follow by index, lazily).
 """
 
 from __future__ import annotations
@@ -82,8 +83,9 @@ class PackedPool(PoolTable):
         self.cpu_free = Profile(total.cpu)
         self.mem_free = Profile(total.memory)
         #: per shape, the candidate starts tried so far (sorted) and, for each, the
-        #: nodes with room there for one VM, kept up to date by every booking made
-        #: or given back over it. A
+        #: nodes with room there for one VM and maybe some without (every booking
+        #: given back over it adds the nodes it gives room to; the readers take out
+        #: those a booking made has filled: :meth:`_with_room`). A
         #: compression tries the same few thousand starts for thousands of
         #: reservations; without this, every try scanned every node (145 s for one
         #: compression of 3,659 reservations on 500 nodes)
@@ -207,18 +209,26 @@ class PackedPool(PoolTable):
         short = self._short.setdefault((shape, start), {})
         version = self._version
         total = 0
+        full: list[int] = []  # booked full at ``start`` since the set was made
         for node in nodes:  # the order does not matter: only whether there are vms
             known = short.get(node)
             if known is not None and known[0] < end and known[1] == version[node]:
                 continue
-            # each has room at ``start``: only the rest of the window is in doubt
             low_cpu = cpu[node].min_over(start, end)
             if low_cpu < c:
-                short[node] = (self._room_until(node, shape, start), version[node])
+                until = self._room_until(node, shape, start)
+                if until <= start:
+                    full.append(node)
+                else:
+                    short[node] = (until, version[node])
                 continue
-            total += fit_count(low_cpu, mem[node].min_over(start, end), shape)
+            room = fit_count(low_cpu, mem[node].min_over(start, end), shape)
+            if room <= 0 and self._room_until(node, shape, start) <= start:
+                full.append(node)
+            total += room
             if total >= vms:
                 break
+        nodes.difference_update(full)
         return total
 
     def _room_until(self, node: int, shape: Shape, start: float) -> float:
@@ -227,11 +237,19 @@ class PackedPool(PoolTable):
                    self.node_mem[node].drops_below(shape.memory, start))
 
     def _with_room(self, shape: Shape, start: float) -> set[int]:
-        """The nodes with room for a VM of ``shape`` at ``start`` (a set kept exact by
-        every booking since; it may also hold a node the booking under trial
-        leaves room on, which every reader checks anyway). A start not remembered
-        yet is read off the nearest remembered one: its set, with the nodes whose
-        capacity changes between the two looked at again. Only the first start of a
+        """The nodes with room for a VM of ``shape`` at ``start``, and maybe some
+        without: every node that has room is in the set, kept so by every booking
+        given back since (it gives room), while a booking made (which only takes
+        room) leaves its nodes in, and a reader that finds one of them full at
+        ``start`` takes it out (it may also hold a node the booking under trial
+        leaves room on). Every reader checks each node's room anyway; taking the
+        nodes a booking fills out of every remembered start it spans, at once, was
+        a third of building the preemption benchmark's 5,000-node state (a running
+        lease spans every queued reservation's start), and most of those starts are
+        never read again. A start not remembered yet is read off the nearest
+        remembered one: its set, with the nodes whose capacity changes between the
+        two looked at again (the nodes that do not change are in the new set as in
+        the old, so it holds every node with room). Only the first start of a
         shape, or one far from any other, reads every node."""
         starts, maybe = self._maybe.setdefault(shape, ([], {}))
         nodes = maybe.get(start)
@@ -346,7 +364,7 @@ class PackedPool(PoolTable):
                             continue
                         t = self.fit(vms, shape, length, first, high)
                         if t is not None:
-                            self._remaybe(booking, Counter(booking.nodes or ()), +1)
+                            self._remaybe(booking, Counter(booking.nodes or ()))
                             trial.commit()
                             # the windows before ``t`` had no start: so had the others
                             self._found = (vms, shape, length, t, earliest,
@@ -504,11 +522,17 @@ class PackedPool(PoolTable):
             if (since := max(cpu[node].free_since(c, start),
                              mem[node].free_since(m, start))) != -inf)
         first = {node for _, node in ranked}
-        rest = [node for node in nodes if node not in first]
-        heapify(rest)
         short = self._short.setdefault((shape, start), {})
         version = self._version
+        # the nodes known short of the window are left out before the heap is made,
+        # not popped one by one (a future reservation blocks a tenth of the pool for
+        # every running lease's window in the preemption benchmark's state)
+        rest = [node for node in nodes if node not in first
+                and ((known := short.get(node)) is None or known[0] >= end
+                     or known[1] != version[node])]
+        heapify(rest)
         picked: list[int] = []
+        full: list[int] = []  # booked full at ``start`` since the set was made
         for node in chain((node for _, node in ranked),
                           (heappop(rest) for _ in range(len(rest)))):
             known = short.get(node)
@@ -516,10 +540,15 @@ class PackedPool(PoolTable):
                 continue
             room = self.room(node, shape, start, end)
             if room <= 0:
-                short[node] = (self._room_until(node, shape, start), version[node])
+                until = self._room_until(node, shape, start)
+                if until <= start:
+                    full.append(node)
+                else:
+                    short[node] = (until, version[node])
                 continue
             picked.extend([node] * min(room, vms - len(picked)))
             if len(picked) == vms:
+                nodes.difference_update(full)
                 return tuple(picked)
         raise RuntimeError(f"slot table inconsistent: no room for {vms} VMs at {start}")
 
@@ -540,8 +569,8 @@ class PackedPool(PoolTable):
             self.node_mem[node].add(b.start, b.end, sign * count * mem)
         for rooms in self._rooms.values():
             rooms.forget_all(nodes)
-        if b is not self._trial:
-            self._remaybe(b, nodes, sign)
+        if sign > 0 and b is not self._trial:
+            self._remaybe(b, nodes)
 
     @staticmethod
     def _index(times: list[float], on: dict[float, Counter[int]], t: float,
@@ -563,15 +592,16 @@ class PackedPool(PoolTable):
             del on[t]
             del times[bisect_left(times, t)]
 
-    def _remaybe(self, b: Booking, nodes: Counter[int], sign: int) -> None:
-        """The remembered starts ``b`` spans: whether its nodes have room there now
-        that it was booked (sign -1: room only lost) or given back (+1: only
-        gained). Where the booking spans a few starts (as under EASY, which asks at
-        the present alone) each node is asked at each; else only the starts in the
-        spans where a node's room changed are visited, read off its spans of room
-        with and without the booking (every start it spans, for every node, was
-        half the CPU of building the preemption benchmark's 2,000-node state:
-        running leases span every queued reservation's start)."""
+    def _remaybe(self, b: Booking, nodes: Counter[int]) -> None:
+        """The remembered starts ``b`` spans, now that it was given back (room only
+        gained): its nodes with room there again are added (a booking made leaves
+        the sets alone: see :meth:`_with_room`). Where the booking spans a few
+        starts (as under EASY, which asks at the present alone) each node is asked
+        at each; else only the starts in the spans where a node's room changed are
+        visited, read off its spans of room with and without the booking (every
+        start it spans, for every node, was half the CPU of building the preemption
+        benchmark's 2,000-node state: running leases span every queued
+        reservation's start)."""
         cpu, mem = self.node_cpu, self.node_mem
         bc, bm = b.shape.cpu, b.shape.memory
         for shape, (starts, maybe) in self._maybe.items():
@@ -589,23 +619,15 @@ class PackedPool(PoolTable):
                             held.discard(node)
                 continue
             for node, count in nodes.items():
-                # with the booking, the node has ``count`` of its VMs less free:
-                # room for a VM without it and not with it is the changed room
-                if sign < 0:
-                    wide = self._free_runs(node, c - count * bc, m - count * bm,
-                                           b.start, b.end)
-                    narrow = self._room_runs(node, shape, b.start, b.end)
-                else:
-                    wide = self._room_runs(node, shape, b.start, b.end)
-                    narrow = self._free_runs(node, c + count * bc, m + count * bm,
-                                             b.start, b.end)
+                # with the booking, the node had ``count`` of its VMs less free:
+                # room for a VM now and not with it is the changed room
+                wide = self._room_runs(node, shape, b.start, b.end)
+                narrow = self._free_runs(node, c + count * bc, m + count * bm,
+                                         b.start, b.end)
                 for x, y in _minus(wide, narrow):
                     for t in starts[bisect_left(starts, x, first, last):
                                     bisect_left(starts, y, first, last)]:
-                        if sign < 0:
-                            maybe[t].discard(node)
-                        else:
-                            maybe[t].add(node)
+                        maybe[t].add(node)
 
     def book(self, booking: Booking) -> None:
         given = self._given
