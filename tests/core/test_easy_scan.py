@@ -16,7 +16,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from builders import AR, BEC, BES, DM, config, drive, exclusive, req, run, shared, spans
-from leasehold.core.model import Backfilling, Phase, PoolSpec, Request, SchedulerConfig
+from leasehold.core.model import Action, Backfilling, Phase, PoolSpec, Request, SchedulerConfig
+from leasehold.core.replay import Input, submissions
+from leasehold.core.replay import run as run_inputs
 from leasehold.core.scheduler import Scheduler
 from leasehold.core.slots.exclusive import ExclusivePool
 from strategies import preempting_workloads
@@ -106,6 +108,52 @@ def test_no_waiting_lease_fits_after_an_easy_step_that_preempts(workload: Any) -
     """Preemption gives capacity back in the middle of a plan (a victim's slot): the
     steps after it are checked."""
     check_easy_steps(workload)
+
+
+@st.composite
+def long_queues(draw: Any) -> tuple[list[PoolSpec], list[Request], SchedulerConfig,
+                                    list[tuple[float, str, str]]]:
+    """Lublin99's shape in small: one exclusive pool, leases of many sizes arriving
+    faster than they run, most ending when their requests say (so leases stay
+    blocked and sizes come and go in the buckets), some early."""
+    nodes = draw(st.integers(4, 16))
+    out = []
+    for i in range(draw(st.integers(10, 60))):
+        duration = draw(st.integers(1, 100)) * 10.0
+        early = draw(st.integers(0, 5)) == 0
+        out.append(req(f"l{i:02}", draw(st.integers(1, nodes)), duration,
+                       draw(st.integers(0, 40)) * 10.0,
+                       runtime=draw(st.integers(1, 9)) * duration / 10 if early else None))
+    inputs = draw(st.lists(
+        st.tuples(st.integers(0, 2000).map(float), st.sampled_from(["cancel", "finished"]),
+                  st.sampled_from([r.name for r in out])),
+        max_size=2,
+    ))
+    return [exclusive(nodes)], out, config("easy"), inputs
+
+
+def actions(workload: Any, index_scan: bool) -> list[Action]:
+    pools, requests, cfg, reports = workload
+    sched = Scheduler(pools, cfg)
+    sched.planner.index_scan = index_scan
+    inputs = [*submissions(requests),
+              *(Input.cancel(n, t) if k == "cancel" else Input.finished(n, t)
+                for t, k, n in reports)]
+    got = run_inputs(sched, inputs)
+    assert sched.usage_violations() == []
+    return got
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(long_queues(), easy_workloads()))
+def test_the_scan_from_the_size_buckets_plans_as_filtering_the_whole_queue(
+        workload: Any) -> None:
+    """The scan after a lease's end takes its candidates from the size buckets,
+    without the blocked leases; the plain way filters the whole queue by what is
+    free and asks every lease small enough, blocked or not. Every action, in order,
+    must be the same: the buckets give the same leases in submission order, and a
+    blocked lease asked again does not fit."""
+    assert actions(workload, True) == actions(workload, False)
 
 
 def count_fits(monkeypatch: pytest.MonkeyPatch) -> Callable[[], int]:

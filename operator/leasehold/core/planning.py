@@ -22,10 +22,12 @@ still free when its turn comes: nothing ever moves later.
 
 from __future__ import annotations
 
+import sys
 from bisect import bisect_left, bisect_right, insort
+from collections.abc import Callable, Iterable
 from heapq import heappop, heappush
 from math import inf
-from operator import attrgetter, itemgetter
+from operator import attrgetter
 
 from . import overhead
 from .enactment import Preemptor
@@ -36,6 +38,7 @@ from .placement import Fit, Placement, describe
 from .preemption import Decision
 from .reason import At, Reason
 from .slots import Segments, SlotTable
+from .slots.counted import CountedPool
 
 
 def _no_preemption(d: Decision) -> str:
@@ -50,12 +53,20 @@ def _by_seq(st: LeaseState) -> int:
     return st.seq
 
 
-#: the sequence of a ``Planner._by_size`` entry, and of a lease (both in C)
-_SEQ = itemgetter(1)
+#: the sequence of a lease (in C: bisecting the queue and the size buckets by it)
 _SEQ_OF = attrgetter("seq")
+#: the phases of a lease waiting in the EASY/FCFS queue
+_WAITING = (Phase.QUEUED, Phase.SUSPENDED)
+#: in ``Planner._firsts``: no lease of the size, or none this scan has not passed over
+_NONE = sys.maxsize
 
 
 class Planner:
+    #: whether the EASY scan after a lease's end takes its candidates from the size
+    #: buckets (the usual way) or filters the whole queue (the plain way: the same
+    #: leases in the same order, slower; tests compare the two)
+    index_scan = True
+
     def __init__(self, config: SchedulerConfig, slots: SlotTable, lifecycle: Lifecycle,
                  placement: Placement, preemptor: Preemptor) -> None:
         self.config = config
@@ -69,11 +80,23 @@ class Planner:
         self._holes = config.suspend_before_blocking
         #: best-effort leases waiting to start (EASY and FCFS), in submission order
         self.queue: list[LeaseState] = []
-        #: the same leases but those in :attr:`_blocked`, as (vms, seq, lease), by
-        #: size: the EASY scan after capacity is freed visits only those no larger than
-        #: what is free now (the queue holds a hundred leases on a busy pool, of which
-        #: a handful are that small and not blocked)
-        self._by_size: list[tuple[int, int, LeaseState]] = []
+        #: their sequences, aligned with :attr:`queue`: a lease leaving it is found by
+        #: bisecting these (EASY starts leases from deep in a long queue; comparing
+        #: them one by one cost more than the rest of the scan, and bisecting the
+        #: leases by a key function still cost a call per probe)
+        self._seqs: list[int] = []
+        #: the same leases but those in :attr:`_blocked`, by size: the EASY scan after
+        #: capacity is freed visits only those no larger than what is free now, in
+        #: submission order (the queue holds a hundred leases on a busy pool, of which
+        #: a handful are that small and not blocked). ``_buckets[n]``: the leases of
+        #: n VMs in submission order; ``_sizes``: the sizes that have a bucket,
+        #: ascending; ``_firsts``: the sequence of each one's first lease, aligned with
+        #: ``_sizes``. The first lease no larger than ``n`` in submission order is then
+        #: the first of the bucket whose sequence is the least of
+        #: ``_firsts[:bisect_right(_sizes, n)]``: one ``min`` over the sizes, in C
+        self._buckets: dict[int, list[LeaseState]] = {}
+        self._sizes: list[int] = []
+        self._firsts: list[int] = []
         #: the EASY/FCFS queue head that holds a reservation
         self.head: str | None = None
         #: leases to admit or place again at the next plan, in submission order
@@ -86,6 +109,7 @@ class Planner:
         self._remember = self._may_block()
         self._one_exclusive = len(self._pools) == 1 and self._pools[0].spec.exclusive
         self._free_now = self._pools[0].free_now if len(self._pools) == 1 else self._free_max
+        self._nodes_free = self._free_nodes()
         #: what is free now for the head's shape bounds every queued lease: on
         #: exclusive pools a VM takes a node whatever its shape; a shared pool's bound
         #: holds for that shape alone (a counted pool of 60-cpu VMs with none free may
@@ -121,6 +145,7 @@ class Planner:
         self._remember = self._may_block()
         self._one_exclusive = len(self._pools) == 1 and self._pools[0].spec.exclusive
         self._free_now = self._pools[0].free_now if len(self._pools) == 1 else self._free_max
+        self._nodes_free = self._free_nodes()
         #: what is free now for the head's shape bounds every queued lease: on
         #: exclusive pools a VM takes a node whatever its shape; a shared pool's bound
         #: holds for that shape alone (a counted pool of 60-cpu VMs with none free may
@@ -167,32 +192,40 @@ class Planner:
         if st in self.parked:
             self.parked.remove(st)
 
+    def restore_queue(self, leases: Iterable[LeaseState]) -> None:
+        """The EASY/FCFS queue of a restored core (:mod:`.snapshot`), in submission
+        order; none of them is blocked."""
+        self.queue = list(leases)
+        self._seqs = [st.seq for st in self.queue]
+        self._blocked.clear()
+        self._wakeups.clear()
+        self._reindex()
+
     def _enqueue(self, st: LeaseState) -> None:
         """Into the EASY/FCFS queue, in submission order."""
-        queue = self.queue
-        if not queue or queue[-1].seq < st.seq:
-            queue.append(st)  # the newest lease has the highest sequence
+        seqs, seq = self._seqs, st.seq
+        if not seqs or seqs[-1] < seq:
+            self.queue.append(st)  # the newest lease has the highest sequence
+            seqs.append(seq)
         else:
-            insort(queue, st, key=_by_seq)
-        insort(self._by_size, (st.vms, st.seq, st))
+            i = bisect_right(seqs, seq)
+            self.queue.insert(i, st)
+            seqs.insert(i, seq)
+        self._index(st)
 
     def _leave_queue(self, st: LeaseState) -> None:
         queue = self.queue
         if queue:
             if queue[0] is st:  # usually the head starts
-                del queue[0]
                 i = 0
             else:
-                # found by its sequence (the queue is in submission order): EASY starts
-                # leases from deep in a long queue, and comparing them one by one with
-                # ``in`` and ``remove`` cost more than the rest of the scan
-                i = bisect_left(queue, st.seq, key=_SEQ_OF)
+                i = bisect_left(self._seqs, st.seq)  # found by its sequence
                 if i == len(queue) or queue[i] is not st:
                     i = -1  # not queued (a guaranteed lease, or one never admitted)
-                else:
-                    del queue[i]
-            if i >= 0 and self._blocked.pop(st.name, None) is None:
-                self._unindex(st)
+            if i >= 0:
+                del queue[i], self._seqs[i]
+                if self._blocked.pop(st.name, None) is None:
+                    self._unindex(st)
         if self.head == st.name:
             self.head = None
 
@@ -203,11 +236,57 @@ class Planner:
         Not with holes, where a lease that does not fit now may take a hole."""
         return not self._holes and all(p.spec.exclusive for p in self._pools)
 
+    def _index(self, st: LeaseState) -> None:
+        """Into its size's bucket, in submission order."""
+        vms = st.vms
+        bucket = self._buckets.get(vms)
+        if bucket:
+            if bucket[-1].seq < st.seq:
+                bucket.append(st)  # the newest lease has the highest sequence
+                return
+            insort(bucket, st, key=_SEQ_OF)
+            if bucket[0] is not st:
+                return
+        elif bucket is None:
+            self._buckets[vms] = [st]
+            j = bisect_left(self._sizes, vms)
+            self._sizes.insert(j, vms)
+            self._firsts.insert(j, st.seq)
+            return
+        else:
+            bucket.append(st)
+        self._firsts[bisect_left(self._sizes, vms)] = st.seq
+
     def _unindex(self, st: LeaseState) -> None:
-        by_size = self._by_size
-        i = bisect_left(by_size, (st.vms, st.seq))
-        if i < len(by_size) and by_size[i][2] is st:
-            del by_size[i]
+        """Out of its size's bucket, if it is there."""
+        bucket = self._buckets.get(st.vms)
+        if not bucket:
+            return
+        if bucket[0] is st:
+            del bucket[0]
+            # an emptied bucket stays (until the next rebuild), its first _NONE: most
+            # sizes come and go with one lease, and keeping them saves two inserts
+            self._firsts[bisect_left(self._sizes, st.vms)] = \
+                bucket[0].seq if bucket else _NONE
+        elif bucket[-1] is st:
+            del bucket[-1]
+        else:
+            i = bisect_left(bucket, st.seq, key=_SEQ_OF)
+            if i < len(bucket) and bucket[i] is st:
+                del bucket[i]
+
+    def _reindex(self) -> None:
+        """Every queued lease into the buckets (none is blocked)."""
+        buckets: dict[int, list[LeaseState]] = {}
+        for st in self.queue:  # in submission order
+            bucket = buckets.get(st.vms)
+            if bucket is None:
+                buckets[st.vms] = [st]
+            else:
+                bucket.append(st)
+        self._buckets = buckets
+        self._sizes = sorted(buckets)
+        self._firsts = [buckets[n][0].seq for n in self._sizes]
 
     def _unblock(self) -> None:
         """Capacity may have been given back: no queued lease is blocked any more."""
@@ -215,23 +294,16 @@ class Planner:
         if self._blocked:
             self._blocked.clear()
             self._wakeups.clear()
-            self._by_size = sorted((st.vms, st.seq, st) for st in self.queue)
+            self._reindex()
 
-    def _by_size_index(self, now: float) -> list[tuple[int, int, LeaseState]]:
-        """:attr:`_by_size` at ``now``: the leases blocked until then are back in it.
-        Rebuilt if the queue was filled from outside (a snapshot restores it with
-        ``queue.extend``): every change the planner makes keeps the two consistent."""
+    def _wake(self, now: float) -> None:
+        """The leases blocked until ``now`` back into the buckets."""
         blocked, wakeups = self._blocked, self._wakeups
         while wakeups and wakeups[0][0] <= now:
-            t, seq, st = heappop(wakeups)
+            t, _, st = heappop(wakeups)
             if blocked.get(st.name) == t:
                 del blocked[st.name]
-                insort(self._by_size, (st.vms, seq, st))
-        if len(self._by_size) + len(blocked) != len(self.queue):
-            blocked.clear()
-            wakeups.clear()
-            self._by_size = sorted((st.vms, st.seq, st) for st in self.queue)
-        return self._by_size
+                self._index(st)
 
     def _book(self, st: LeaseState, pool: str, start: float, length: float, now: float,
               segments: Segments | None = None) -> None:
@@ -409,140 +481,188 @@ class Planner:
 
     def _run_queue(self, now: float, released: bool, fresh: list[LeaseState]) -> None:
         """EASY and FCFS: start the head while it fits, reserve for the first that does
-        not, then (EASY) start any later lease that fits now without moving a reservation."""
+        not, then (EASY) start any later lease that fits now without moving a reservation.
+
+        Asked at every plan with a queue (at every lease's arrival and end), so its
+        usual paths are kept short: an end where the head's reservation stands and
+        nothing small enough waits, and an arrival larger than what is free."""
         queue = self.queue
         if self._changes.released:  # capacity given back during this plan (preemption)
             self._unblock()
-        head_changed = queue[0].name != self.head or released  # plan() asks with a queue
+        head_changed = released or queue[0].name != self.head  # plan() asks with a queue
         if head_changed:
-            while queue:
-                st = queue[0]
-                booking = st.booking
-                if booking is not None and self._head_given_back == self._given_back \
-                        and st.name == self.head:
-                    break  # nothing given back since it was placed at its earliest
-                earliest = max(now, st.req.earliest)
-                fit: Fit | None
-                if booking is not None:  # the head already holds a reservation: compress it
-                    table = self.slots.pools[booking.pool]
-                    length = self.placement.length(st, booking.pool)
-                    t = table.move_earlier(booking, earliest, length)
-                    if t is None:
-                        self._head_given_back = self._given_back
-                        break  # it cannot start earlier: the reservation stands
-                    self._unblock()  # its old slot is given back
-                    fit = (booking.pool, t, length)
-                else:
-                    fit = self.placement.best_fit(st, earliest)
-                if fit is None:
-                    break  # too large while nodes are down: the head waits for them
-                pool, t, length = fit
-                if self._holes and booking is None and t > now and earliest <= now \
-                        and self._try_hole(st, now):
-                    continue  # it runs in the hole now; the next lease is the head
-                self._book(st, pool, t, length, now)  # starting it removes it from the queue
-                if t > now:
-                    self.head = st.name
-                    self._head_given_back = self._given_back
-                    break
+            st = queue[0]
+            # the usual case at a lease's end: the head's reservation stands, as
+            # nothing was given back since it was placed at its earliest
+            if st.booking is None or self._head_given_back != self._given_back \
+                    or st.name != self.head:
+                self._run_head(now)
+        elif not fresh:
+            return  # nothing freed and nothing new: what did not fit still does not
         if not self._easy or len(queue) < 2:
             return
-        if not head_changed and not fresh:
-            return  # nothing freed and nothing new: what did not fit still does not
         # cheap bound on what can start now: most candidates fail on size alone
-        avail = self._free_now(queue[0].req.shape, now) if self._one_bound else inf
-        head = queue[0]
-        indexed = head_changed and not self._holes
-        # the candidates as (vms, seq, lease): last first (taken with pop()), or, from
-        # the index, in no order until more than the first is needed (a scan rarely
-        # gets past its first candidate, and sorting them all cost more than the rest)
-        pending: list[tuple[int, int, LeaseState]]
-        unsorted = indexed
-        if indexed:
-            # the queued leases no larger than avail and not blocked, from the index:
-            # the same leases, in the same order, as filtering the whole queue
-            pending = self._small(avail, now)
+        avail: float
+        if self._nodes_free is not None:
+            avail = self._nodes_free(now)
         else:
-            pending = [(st.vms, st.seq, st)
-                       for st in reversed(queue[1:] if head_changed else fresh)
+            avail = self._free_now(queue[0].req.shape, now) if self._one_bound else inf
+        pending: list[tuple[int, int, LeaseState]]
+        if head_changed:
+            if not self._holes and self.index_scan:
+                # the queued leases no larger than avail and not blocked, from the
+                # buckets: the same leases, in the same order, as filtering the
+                # whole queue. Most ends free too few nodes for any: answered here
+                wakeups = self._wakeups
+                if wakeups and wakeups[0][0] <= now:
+                    self._wake(now)
+                j = bisect_right(self._sizes, avail)
+                if j and min(self._firsts[:j]) != _NONE:
+                    self._scan_index(now, avail)
+                return
+            pending = [(st.vms, st.seq, st) for st in reversed(queue[1:])
                        if self._holes or st.vms <= avail]
-        reserved = self.lifecycle.reserved
-        remember = self._remember
+        elif self._holes:
+            pending = [(st.vms, st.seq, st) for st in reversed(fresh)]
+        elif len(fresh) == 1:
+            st = fresh[0]  # one arrival: most are larger than what is free
+            if st.vms > avail:
+                return
+            pending = [(st.vms, st.seq, st)]
+        else:
+            pending = [(st.vms, st.seq, st) for st in reversed(fresh) if st.vms <= avail]
+        # the candidates, last first (taken with pop())
+        block = self._remember and self._early_ends < 0.5
+        while pending:
+            _, seq, st = pending.pop()
+            if self._start_now(st, seq, now, avail, block) and pending:
+                was = avail
+                avail = self._less(avail, st, now)
+                if avail < was and self._remember:
+                    # what is left of the scan, without the leases now too large
+                    pending = [c for c in pending if c[0] <= avail]
+
+    def _run_head(self, now: float) -> None:
+        """Start the queue's head while it fits; reserve for the first that does not
+        (or move its reservation earlier)."""
+        queue = self.queue
+        while queue:
+            st = queue[0]
+            booking = st.booking
+            if booking is not None and self._head_given_back == self._given_back \
+                    and st.name == self.head:
+                break  # nothing given back since it was placed at its earliest
+            earliest = max(now, st.req.earliest)
+            fit: Fit | None
+            if booking is not None:  # the head already holds a reservation: compress it
+                table = self.slots.pools[booking.pool]
+                length = self.placement.length(st, booking.pool)
+                t = table.move_earlier(booking, earliest, length)
+                if t is None:
+                    self._head_given_back = self._given_back
+                    break  # it cannot start earlier: the reservation stands
+                self._unblock()  # its old slot is given back
+                fit = (booking.pool, t, length)
+            else:
+                fit = self.placement.best_fit(st, earliest)
+            if fit is None:
+                break  # too large while nodes are down: the head waits for them
+            pool, t, length = fit
+            if self._holes and booking is None and t > now and earliest <= now \
+                    and self._try_hole(st, now):
+                continue  # it runs in the hole now; the next lease is the head
+            self._book(st, pool, t, length, now)  # starting it removes it from the queue
+            if t > now:
+                self.head = st.name
+                self._head_given_back = self._given_back
+                break
+
+    def _scan_index(self, now: float, avail: float) -> None:
+        """EASY: start each lease of the buckets no larger than ``avail``, in
+        submission order, that fits now without moving a reservation."""
+        sizes, firsts, buckets = self._sizes, self._firsts, self._buckets
         # asking a lease its earliest start walks the plan further than asking whether
         # it fits now: worth it only where blocks last, i.e. where capacity is seldom
         # given back early (leases that end when their requests say, as Lublin99's
         # do). Where most leases end early (SDSC), each end unblocks everything.
-        block = remember and self._early_ends < 0.5
-        first = True
-        while pending:
-            if not unsorted:
-                _, seq, st = pending.pop()
-            elif first:
-                entry = min(pending, key=_SEQ)
-                pending.remove(entry)
-                _, seq, st = entry
-                first = False
-            else:
-                pending.sort(key=_SEQ, reverse=True)
-                unsorted = False
-                _, seq, st = pending.pop()
-            if st is head:
-                continue
-            req = st.req
-            if req.earliest > now or st.phase not in (Phase.QUEUED, Phase.SUSPENDED):
-                continue
-            if st.name in reserved:  # a former head keeps its reservation
-                continue
-            if req.vms > avail or (
-                    not self._one_bound and req.vms > self._free_now(req.shape, now)):
-                if self._holes:
-                    self._try_hole(st, now)
-                continue
-            if block:
-                found = self.placement.best_fit(st, now)
-                if found is None or found[1] > now:
-                    t = inf if found is None else found[1]
-                    self._blocked[st.name] = t
-                    heappush(self._wakeups, (t, seq, st))
-                    self._unindex(st)
-                    continue
-            else:
-                found = self.placement.best_fit(st, now, now)
-            if found is not None:
-                self._book(st, found[0], now, found[2], now)
-                if not pending:
-                    break  # the last candidate: no need to know what is left
-                was = avail
-                # on one exclusive pool the lease just started takes exactly its VMs'
-                # nodes from what is free now
-                if self._one_exclusive:
-                    avail -= req.vms
-                elif self._one_bound:
-                    avail = self._free_now(req.shape, now)
-                if avail < was and remember:
-                    # what is left of the scan, without the leases now too large (a
-                    # start often takes the last free nodes: then none is left; the
-                    # index's smallest lease says so at once). Filtering keeps the
-                    # order, sorted or not
-                    by_size = self._by_size
-                    if indexed and (not by_size or by_size[0][0] > avail):
-                        pending = []
-                    else:
-                        pending = [c for c in pending if c[0] <= avail]
-            elif self._holes:
-                self._try_hole(st, now)
+        block = self._remember and self._early_ends < 0.5
+        #: per size, how many of its bucket's first leases this scan passed over
+        #: (they stay queued): its entry in ``_firsts`` is the next one's meanwhile
+        passed: dict[int, int] = {}
+        while True:
+            j = bisect_right(sizes, avail)
+            if not j:
+                break
+            seq = min(firsts[:j])
+            if seq == _NONE:
+                break  # every lease small enough was asked
+            i = firsts.index(seq)
+            vms = sizes[i]
+            bucket = buckets[vms]
+            k = passed.get(vms, 0) if passed else 0
+            st = bucket[k]
+            if self._start_now(st, seq, now, avail, block):
+                avail = avail - vms if self._one_exclusive else self._less(avail, st, now)
+                if not k:
+                    continue  # it was its bucket's first: _unindex set the next
+            elif k < len(bucket) and bucket[k] is st:
+                k += 1  # passed over: the next of its size stands for it
+                passed[vms] = k
+            elif not k:
+                continue  # blocked, and it was its bucket's first: as above
+            # only this lease's bucket changed, so ``i`` still indexes its size
+            firsts[i] = bucket[k].seq if k < len(bucket) else _NONE
+        for vms in passed:
+            bucket = buckets[vms]
+            firsts[bisect_left(sizes, vms)] = bucket[0].seq if bucket else _NONE
 
-    def _small(self, avail: float, now: float) -> list[tuple[int, int, LeaseState]]:
-        """The indexed (not blocked) leases no larger than ``avail``, in no particular
-        order."""
-        wakeups = self._wakeups
-        if (wakeups and wakeups[0][0] <= now) \
-                or len(self._by_size) + len(self._blocked) != len(self.queue):
-            self._by_size_index(now)
-        by_size = self._by_size
-        if not by_size or by_size[0][0] > avail:
-            return []  # often: the start just made took the last free nodes
-        return by_size[:bisect_right(by_size, (avail, inf))]
+    def _less(self, avail: float, st: LeaseState, now: float) -> float:
+        """``avail`` after ``st`` started at ``now``."""
+        if self._one_exclusive:
+            # on one exclusive pool the lease takes exactly its VMs' nodes
+            return avail - st.req.vms
+        if self._one_bound:
+            return self._free_now(st.req.shape, now)
+        return avail
+
+    def _start_now(self, st: LeaseState, seq: int, now: float, avail: float,
+                   block: bool) -> bool:
+        """EASY: start ``st`` (of sequence ``seq``) if it fits now without moving a
+        reservation; whether it started. ``avail``: a bound on the VMs that can start
+        now; ``block``: if it does not fit, block it until its earliest start."""
+        req = st.req
+        # the head, and a former head, keep their reservations
+        if st is self.queue[0] or req.earliest > now or st.phase not in _WAITING \
+                or st.name in self.lifecycle.reserved:
+            return False
+        if req.vms > avail or (
+                not self._one_bound and req.vms > self._free_now(req.shape, now)):
+            if self._holes:
+                self._try_hole(st, now)
+            return False
+        if block:
+            found = self.placement.best_fit(st, now)
+            if found is None or found[1] > now:
+                t = inf if found is None else found[1]
+                self._blocked[st.name] = t
+                heappush(self._wakeups, (t, seq, st))
+                self._unindex(st)
+                return False
+        else:
+            found = self.placement.best_fit(st, now, now)
+        if found is not None:
+            if self.lifecycle.book(st, found[0], now, found[2], now):  # it starts
+                self._leave_queue(st)
+            return True
+        if self._holes:
+            self._try_hole(st, now)
+        return False
+
+    def _free_nodes(self) -> Callable[[float], int] | None:
+        """On one exclusive pool, what is free at an instant for any shape: its
+        free-node profile's, asked without the pool in between (every plan asks)."""
+        pool = self._pools[0] if self._one_exclusive else None
+        return pool.slots_free.at if isinstance(pool, CountedPool) else None
 
     def _free_max(self, shape: Shape, now: float) -> float:
         """A cheap upper bound on the VMs of ``shape`` that can start now."""

@@ -290,7 +290,7 @@ def _restore(data: Data, config: SchedulerConfig) -> Scheduler:
         lc.timers.heap.append((_float(t, f"timers[{i}]"), int(k), int(seq), int(v), str(n)))
     heapify(lc.timers.heap)
     lc.reserved.update(dict.fromkeys(_known(lc.leases, data["reserved"], "reserved")))
-    planner.queue.extend(lc.leases[n] for n in _known(lc.leases, data["queue"], "queue"))
+    planner.restore_queue(lc.leases[n] for n in _known(lc.leases, data["queue"], "queue"))
     planner.parked.extend(lc.leases[n] for n in _known(lc.leases, data["parked"], "parked"))
     planner.head = data["head"]
     s.dead = {str(n) for n in data["dead"]}
