@@ -147,6 +147,29 @@ def test_a_deadline_lease_is_admitted_only_where_its_work_over_speed_fits(
     assert got.end <= deadline
 
 
+@pytest.mark.parametrize(("speed", "deadline", "preempts"), [
+    pytest.param(0.5, 150, False, id="slow-pool-its-work-cannot-end-by-the-deadline"),
+    pytest.param(0.5, 250, True, id="slow-pool-with-time-for-its-work"),
+    pytest.param(1.0, 150, True, id="speed-1-as-before"),
+])
+def test_a_local_lease_preempts_only_where_its_work_over_speed_ends_by_its_deadline(
+        speed, deadline, preempts):
+    """Found by the property test: on a pool of speed 0.5 a local lease of 100 s of work
+    needs 200 s; preempting there could not meet a deadline 150 s away, and must not
+    be done (the local lease is refused instead, the external one left running)."""
+    be = req("be", duration=1000, type=BES)
+    local = req("local", duration=100, at=10, type=DNP, origin=Origin.LOCAL,
+                deadline=10 + deadline)
+    sched, actions = recorded([pool(speed=speed)], [be, local])
+    suspended = any(isinstance(a, Suspend) and a.lease == "be" for a in actions)
+    assert suspended == preempts
+    got = lease(sched, "local")
+    if preempts:
+        assert got.end <= 10 + deadline + sched.decisions[-1].vacate_seconds
+    else:
+        assert only(actions, Reject, "local").cause == "deadline"
+
+
 @pytest.mark.parametrize(("speed", "at", "ran", "left"), [
     pytest.param(0.5, 150, 150, 100 - 150 * 0.5, id="slower-runs-past-its-work-in-seconds"),
     pytest.param(2.0, 30, 30, 100 - 30 * 2.0, id="faster"),

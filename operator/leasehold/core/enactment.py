@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from math import inf
 
 from . import overhead
 from .lease import LeaseState, pace
@@ -71,8 +72,12 @@ class Preemptor:
         req = st.req
         narrow = not self.policy.sees_all
         excluded: set[str] = set()
+        # where its work over the pool's speed cannot end by its deadline even if it
+        # started at t, no preemption can help it: those pools are not asked
+        deadline = req.deadline if req.deadline is not None else inf
+        pools = [name for name in self.placement.candidate_pools(st)
+                 if t <= deadline - self.placement.length(st, name)]
         while True:
-            pools = self.placement.candidate_pools(st)
             instances, windows = [], []
             for name in pools:
                 victims, end = self.victims.gather(name, req, now, t, excluded)
