@@ -34,7 +34,7 @@ demo:
 ## the emulated cluster against the real kubectl, kubernetes client, Kopf and helm), in
 ## TEST_WORKERS pytest processes (pytest-xdist), each test file whole on one of them:
 ## the emulated cluster's tests spend most of their time waiting on emulated time, which
-## the other worker fills (docs/benchmarks.md, "test suite's time"); TEST_WORKERS=0 runs
+## the other worker fills (docs/benchmarks.md, "`make test`'s time"); TEST_WORKERS=0 runs
 ## it in this process, as a bare `pytest` does. Files go out in collection order
 ## (--no-loadscope-reorder), not most-tests-first: the one-test API server fuzz (2 min)
 ## would otherwise come last and run alone
