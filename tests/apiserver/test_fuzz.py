@@ -155,11 +155,10 @@ class Logged(Emulated):
                 [sys.executable, "-m", "leasehold.cli", "emulator", "up", "--port", str(port),
                  "--data", str(self.data), *options], stdout=out, stderr=subprocess.STDOUT,
                 text=True)
-        until(lambda: (self.data / "server.json").exists() or self.proc.poll() is not None,
-              timeout=30)
+        url = until(lambda: self.served() or self.proc.poll() is not None, timeout=30)
         if self.proc.poll() is not None:
             raise RuntimeError(f"the emulator did not start: {self.log.read_text()}")
-        self.url = json.loads((self.data / "server.json").read_text())["url"]
+        self.url = url
 
 
 @pytest.mark.skipif(ST is None, reason="schemathesis is not installed (pip install -e .[dev])")

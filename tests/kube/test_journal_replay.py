@@ -51,7 +51,7 @@ spec: {type: BestEffortCancellable, vms: 2, resources: {cpu: 1, memory: 128Mi},
 def test_replaying_the_operators_journal_gives_the_core_it_ran(cluster):
     thread, _ = apply_testbed(cluster, SCALE)
     thread.join()
-    cluster.until(lambda: final_phases(cluster), timeout=120)
+    cluster.until(lambda: final_phases(cluster), timeout=120, step=0.5)
     # and a lease whose pods end its work early: the operator journals when it saw that
     cluster.kubectl("apply", "-f", "-", stdin=EARLY)
     cluster.until(lambda: cluster.lease("lab", "early").get("status", {}).get("phase")

@@ -97,7 +97,7 @@ def test_statuses_conditions_and_events_speak_rfc3339_and_the_users_durations(cl
               start="2000-01-01T00:00:00Z"),
     ]
     c.kubectl("apply", "-f", "-", stdin=yaml.safe_dump_all([*owners, *extra]))
-    phases = c.until(lambda: final_phases(c), timeout=180)
+    phases = c.until(lambda: final_phases(c), timeout=180, step=0.5)
     assert phases["tight"] == phases["huge"] == phases["early"] == "Rejected", phases
     leases = c.get("lhl", "-A")["items"]
     assert any(x["status"].get("preemptions") for x in leases), "nothing was preempted"
