@@ -160,7 +160,11 @@ async def _serve(data: Path, host: str, port: int, time_scale: float,
         await runner.cleanup()
         store.close()
         raise
-    (data / "server.json").write_text(json.dumps({"pid": os.getpid(), "url": url}))
+    # written whole, then renamed into place: `leasehold up`, `demo` and the tests poll
+    # for the file and read it as soon as it exists, so it must never be half-written
+    part = data / "server.json.part"
+    part.write_text(json.dumps({"pid": os.getpid(), "url": url}))
+    part.replace(data / "server.json")
     # the emulated nodes talk to the server as any client would (`leasehold emulator
     # nodes` runs the same against another cluster)
     client = KubeClient.from_kubeconfig(kubeconfig, agent=KUBELET)
