@@ -23,7 +23,7 @@ from itertools import chain
 from math import inf, nextafter
 
 from ..model import PoolSpec, Shape
-from ..profile import Profile
+from ..profile import BlockProfile, Profile
 from .booking import Booking
 from .pool import PoolTable, fit_count, fit_in
 from .rooms import Rooms, levels
@@ -78,10 +78,11 @@ class PackedPool(PoolTable):
         self.node_mem = [Profile(size.memory) for size in self.sizes]
         self._ends: list[float] = []  # sorted booking ends: candidate start times
         # pool-wide free cpu and memory: a necessary condition checked before the
-        # exact per-node packing, which costs a pass over the nodes
+        # exact per-node packing, which costs a pass over the nodes. In blocks: they
+        # have a step per booking end, and a lease that starts now spans most of them
         total = spec.total()
-        self.cpu_free = Profile(total.cpu)
-        self.mem_free = Profile(total.memory)
+        self.cpu_free = BlockProfile(total.cpu)
+        self.mem_free = BlockProfile(total.memory)
         #: per shape, the candidate starts tried so far (sorted) and, for each, the
         #: nodes with room there for one VM and maybe some without (every booking
         #: given back over it adds the nodes it gives room to; the readers take out
