@@ -143,6 +143,13 @@ class PackedPool(PoolTable):
         #: a tenth of the pool each, in the preemption benchmark's state)
         self._short: dict[tuple[Shape, float], dict[int, tuple[float, int]]] = {}
         self._short_kept = 64
+        #: the same per shape alone: per node, the instants at which it was found to
+        #: have no room for a VM (sorted), with its version then. No window that
+        #: contains one can use the node until it is given capacity back, whatever
+        #: its start: a new start learns from them what earlier starts found (each
+        #: queued reservation of the preemption benchmark's state searches a new
+        #: start, and scanned the steps of every node an earlier one blocks)
+        self._full_at: dict[Shape, dict[int, tuple[int, list[float]]]] = {}
         self._version = [0] * spec.nodes
         #: the nodes no booking holds (each holds its full size over any window)
         self._idle = set(range(spec.nodes))
@@ -221,6 +228,7 @@ class PackedPool(PoolTable):
                 return total
         cpu, mem, c = self.node_cpu, self.node_mem, shape.cpu
         short = self._short.setdefault((shape, start), {})
+        full_at = self._full_at.setdefault(shape, {})
         version = self._version
         total = 0
         full: list[int] = []  # booked full at ``start`` since the set was made
@@ -228,22 +236,58 @@ class PackedPool(PoolTable):
             known = short.get(node)
             if known is not None and known[0] < end and known[1] == version[node]:
                 continue
+            if known is None and self._full_in(full_at, short, node, start, end):
+                continue
             low_cpu = cpu[node].min_over(start, end)
             if low_cpu < c:
-                until = self._room_until(node, shape, start)
-                if until <= start:
+                if self._short_of(full_at, short, node, shape, start):
                     full.append(node)
-                else:
-                    short[node] = (until, version[node])
                 continue
             room = fit_count(low_cpu, mem[node].min_over(start, end), shape)
-            if room <= 0 and self._room_until(node, shape, start) <= start:
+            if room <= 0 and self._short_of(full_at, short, node, shape, start):
                 full.append(node)
             total += room
             if total >= vms:
                 break
         nodes.difference_update(full)
         return total
+
+    def _full_in(self, full_at: dict[int, tuple[int, list[float]]],
+                 short: dict[int, tuple[float, int]], node: int, start: float,
+                 end: float) -> bool:
+        """Whether ``node`` is known to have no room for a VM at some instant of
+        ``[start, end)`` (from any start's search); the first such instant from
+        ``start`` on is noted for ``start`` (``short``, the start's)."""
+        seen = full_at.get(node)
+        if seen is None or seen[0] != self._version[node]:
+            return False
+        at = seen[1]
+        k = bisect_left(at, start)
+        if k == len(at):
+            return False
+        short[node] = (at[k], seen[0])
+        return at[k] < end
+
+    def _short_of(self, full_at: dict[int, tuple[int, list[float]]],
+                  short: dict[int, tuple[float, int]], node: int, shape: Shape,
+                  start: float) -> bool:
+        """For a node that cannot hold a VM of ``shape`` throughout a window from
+        ``start``: notes the first instant from ``start`` on at which it has no room
+        (for ``start`` and for the shape), and says whether that is ``start``."""
+        until = self._room_until(node, shape, start)
+        version = self._version[node]
+        known = full_at.get(node)
+        if known is None or known[0] != version:
+            full_at[node] = (version, [until])
+        else:
+            at = known[1]
+            k = bisect_left(at, until)
+            if k == len(at) or at[k] != until:
+                at.insert(k, until)
+        if until <= start:
+            return True
+        short[node] = (until, version)
+        return False
 
     def _room_until(self, node: int, shape: Shape, start: float) -> float:
         """When ``node``, with room for a VM of ``shape`` at ``start``, first has none."""
@@ -537,6 +581,7 @@ class PackedPool(PoolTable):
                              mem[node].free_since(m, start))) != -inf)
         first = {node for _, node in ranked}
         short = self._short.setdefault((shape, start), {})
+        full_at = self._full_at.setdefault(shape, {})
         version = self._version
         # the rest in index order: sorted in C, then read only until the VMs are
         # placed (filtering every node with room in Python first, then making a heap
@@ -548,13 +593,12 @@ class PackedPool(PoolTable):
             known = short.get(node)
             if known is not None and known[0] < end and known[1] == version[node]:
                 continue
+            if known is None and self._full_in(full_at, short, node, start, end):
+                continue
             room = self.room(node, shape, start, end)
             if room <= 0:
-                until = self._room_until(node, shape, start)
-                if until <= start:
+                if self._short_of(full_at, short, node, shape, start):
                     full.append(node)
-                else:
-                    short[node] = (until, version[node])
                 continue
             picked.extend([node] * min(room, vms - len(picked)))
             if len(picked) == vms:
