@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from leasehold.core.profile import Profile
+from leasehold.core.profile import BlockProfile, Profile
 
 H = 60  # integer instants 0..H-1 are enough: all changes happen at integers
 
@@ -125,3 +125,61 @@ def test_runs_are_the_longest_spans_with_room(changes, amount, start, length):
     if since is not None:
         want.append((since, end))
     assert prof.runs(amount, start, end) == want
+
+
+# ---- BlockProfile: the same step function, in blocks -------------------------------------
+
+ops_st = st.lists(
+    st.one_of(
+        st.tuples(st.just("book"), st.integers(0, H - 2), st.integers(1, 30), st.integers(1, 3)),
+        st.tuples(st.just("book_open"), st.integers(0, H - 2), st.just(0), st.integers(1, 3)),
+        st.tuples(st.just("give_back"), st.integers(0, 20), st.just(0), st.just(0)),
+        st.tuples(st.just("prune"), st.integers(0, 15), st.just(0), st.just(0)),
+    ),
+    max_size=40,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(ops=ops_st, block=st.integers(1, 4))
+def test_block_profile_is_the_plain_profile_step_for_step(ops, block):
+    """After any history of changes and prunes, a BlockProfile of any block size holds
+    exactly the plain Profile's steps and gives the same answers."""
+    plain, blocked = Profile(12), BlockProfile(12, block=block)
+    held: list[tuple[float, float, int]] = []
+    now = 0
+    for op, a, b, c in ops:
+        if op in ("book", "book_open"):
+            start = max(a, now)
+            end = inf if op == "book_open" else start + b
+            if plain.min_over(start, end) < c:
+                continue
+            change = (start, end, -c)
+        elif op == "give_back":
+            if not held:
+                continue
+            s, e, d = held.pop(a % len(held))
+            change = (s, e, -d)
+        else:
+            now = max(now, a)
+            plain.prune(now)
+            blocked.prune(now)
+            assert blocked.steps() == (plain.times, plain.free)
+            continue
+        plain.add(*change)
+        blocked.add(*change)
+        if change[2] < 0:
+            held.append(change)
+        assert blocked.steps() == (plain.times, plain.free)
+    for t in range(H + 5):
+        assert blocked.at(t) == plain.at(t)
+    # every amount, windows short and long, from every third instant: a window
+    # then spans any number of blocks, short anywhere in it
+    for amount in range(1, 13):
+        for duration in (1, 4, 12, 40):
+            for earliest in range(0, H, 3):
+                for last in (inf, earliest + 5):
+                    assert blocked.fit(amount, duration, earliest, last) == \
+                        plain.fit(amount, duration, earliest, last)
+    bookings = [(s, e, -d) for s, e, d in held]
+    assert blocked.mismatches(12, bookings) == plain.mismatches(12, bookings)

@@ -78,6 +78,22 @@ def test_booking_skips_nodes_freed_earlier_only_by_their_rank():
     assert log == {1, 3, 7}
 
 
+def test_a_search_at_a_new_start_does_not_read_a_node_found_full_inside_its_window():
+    # node 0 is full over [100, 200); nodes 1 and 2 hold cpu and memory the pool-wide
+    # profiles count but no VM of ONE (one lacks memory, the other cpu), so every
+    # search reads the nodes one by one. The search from 50 finds node 0 full at 100;
+    # the one from 60 (a start of its own) passes it over unread
+    pool, log = logged_pool(3)
+    pool.book(booking("r", 100, 200, 4, nodes=(0, 0, 0, 0)))
+    pool.book(booking("m", 0, 10_000, 1, Shape(3000, 8192), nodes=(1,)))
+    pool.book(booking("c", 0, 10_000, 1, Shape(4000, 1), nodes=(2,)))
+    assert pool.fit(1, ONE, 100, 50, 50) is None
+    assert 0 in log
+    log.clear()
+    assert pool.fit(1, ONE, 100, 60, 60) is None
+    assert 0 not in log
+
+
 # ---- brute-force oracle ------------------------------------------------------------------
 
 def _room(spec, held, node: int, shape: Shape, x: int) -> int:

@@ -18,12 +18,11 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right, insort
 from collections import Counter
 from collections.abc import Iterable
-from heapq import heapify, heappop
 from itertools import chain
 from math import inf, nextafter
 
 from ..model import PoolSpec, Shape
-from ..profile import Profile
+from ..profile import BlockProfile, Profile
 from .booking import Booking
 from .pool import PoolTable, fit_count, fit_in
 from .rooms import Rooms, levels
@@ -78,10 +77,11 @@ class PackedPool(PoolTable):
         self.node_mem = [Profile(size.memory) for size in self.sizes]
         self._ends: list[float] = []  # sorted booking ends: candidate start times
         # pool-wide free cpu and memory: a necessary condition checked before the
-        # exact per-node packing, which costs a pass over the nodes
+        # exact per-node packing, which costs a pass over the nodes. In blocks: they
+        # have a step per booking end, and a lease that starts now spans most of them
         total = spec.total()
-        self.cpu_free = Profile(total.cpu)
-        self.mem_free = Profile(total.memory)
+        self.cpu_free = BlockProfile(total.cpu)
+        self.mem_free = BlockProfile(total.memory)
         #: per shape, the candidate starts tried so far (sorted) and, for each, the
         #: nodes with room there for one VM and maybe some without (every booking
         #: given back over it adds the nodes it gives room to; the readers take out
@@ -143,7 +143,16 @@ class PackedPool(PoolTable):
         #: a tenth of the pool each, in the preemption benchmark's state)
         self._short: dict[tuple[Shape, float], dict[int, tuple[float, int]]] = {}
         self._short_kept = 64
+        #: the same per shape alone: per node, the instants at which it was found to
+        #: have no room for a VM (sorted), with its version then. No window that
+        #: contains one can use the node until it is given capacity back, whatever
+        #: its start: a new start learns from them what earlier starts found (each
+        #: queued reservation of the preemption benchmark's state searches a new
+        #: start, and scanned the steps of every node an earlier one blocks)
+        self._full_at: dict[Shape, dict[int, tuple[int, list[float]]]] = {}
         self._version = [0] * spec.nodes
+        #: the nodes no booking holds (each holds its full size over any window)
+        self._idle = set(range(spec.nodes))
 
     def room(self, node: int, shape: Shape, start: float, end: float) -> int:
         """VMs of ``shape`` that fit on ``node`` throughout ``[start, end)``."""
@@ -203,10 +212,23 @@ class PackedPool(PoolTable):
 
     def _room_total(self, vms: int, shape: Shape, start: float, end: float) -> int:
         """The VMs of ``shape`` the nodes hold throughout ``[start, end)``, counted
-        until there are ``vms``."""
+        until there are ``vms`` (in no set order: a caller asks only whether there
+        are ``vms``)."""
+        # the idle nodes first, whole: the pool's least booked part (a booking fills
+        # nodes by index) answers most searches of a filling pool at once, where the
+        # nodes with room were read in index order, busy ones first (the preemption
+        # benchmark's reservations each read every node an earlier one blocks)
+        # (the nodes with room at ``start`` are found even so: the booking made from
+        # this search places its VMs among them)
         nodes = self._with_room(shape, start)
+        sizes, total = self.sizes, 0
+        for node in self._idle:
+            total += fit_in(sizes[node], shape)
+            if total >= vms:
+                return total
         cpu, mem, c = self.node_cpu, self.node_mem, shape.cpu
         short = self._short.setdefault((shape, start), {})
+        full_at = self._full_at.setdefault(shape, {})
         version = self._version
         total = 0
         full: list[int] = []  # booked full at ``start`` since the set was made
@@ -214,22 +236,58 @@ class PackedPool(PoolTable):
             known = short.get(node)
             if known is not None and known[0] < end and known[1] == version[node]:
                 continue
+            if known is None and self._full_in(full_at, short, node, start, end):
+                continue
             low_cpu = cpu[node].min_over(start, end)
             if low_cpu < c:
-                until = self._room_until(node, shape, start)
-                if until <= start:
+                if self._short_of(full_at, short, node, shape, start):
                     full.append(node)
-                else:
-                    short[node] = (until, version[node])
                 continue
             room = fit_count(low_cpu, mem[node].min_over(start, end), shape)
-            if room <= 0 and self._room_until(node, shape, start) <= start:
+            if room <= 0 and self._short_of(full_at, short, node, shape, start):
                 full.append(node)
             total += room
             if total >= vms:
                 break
         nodes.difference_update(full)
         return total
+
+    def _full_in(self, full_at: dict[int, tuple[int, list[float]]],
+                 short: dict[int, tuple[float, int]], node: int, start: float,
+                 end: float) -> bool:
+        """Whether ``node`` is known to have no room for a VM at some instant of
+        ``[start, end)`` (from any start's search); the first such instant from
+        ``start`` on is noted for ``start`` (``short``, the start's)."""
+        seen = full_at.get(node)
+        if seen is None or seen[0] != self._version[node]:
+            return False
+        at = seen[1]
+        k = bisect_left(at, start)
+        if k == len(at):
+            return False
+        short[node] = (at[k], seen[0])
+        return at[k] < end
+
+    def _short_of(self, full_at: dict[int, tuple[int, list[float]]],
+                  short: dict[int, tuple[float, int]], node: int, shape: Shape,
+                  start: float) -> bool:
+        """For a node that cannot hold a VM of ``shape`` throughout a window from
+        ``start``: notes the first instant from ``start`` on at which it has no room
+        (for ``start`` and for the shape), and says whether that is ``start``."""
+        until = self._room_until(node, shape, start)
+        version = self._version[node]
+        known = full_at.get(node)
+        if known is None or known[0] != version:
+            full_at[node] = (version, [until])
+        else:
+            at = known[1]
+            k = bisect_left(at, until)
+            if k == len(at) or at[k] != until:
+                at.insert(k, until)
+        if until <= start:
+            return True
+        short[node] = (until, version)
+        return False
 
     def _room_until(self, node: int, shape: Shape, start: float) -> float:
         """When ``node``, with room for a VM of ``shape`` at ``start``, first has none."""
@@ -523,28 +581,24 @@ class PackedPool(PoolTable):
                              mem[node].free_since(m, start))) != -inf)
         first = {node for _, node in ranked}
         short = self._short.setdefault((shape, start), {})
+        full_at = self._full_at.setdefault(shape, {})
         version = self._version
-        # the nodes known short of the window are left out before the heap is made,
-        # not popped one by one (a future reservation blocks a tenth of the pool for
-        # every running lease's window in the preemption benchmark's state)
-        rest = [node for node in nodes if node not in first
-                and ((known := short.get(node)) is None or known[0] >= end
-                     or known[1] != version[node])]
-        heapify(rest)
+        # the rest in index order: sorted in C, then read only until the VMs are
+        # placed (filtering every node with room in Python first, then making a heap
+        # of them, was most of a booking's node choice at 2,000 nodes)
         picked: list[int] = []
         full: list[int] = []  # booked full at ``start`` since the set was made
         for node in chain((node for _, node in ranked),
-                          (heappop(rest) for _ in range(len(rest)))):
+                          (node for node in sorted(nodes) if node not in first)):
             known = short.get(node)
             if known is not None and known[0] < end and known[1] == version[node]:
                 continue
+            if known is None and self._full_in(full_at, short, node, start, end):
+                continue
             room = self.room(node, shape, start, end)
             if room <= 0:
-                until = self._room_until(node, shape, start)
-                if until <= start:
+                if self._short_of(full_at, short, node, shape, start):
                     full.append(node)
-                else:
-                    short[node] = (until, version[node])
                 continue
             picked.extend([node] * min(room, vms - len(picked)))
             if len(picked) == vms:
@@ -562,11 +616,17 @@ class PackedPool(PoolTable):
         if b.end != inf:
             self._index(self._step_times, self._steps_on, b.end, nodes, sign)
             self._index(self._end_times, self._ends_on, b.end, nodes, sign)
+        idle = self._idle
         for node, count in nodes.items():
             if sign > 0:
                 self._version[node] += 1
-            self.node_cpu[node].add(b.start, b.end, sign * count * cpu)
-            self.node_mem[node].add(b.start, b.end, sign * count * mem)
+            node_cpu, node_mem = self.node_cpu[node], self.node_mem[node]
+            node_cpu.add(b.start, b.end, sign * count * cpu)
+            node_mem.add(b.start, b.end, sign * count * mem)
+            if sign < 0:
+                idle.discard(node)
+            elif len(node_cpu.times) == 1 and len(node_mem.times) == 1:
+                idle.add(node)
         for rooms in self._rooms.values():
             rooms.forget_all(nodes)
         if sign > 0 and b is not self._trial:
