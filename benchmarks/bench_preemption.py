@@ -5,7 +5,11 @@ three steps, each timed on its own:
 
 1. gather the preemptable leases of every pool the preemptor may use
    (``Victims.gather``; on a small pool this includes finding each
-   ``DeadlineMigratable`` lease a slot by its deadline);
+   ``DeadlineMigratable`` lease a slot by its deadline). For leasehold's policies
+   ``Victims.gather_summed``, as ``Preemptor.preempt`` calls it for them: on a
+   large shared pool the running leases' per-node sums come from an index kept as
+   leases change (:mod:`leasehold.core.preemptable`, brought up to date before the
+   timing), and only the victims on the nodes the ranking keeps are made;
 2. build one instance per pool from them (``preemption.instance.build``): for
    leasehold's policies narrowed on the slot table when a shared pool has many
    candidates; for the baselines, which look at every node, in full;
@@ -81,7 +85,7 @@ from leasehold.core.model import (
     Shape,
     preemption_policy,
 )
-from leasehold.core.preemption.instance import Instance, Victim, build
+from leasehold.core.preemption.instance import Instance, NodeSums, Victim, build
 from leasehold.core.scheduler import Scheduler
 from leasehold.core.slots import PackedPool
 from leasehold_emulator.sim.engine import simulate
@@ -115,6 +119,8 @@ class Probe:
     full: tuple[Instance, ...]
     #: gathering the preemptable leases (``Victims.gather``), over all pools
     victims_seconds: float
+    #: the same for leasehold's policies (``Victims.gather_summed``)
+    summed_seconds: float
     #: building the instances from them (``build``), narrowed and in full
     build_seconds: float
     full_seconds: float
@@ -123,7 +129,7 @@ class Probe:
         """The instances policy ``name`` decides on, and what making them cost."""
         if preemption_policy(name).sees_all:
             return self.full, self.victims_seconds + self.full_seconds
-        return self.instances, self.victims_seconds + self.build_seconds
+        return self.instances, self.summed_seconds + self.build_seconds
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,20 +196,33 @@ def take_probe(sched: Scheduler, req: Request, now: float, repeat: int) -> Probe
         return None
 
     gathered: list[tuple[list[Victim], float]] = []
-    gather_s = 0.0
+    gather_s = summed_s = 0.0
     for name in pools:
         s, victims = least_cpu(partial(sched.victims.gather, name, req, now, now), repeat)
         gather_s += s
         gathered.append(victims)
+    # leasehold's policies gather as Preemptor.preempt does for them: the running
+    # leases' per-node sums read off the index (brought up to date first: keeping it
+    # is the transitions' cost, not the decision's), the victims made as needed
+    summed: list[tuple[Sequence[Victim], float, NodeSums | None]] = []
+    for name in pools:
+        sched.victims.gather_summed(name, req, now, now)
+        s, got = least_cpu(partial(sched.victims.gather_summed, name, req, now, now), repeat)
+        summed_s += s
+        summed.append(got)
     built: dict[bool, list[Instance]] = {True: [], False: []}
     build_s = {True: 0.0, False: 0.0}
-    for narrow in (True, False):
-        for name, (victims, end) in zip(pools, gathered, strict=True):
-            s, inst = least_cpu(partial(build, tables[name], req.shape, req.vms, now, end,
-                                        victims, now, narrow), repeat)
-            build_s[narrow] += s
-            built[narrow].append(inst)
-    return Probe(now, req.vms, tuple(built[True]), tuple(built[False]), gather_s,
+    for name, (victims, end, sums) in zip(pools, summed, strict=True):
+        s, inst = least_cpu(partial(build, tables[name], req.shape, req.vms, now, end,
+                                    victims, now, True, sums), repeat)
+        build_s[True] += s
+        built[True].append(inst)
+    for name, (victims, end) in zip(pools, gathered, strict=True):
+        s, inst = least_cpu(partial(build, tables[name], req.shape, req.vms, now, end,
+                                    victims, now, False), repeat)
+        build_s[False] += s
+        built[False].append(inst)
+    return Probe(now, req.vms, tuple(built[True]), tuple(built[False]), gather_s, summed_s,
                  build_s[True], build_s[False])
 
 
@@ -443,11 +462,14 @@ def describe_instances(probes: Sequence[Probe]) -> list[str]:
 
 def making_table(probes: Sequence[Probe]) -> list[str]:
     gather = [p.victims_seconds for p in probes]
+    summed = [p.summed_seconds for p in probes]
     narrowed = [p.build_seconds for p in probes]
     full = [p.full_seconds for p in probes]
     return ["| making the instances | p50 ms | p99 ms | max ms | total CPU s |",
             "|---|---:|---:|---:|---:|",
-            f"| gather victims (`Victims.gather`) | {timing_cells(gather)} |",
+            f"| gather victims (`Victims.gather`, baselines) | {timing_cells(gather)} |",
+            f"| gather with node sums (`Victims.gather_summed`, leasehold's policies) |"
+            f" {timing_cells(summed)} |",
             f"| `build`, narrowed where large (leasehold's policies) | {timing_cells(narrowed)} |",
             f"| `build`, every candidate (baselines) | {timing_cells(full)} |"]
 

@@ -20,7 +20,7 @@ preempted and the preemptor is booked at that earlier time: waiting is then no s
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from math import inf
 
@@ -80,9 +80,16 @@ class Preemptor:
         while True:
             instances, windows = [], []
             for name in pools:
-                victims, end = self.victims.gather(name, req, now, t, excluded)
+                # a narrowed build ranks the nodes on sums the index keeps
+                victims: Sequence[Victim]
+                sums = None
+                if narrow:
+                    victims, end, sums = self.victims.gather_summed(name, req, now, t, excluded)
+                else:
+                    victims, end = self.victims.gather(name, req, now, t, excluded)
                 instances.append(problem.build(
-                    self.slots.pools[name], req.shape, req.vms, t, end, victims, now, narrow))
+                    self.slots.pools[name], req.shape, req.vms, t, end, victims, now, narrow,
+                    sums))
                 windows.append(end)
             choice = decide(self.policy, instances, self.config)
             record = Decision(

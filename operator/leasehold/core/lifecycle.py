@@ -36,6 +36,7 @@ from .model import (
     Suspend,
     Unstart,
 )
+from .preemptable import tracks_leases
 from .slots import Booking, Segments, SlotTable, clip
 from .timers import Timer, Timers
 
@@ -61,6 +62,7 @@ class Changes:
         return taken
 
 
+@tracks_leases
 class Lifecycle:
     def __init__(self, slots: SlotTable, pools: Mapping[str, PoolSpec],
                  config: SchedulerConfig) -> None:
@@ -72,6 +74,9 @@ class Lifecycle:
         self.timers = Timers(self.leases)
         #: leases holding a booking that has not started yet
         self.reserved: dict[str, None] = {}
+        #: leases handed to a transition since the preemption index last read them
+        #: (filled by ``tracks_leases``)
+        self.touched: dict[str, LeaseState] = {}
         #: the actions emitted, in order, since the scheduler last took them
         self.actions: list[Action] = []
         #: what the transitions did to the capacity since the last plan

@@ -20,17 +20,20 @@ its booking does anyway is no candidate: it leaves sooner by itself.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Set
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping, Sequence, Set
 from dataclasses import dataclass
 from math import inf
+from typing import overload
 
 from . import overhead
 from .lease import LeaseState, PreemptCosts, pace
 from .model import LeaseType, Origin, OverheadParams, Phase, PoolSpec, Request
 from .placement import Placement
+from .preemptable import Index, Member
 from .preemption import focus
-from .preemption.instance import Victim
-from .slots import Booking, SlotTable
+from .preemption.instance import NodeSums, Victim, to_micro
+from .slots import Booking, PackedPool, SharedPool, SlotTable
 
 PREEMPTABLE = (
     LeaseType.BEST_EFFORT_CANCELLABLE,
@@ -66,6 +69,40 @@ def preempt_costs(req: Request, params: OverheadParams) -> PreemptCosts:
     return action, took, cost, _costs(req, params, "replan")[1]
 
 
+def _held(v: Victim) -> Booking:
+    assert v.booking is not None
+    return v.booking
+
+
+class _Later(Sequence[Victim]):
+    """Every victim, made (by :meth:`Victims.gather`) only when first looked at;
+    its length is known before."""
+
+    def __init__(self, size: int, make: Callable[[], list[Victim]]) -> None:
+        self._size = size
+        self._make = make
+        self._made: list[Victim] | None = None
+
+    def _all(self) -> list[Victim]:
+        if self._made is None:
+            self._made = self._make()
+            assert len(self._made) == self._size, "the index and the gathering disagree"
+        return self._made
+
+    def __len__(self) -> int:
+        return self._size
+
+    @overload
+    def __getitem__(self, i: int) -> Victim: ...
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[Victim]: ...
+    def __getitem__(self, i: int | slice) -> Victim | Sequence[Victim]:
+        return self._all()[i]
+
+    def __iter__(self) -> Iterator[Victim]:
+        return iter(self._all())
+
+
 @dataclass(frozen=True, slots=True)
 class Slot:
     """Where a deadline-bound victim goes: ``[start, start + length)`` on ``pool``."""
@@ -80,12 +117,16 @@ class Victims:
 
     def __init__(self, slots: SlotTable, pools: Mapping[str, PoolSpec],
                  leases: Mapping[str, LeaseState], reserved: Mapping[str, None],
-                 placement: Placement) -> None:
+                 placement: Placement, touched: dict[str, LeaseState] | None = None) -> None:
         self.slots = slots
         self.pools = pools
         self._leases = leases
         self._reserved = reserved
         self._placement = placement
+        #: the running preemptable leases' per-node sums, kept as the leases the
+        #: lifecycle marks in ``touched`` change (none without it)
+        self.index = (None if touched is None
+                       else Index(slots, pools, leases, reserved, touched, preempt_costs))
 
     def gather(
         self, pool_name: str, req: Request, now: float, t: float,
@@ -164,6 +205,140 @@ class Victims:
                        if leases[v.name].req.type != LeaseType.DEADLINE_MIGRATABLE
                        or self.deadline_slot(leases[v.name], now, pool_name, end) is not None]
         return victims, end
+
+    def gather_summed(
+        self, pool_name: str, req: Request, now: float, t: float,
+        excluded: Set[str] = frozenset(),
+    ) -> tuple[Sequence[Victim], float, NodeSums | None]:
+        """:meth:`gather` for a narrowed :func:`~.preemption.instance.build`: the same
+        victims and window end, and on a packed shared pool with more victims than
+        :data:`.focus.NARROW_ABOVE` their :class:`NodeSums`, read off the index of
+        running preemptable leases (:mod:`.preemptable`) plus the queued reservations
+        in the window. The victims are then made only as asked for: those on the
+        nodes the ranking keeps (``NodeSums.on``), all of them (as :meth:`gather`
+        makes them) only if the build needs every one. ``None`` sums, and the
+        victims made at once, where the index does not hold for the window (a
+        member would leave by itself before it could vacate, or starts after
+        ``t + d``), with ``excluded`` leases, or with few victims."""
+        got = self._from_index(pool_name, req, now, t, excluded)
+        if got is not None:
+            return got
+        victims, end = self.gather(pool_name, req, now, t, excluded)
+        return victims, end, None
+
+    def _from_index(
+        self, pool_name: str, req: Request, now: float, t: float, excluded: Set[str],
+    ) -> tuple[Sequence[Victim], float, NodeSums] | None:
+        pool = self.slots.pools[pool_name]
+        if (self.index is None or excluded or not isinstance(pool, SharedPool)
+                or not isinstance(pool.table, PackedPool)):
+            return None
+        nodes = pool.spec.nodes
+        index = self.index.sums(pool_name)
+        if len(index.cpu) > nodes:
+            return None
+        d = req.duration / pace(req, self.pools[pool_name])
+        last_start = index.latest_start()
+        if last_start is not None and last_start >= t + d:
+            return None
+
+        def vacate_of(key: tuple[str, float]) -> float:
+            # as the gathering computes it: max(now, t - took) + took, a migration now
+            action, took = key
+            late = t - took
+            return (now if action == "migrate" or late < now else late) + took
+
+        vacates = {key: vacate_of(key) for key in index.keys}
+        # members that end by ``t`` or leave by themselves before they could vacate
+        # are no victims: only those ending by ``t`` or the latest vacate time can be
+        # (a migration vacates ``took`` after now, which may be before ``t``)
+        gone: dict[str, Member] = {}
+        for name in index.ending_by(max([t, *vacates.values()])):
+            m = index.members[name]
+            if m.booking.end <= t or vacates[m.key] >= m.booking.end:
+                gone[name] = m
+        left = Counter(index.keys)
+        left.subtract(m.key for m in gone.values())
+        latest = t
+        for key, n in left.items():
+            if n > 0 and vacates[key] > latest:
+                latest = vacates[key]
+        # the queued reservations: those starting in [t, t + d) first, as the
+        # gathering meets them; then the window's tail
+        leases, reserved, bookings = self._leases, self._reserved, pool.bookings
+        params = self.pools[pool_name].overhead
+        main: list[Booking] = []
+        later: list[Booking] = []
+        for name in reserved:
+            st = leases.get(name)
+            if st is None or name in excluded:
+                continue
+            b = st.booking
+            if b is None or b.pool != pool_name or b not in bookings:
+                continue
+            memo = st.preempt_costs
+            costs = memo.get(pool_name)
+            if costs is None:
+                costs = memo[pool_name] = preempt_costs(st.req, params)
+            if not costs:
+                continue
+            if b.start >= t + d:
+                later.append(b)
+            elif b.end > t:
+                main.append(b)
+        if main and now > latest:
+            latest = now
+        end = t + d
+        if latest > t:
+            end = latest + d
+            main += [b for b in later if b.start < end]
+        size = len(index.members) - len(gone) + len(main)
+        if size <= focus.NARROW_ABOVE:
+            return None
+        victim = self._victim_maker(pool_name, now, t, excluded)
+        queued = [v for v in map(victim, main) if v is not None]
+        cpu, mem, cost, count = (list(index.cpu), list(index.mem), list(index.cost),
+                                 list(index.count))
+        grow = nodes - len(cpu)
+        for xs in (cpu, mem, cost, count):
+            xs += [0] * grow
+        for m in gone.values():
+            c, mm = m.booking.shape.cpu, m.booking.shape.memory
+            for node, k in m.spread:
+                cpu[node] -= k * c
+                mem[node] -= k * mm
+                cost[node] -= m.micro
+                count[node] -= 1
+        queued_on: dict[int, list[Victim]] = {}
+        for v in queued:
+            b = _held(v)
+            c, mm, h = b.shape.cpu, b.shape.memory, to_micro(v.overhead)
+            for node in b.nodes or ():
+                mine = queued_on.setdefault(node, [])
+                if not mine or mine[-1] is not v:
+                    mine.append(v)
+                    cost[node] += h
+                    count[node] += 1
+                cpu[node] += c
+                mem[node] += mm
+        on_node = index.on_node
+
+        def on(chosen: set[int]) -> list[Victim]:
+            out: dict[str, Victim] = {}
+            for node in chosen:
+                for v in queued_on.get(node, ()):
+                    out[v.name] = v
+                if node < len(on_node):
+                    for name in on_node[node]:
+                        if name not in out and name not in gone:
+                            made = victim(leases[name].booking)  # type: ignore[arg-type]
+                            assert made is not None
+                            out[name] = made
+            return list(out.values())
+
+        everyone = _Later(size,
+                          lambda: self.gather(pool_name, req, now, t, excluded)[0])
+        return everyone, end, NodeSums(cpu, mem, cost, count, on)
 
     def _victim_maker(
         self, pool_name: str, now: float, t: float, excluded: Set[str]

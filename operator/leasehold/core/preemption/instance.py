@@ -27,7 +27,7 @@ feasible, and a candidate set is a feasible set none of whose proper subsets is.
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from math import inf
 from typing import NamedTuple
@@ -218,6 +218,7 @@ def narrow(inst: Instance) -> tuple[Instance, tuple[int, ...]]:
 def build(
     pool: PoolTable, shape: Shape, need: int, start: float, end: float,
     victims: Sequence[Victim], now: float, narrow: bool = False,
+    sums: NodeSums | None = None,
 ) -> Instance:
     """The instance for placing ``need`` VMs of ``shape`` on ``pool`` over
     ``[start, end)`` by preempting some of ``victims`` (each must have a booking).
@@ -225,7 +226,10 @@ def build(
     promising nodes (:mod:`.focus`), before any bin is made. The nodes are ranked
     on estimates that may overstate what they free: if all the kept victims
     together would not make room, the full instance is built after all (and the
-    policy narrows it on exact figures), so narrowing never loses a preemption."""
+    policy narrows it on exact figures), so narrowing never loses a preemption.
+    ``sums``, if given, are the :class:`NodeSums` of ``victims`` on the packed
+    table, kept by the gathering (:meth:`..victims.Victims.gather_summed`) so that
+    the narrowed build need not go through every victim."""
     if isinstance(pool, SharedPool):
         # counted (one shape: the preemptor's) is one bin of free slots, as exact as
         # an exclusive pool's; otherwise the packed table, node by node
@@ -241,7 +245,7 @@ def build(
         )
         return Instance(pool.spec.name, need, 0, (bin_,), cands, now)
     assert isinstance(pool, PackedPool)
-    inst = _shared_instance(pool, shape, need, start, end, victims, narrow)
+    inst = _shared_instance(pool, shape, need, start, end, victims, narrow, sums)
     if inst.narrowed and not inst.feasible(range(len(inst.candidates))):
         inst = _shared_instance(pool, shape, need, start, end, victims, False)
     return replace(inst, now=now)
@@ -288,7 +292,7 @@ def _exclusive_bin(
 
 def _shared_instance(
     pool: PackedPool, shape: Shape, need: int, start: float, end: float,
-    victims: Sequence[Victim], narrow: bool,
+    victims: Sequence[Victim], narrow: bool, sums: NodeSums | None = None,
 ) -> Instance:
     rooms: list[int] | None = None
     narrowed = False
@@ -300,8 +304,9 @@ def _shared_instance(
         narrowed = missing > 0
         if narrowed:
             # only the kept ones are sorted: on a large pool they are a handful
-            keep = _promising(pool, shape, lows, rooms, victims, missing)
-            victims = [victims[i] for i in keep]
+            if sums is None or len(sums.cpu) != pool.spec.nodes:
+                sums = node_sums(pool.spec.nodes, victims)
+            victims = _promising(shape, lows, rooms, sums, missing)
     victims = _by_name(victims)
     bookings = [_booking(v) for v in victims]
     on_node = _on_node(bookings)
@@ -324,10 +329,11 @@ def _shared_instance(
             lo, hi = _span(points, b.start, b.end)
             amount = (count * b.shape.cpu, count * b.shape.memory)
             parts[i].append(Part(index[node], lo, hi, amount))
-    base = 0
-    for node in range(pool.spec.nodes):
-        if node not in index:
-            base += rooms[node] if rooms is not None else pool.room(node, shape, start, end)
+    if rooms is not None:
+        base = sum(rooms) - sum(rooms[node] for node in touched)
+    else:
+        base = sum(pool.room(node, shape, start, end)
+                   for node in range(pool.spec.nodes) if node not in index)
     cands = tuple(
         Candidate(v, to_micro(v.overhead), tuple(p)) for v, p in zip(victims, parts, strict=True)
     )
@@ -343,22 +349,31 @@ def _on_node(bookings: Sequence[Booking]) -> dict[int, list[int]]:
     return on_node
 
 
-def _promising(
-    pool: PackedPool, shape: Shape, lows: list[tuple[int, int]], rooms: list[int],
-    victims: Sequence[Victim], missing: int,
-) -> tuple[int, ...]:
-    """The victims (indices, ascending) on the nodes :func:`.focus.pick` keeps,
-    ranked on the slot table. The room a node would gain is estimated from its
-    least free cpu and memory over the window (``lows``) plus all its candidates
-    give back: as if they all ran at its busiest instant. One pass over thousands
-    of victims: kept plain (numpy's conversions cost more than this loop here)."""
-    size = pool.spec.nodes
-    on_node: list[list[int]] = [[] for _ in range(size)]
-    cpu, mem, cost = [0] * size, [0] * size, [0.0] * size
+@dataclass(frozen=True, slots=True)
+class NodeSums:
+    """Per node of a packed pool (lists indexed by node), what all the candidates
+    would give back: cpu and memory, one entry per VM; overheads h(L) in whole
+    microseconds (integers, so the sum does not depend on the order the candidates
+    come in); how many candidates hold a VM there. What :func:`.focus.pick` ranks
+    the nodes on. ``on`` gives the candidates on some nodes."""
+
+    cpu: Sequence[int]
+    mem: Sequence[int]
+    cost: Sequence[int]
+    count: Sequence[int]
+    on: Callable[[set[int]], list[Victim]]
+
+
+def node_sums(nodes: int, victims: Sequence[Victim]) -> NodeSums:
+    """The :class:`NodeSums` of ``victims`` on a pool of ``nodes`` nodes: one pass
+    over thousands of victims on a large pool, kept plain (numpy's conversions cost
+    more than this loop here)."""
+    on_node: list[list[int]] = [[] for _ in range(nodes)]
+    cpu, mem, cost = [0] * nodes, [0] * nodes, [0] * nodes
     for i, v in enumerate(victims):
         b = v.booking
         assert b is not None
-        h, c, m = v.overhead, b.shape.cpu, b.shape.memory
+        h, c, m = to_micro(v.overhead), b.shape.cpu, b.shape.memory
         for node in b.nodes or ():  # one entry per VM
             mine = on_node[node]
             if not mine or mine[-1] != i:
@@ -366,7 +381,22 @@ def _promising(
                 cost[node] += h
             cpu[node] += c
             mem[node] += m
-    gain = [fit_count(c + lc, m + lm, shape) - room if mine else 0
-            for c, m, (lc, lm), room, mine in zip(cpu, mem, lows, rooms, on_node, strict=True)]
-    micro = [to_micro(h) for h in cost]
-    return kept(pick(gain, micro, list(map(len, on_node)), missing), on_node)
+
+    def on(chosen: set[int]) -> list[Victim]:
+        return [victims[i] for i in kept(chosen, on_node)]
+
+    return NodeSums(cpu, mem, cost, list(map(len, on_node)), on)
+
+
+def _promising(
+    shape: Shape, lows: list[tuple[int, int]], rooms: list[int], sums: NodeSums, missing: int,
+) -> list[Victim]:
+    """The victims on the nodes :func:`.focus.pick` keeps, ranked on the slot
+    table. The room a node would gain is estimated from its least free cpu and
+    memory over the window (``lows``) plus all its candidates give back (``sums``):
+    as if they all ran at its busiest instant."""
+    count = sums.count
+    gain = [fit_count(c + lc, m + lm, shape) - room if k else 0
+            for c, m, (lc, lm), room, k
+            in zip(sums.cpu, sums.mem, lows, rooms, count, strict=True)]
+    return sums.on(pick(gain, sums.cost, count, missing))
