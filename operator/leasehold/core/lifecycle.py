@@ -36,7 +36,6 @@ from .model import (
     Suspend,
     Unstart,
 )
-from .preemptable import tracks_leases
 from .slots import Booking, Segments, SlotTable, clip
 from .timers import Timer, Timers
 
@@ -62,7 +61,6 @@ class Changes:
         return taken
 
 
-@tracks_leases
 class Lifecycle:
     def __init__(self, slots: SlotTable, pools: Mapping[str, PoolSpec],
                  config: SchedulerConfig) -> None:
@@ -74,9 +72,6 @@ class Lifecycle:
         self.timers = Timers(self.leases)
         #: leases holding a booking that has not started yet
         self.reserved: dict[str, None] = {}
-        #: leases handed to a transition since the preemption index last read them
-        #: (filled by ``tracks_leases``)
-        self.touched: dict[str, LeaseState] = {}
         #: the actions emitted, in order, since the scheduler last took them
         self.actions: list[Action] = []
         #: what the transitions did to the capacity since the last plan

@@ -78,7 +78,7 @@ class Scheduler:
         self.lifecycle = Lifecycle(self.slots, self.pools, self.config)
         self.placement = Placement(self.slots, self.pools)
         self.victims = Victims(self.slots, self.pools, self.lifecycle.leases,
-                               self.lifecycle.reserved, self.placement, self.lifecycle.touched)
+                               self.lifecycle.reserved, self.placement, self.lifecycle)
         self.preemptor = Preemptor(self.config, self.slots, self.pools, self.lifecycle,
                                    self.placement, self.victims)
         self.planner = Planner(self.config, self.slots, self.lifecycle, self.placement,

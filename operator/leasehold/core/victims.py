@@ -117,16 +117,16 @@ class Victims:
 
     def __init__(self, slots: SlotTable, pools: Mapping[str, PoolSpec],
                  leases: Mapping[str, LeaseState], reserved: Mapping[str, None],
-                 placement: Placement, touched: dict[str, LeaseState] | None = None) -> None:
+                 placement: Placement, watched: object | None = None) -> None:
         self.slots = slots
         self.pools = pools
         self._leases = leases
         self._reserved = reserved
         self._placement = placement
-        #: the running preemptable leases' per-node sums, kept as the leases the
-        #: lifecycle marks in ``touched`` change (none without it)
-        self.index = (None if touched is None
-                       else Index(slots, pools, leases, reserved, touched, preempt_costs))
+        #: the running preemptable leases' per-node sums, kept as the transitions of
+        #: the ``watched`` lifecycle change the leases (none without it)
+        self.index = (None if watched is None
+                      else Index(slots, pools, leases, reserved, watched, preempt_costs))
 
     def gather(
         self, pool_name: str, req: Request, now: float, t: float,
