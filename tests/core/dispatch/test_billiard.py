@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from leasehold.core.dispatch.billiard import fastest, next_pool, sequence
+from leasehold.core.dispatch.billiard import Clock, fastest, next_pool, sequence
 
 # (X_j + Y_j) / P_j, X = 1 for the fastest pool, the least wins, ties to the first:
 #  P = (1/2, 1/4, 1/4), fastest 0: Y = 000: (2, 0, 0) -> 1; 010: (2, 4, 0) -> 2;
@@ -61,3 +61,50 @@ def test_each_pool_gets_its_share_of_the_sequence(weights, fast, n):
         assert (sx - len(live)) * p - x[j] - 1e-9 <= off <= sx * p - x[j] + 1 + 1e-9, (j, p)
         if p == 0:
             assert j not in got
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 20), min_size=1, max_size=6).filter(lambda w: sum(w) > 0),
+       st.integers(0, 5), st.integers(1, 200))
+def test_the_clocked_sequence_is_the_billiard_sequence_while_the_shares_stand(
+        weights, fast, n):
+    """Kept as each pool's next value (X_j + Y_j)/P_j, advanced by 1/P_j when it is
+    chosen, the sequence is eq. 20's own as long as the shares do not change."""
+    shares = [w / sum(weights) for w in weights]
+    fast = fast % len(shares)
+    offsets = [1 if j == fast else 0 for j in range(len(shares))]
+    clock = Clock()
+    got = [clock.next(shares, offsets) for _ in range(n)]
+    assert got == sequence(shares, fast, n)
+
+
+def test_a_share_that_grows_is_served_from_then_on_not_made_up_for():
+    """PAP's shares are re-estimated as leases come (003 gives them once): counting
+    from the start, a pool whose share grows from 0.1 to 0.5 after 100 leases had
+    ~10 and is owed ~40, so eq. 20 sends it the next ~80 leases in a row (seen in
+    the 003 pilot: bursts of 173 leases an hour to the 64-node pool). The clock
+    serves the new shares from the change on."""
+    clock = Clock()
+    for _ in range(100):
+        clock.next([0.1, 0.9], [0, 1])
+    after = [clock.next([0.5, 0.5], [0, 1]) for _ in range(20)]
+    assert 8 <= after.count(0) <= 12, after
+    # eq. 20 counting from the start: all 20 to pool 0
+    counts = [sequence([0.1, 0.9], 1, 100).count(j) for j in (0, 1)]
+    burst = []
+    for _ in range(20):
+        j = next_pool([0.5, 0.5], [0, 1], counts)
+        assert j is not None
+        counts[j] += 1
+        burst.append(j)
+    assert burst.count(0) == 20
+
+
+def test_a_pool_passed_over_or_without_a_share_gets_no_credit_meanwhile():
+    """A pool that could not hold the leases (or had no share) for a while is not
+    owed them afterwards: it joins at the value the others have reached."""
+    clock = Clock()
+    for _ in range(50):
+        clock.next([0.5, 0.5], [0, 0], allowed=[False, True])
+    after = [clock.next([0.5, 0.5], [0, 0]) for _ in range(10)]
+    assert 4 <= after.count(0) <= 6, after

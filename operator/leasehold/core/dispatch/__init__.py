@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..model import EARLIEST, Origin, PoolSpec, Request, SchedulerConfig, dispatch_strategy
+from .billiard import Clock
 from .statistics import History, Stream, Table, pool_table
 from .strategies import Memory, Situation, Verdict, choose
 
@@ -57,7 +58,9 @@ class Dispatcher:
         return {"first": h.first, "external": h.external.data(),
                 "local": {k: s.data() for k, s in h.local.items()},
                 "count": m.external, "draws": m.draws,
-                "sent": {k: dict(v) for k, v in m.sent.items()}}
+                "clocks": {k: {"floor": c.floor,
+                               "values": {p: list(v) for p, v in c.values.items()}}
+                           for k, c in m.clocks.items()}}
 
     def load(self, data: dict[str, Any]) -> None:
         """:meth:`data` read back."""
@@ -67,5 +70,6 @@ class Dispatcher:
         h.external = Stream.from_data(data["external"])
         h.local = {str(k): Stream.from_data(v) for k, v in data["local"].items()}
         m.external, m.draws = int(data["count"]), int(data["draws"])
-        m.sent = {str(k): {str(p): int(n) for p, n in v.items()}
-                  for k, v in data["sent"].items()}
+        m.clocks = {str(k): Clock({str(p): (float(v[0]), int(v[1]), float(v[2]))
+                                   for p, v in c["values"].items()}, float(c["floor"]))
+                    for k, c in data["clocks"].items()}

@@ -71,8 +71,8 @@ class Memory:
     external: int = 0
     #: random numbers drawn so far
     draws: int = 0
-    #: RTDP's Y: per lease type, per pool, the leases of that type sent there
-    sent: dict[str, dict[str, int]] = field(default_factory=dict)
+    #: RTDP's billiard sequence per lease type (:class:`.billiard.Clock`)
+    clocks: dict[str, billiard.Clock] = field(default_factory=dict)
 
     def draw(self) -> float:
         """The next random number in [0, 1)."""
@@ -194,13 +194,12 @@ def _pap_rtdp(s: Situation, memory: Memory) -> Verdict | None:
         return None
     rates, said = _pap(s)
     kind = s.request.type.value
-    sent = memory.sent.setdefault(kind, {})
+    clock = memory.clocks.setdefault(kind, billiard.Clock())
     fast = billiard.fastest([p.theta for p in s.table.pools])
     offsets = [1 if j == fast else 0 for j in range(len(s.names))]
-    j = billiard.next_pool(rates, offsets, [sent.get(n, 0) for n in s.names], s.fits)
+    j = clock.next(rates, offsets, s.fits, s.names)
     if j is None:
         return _first_fit(s, PAP_RTDP.name)
-    sent[s.names[j]] = sent.get(s.names[j], 0) + 1
     return Verdict(s.names[j], f"pap-rtdp: billiard sequence for {kind} leases, pool"
                    f" {s.names[j]} (allocated {_g(rates[j])} {said})")
 
