@@ -15,7 +15,7 @@ from leasehold.core.preemptable import Index, PoolSums
 from leasehold.core.preemption import focus, instance
 from leasehold.core.preemption.instance import build
 from leasehold.core.scheduler import Scheduler
-from leasehold.core.victims import preempt_costs
+from leasehold.core.victims import costs_on
 
 POOL = shared(4, cpu=4000, memory=8192)
 
@@ -60,7 +60,7 @@ def view(sums: PoolSums, nodes: int):
 
 def fresh(sched: Scheduler) -> PoolSums:
     lc = sched.lifecycle
-    return Index(sched.slots, sched.pools, lc.leases, lc.reserved, {}, preempt_costs).sums("p")
+    return Index(sched.slots, sched.pools, lc.leases, lc.reserved, None, costs_on).sums("p")
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -34,7 +34,7 @@ from functools import wraps
 from typing import Any
 
 from .lease import LeaseState, PreemptCosts
-from .model import Phase, PoolSpec, Request
+from .model import Phase, PoolSpec
 from .preemption.instance import to_micro
 from .slots import Booking, SlotTable
 
@@ -179,7 +179,7 @@ class PoolSums:
 
 def member(st: LeaseState, slots: SlotTable, pools: Mapping[str, PoolSpec],
            leases: Mapping[str, LeaseState], reserved: Mapping[str, None],
-           costs: Callable[[Request, Any], PreemptCosts], serial: int) -> Member | None:
+           costs: Callable[[LeaseState, str, Any], PreemptCosts], serial: int) -> Member | None:
     """What ``st`` adds to its pool's sums, or ``None`` if it is no member: the same
     tests, in the same terms, as :meth:`.victims.Victims.gather` applies to a
     running lease."""
@@ -189,10 +189,7 @@ def member(st: LeaseState, slots: SlotTable, pools: Mapping[str, PoolSpec],
             or st.phase != Phase.RUNNING or b.pool not in slots.pools
             or b not in slots.pools[b.pool].bookings):
         return None
-    memo = st.preempt_costs
-    got = memo.get(b.pool)
-    if got is None:
-        got = memo[b.pool] = costs(st.req, pools[b.pool].overhead)
+    got = costs(st, b.pool, pools[b.pool].overhead)
     if not got:
         return None
     spread: dict[int, int] = {}
@@ -208,7 +205,7 @@ class Index:
     def __init__(self, slots: SlotTable, pools: Mapping[str, PoolSpec],
                  leases: Mapping[str, LeaseState], reserved: Mapping[str, None],
                  watched: object,
-                 costs: Callable[[Request, Any], PreemptCosts]) -> None:
+                 costs: Callable[[LeaseState, str, Any], PreemptCosts]) -> None:
         self._slots, self._pools, self._leases, self._reserved = slots, pools, leases, reserved
         #: the lifecycle, whose transitions mark leases in ``_touched`` once watched
         self._watched: object | None = watched
