@@ -93,7 +93,9 @@ class LeaseSpec(Spec):
         default=None, description="Actual run time (<= duration); simulations only."
     )
     pool: Name | None = Field(default=None, description="Node pool to run in.")
-    image: Name | None = Field(default=None, description="Reserved, not yet used (issue 22).")
+    image: Name | None = Field(default=None, description="The image its VMs boot from: on a"
+                               " pool with images, deployed to each node before its VM"
+                               " starts (DESIGN §2.6).")
     image_size_mb: Number | None = Field(
         default=None, ge=0, alias="imageSizeMB", description="Size of the image in MB."
     )
@@ -117,7 +119,7 @@ class LeaseSpec(Spec):
         return self.deadline
 
     def to_request(self) -> Request:
-        """The core's view of this lease (the image's name is not: only its size matters)."""
+        """The core's view of this lease."""
         return Request(
             name=self.name,
             type=self.type,
@@ -132,6 +134,7 @@ class LeaseSpec(Spec):
             runtime=self.runtime,
             pool=self.pool,
             image_mb=float(self.image_size_mb or 0.0),
+            image=self.image,
         )
 
     @model_validator(mode="after")

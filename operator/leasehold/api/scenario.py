@@ -45,12 +45,14 @@ from leasehold.core.model import (
     POLICY_NAMES,
     Backfilling,
     Capacity,
+    ImagesSpec,
     NodeGroup,
     OverheadParams,
     PoolSpec,
     PoolStatistics,
     Request,
     SchedulerConfig,
+    VmModel,
 )
 
 from .durations import NegativeValueError, describe, format_cpu, format_memory, parse_duration
@@ -225,6 +227,51 @@ class PoolStatisticsSpec(Spec):
             external_cv=self.external_cv, local_cv=self.local_cv)
 
 
+class ImagesSpecModel(Spec):
+    """A pool's image repository and node disks (DESIGN §2.6; core ImagesSpec)."""
+
+    bandwidth: Number = Field(gt=0, description="MB/s of the repository's link.")
+    disk: Number = Field(gt=0, description="MB of disk per node.")
+    cache: Annotated[Number, Field(ge=0)] | None = Field(
+        default=None, description="MB of each disk for cached images (004's D_p; default"
+                                  " half the disk; the rest holds working copies).")
+    reuse: Annotated[bool, Field(strict=True)] = Field(
+        default=True, description="Use a cached image again without a transfer (off: 004"
+                                  " VM-MULT).")
+    multicast: Annotated[bool, Field(strict=True)] = Field(
+        default=True, description="One transfer serves several nodes at once.")
+    predeployed: Annotated[bool, Field(strict=True)] | list[Name] = Field(
+        default_factory=list, description="Images on every node from the start: true for"
+                                          " all (004 VM-PREDEPLOY), or their names.")
+
+    @model_validator(mode="after")
+    def _cache_fits(self) -> ImagesSpecModel:
+        if self.cache is not None and self.cache > self.disk:
+            raise RuleViolations([(("cache",), f"is {self.cache:g} MB, more than the disk"
+                                               f" ({self.disk:g} MB)")])
+        return self
+
+    def to_images(self) -> ImagesSpec:
+        names = () if isinstance(self.predeployed, bool) else tuple(self.predeployed)
+        return ImagesSpec(bandwidth=self.bandwidth, disk=self.disk, cache=self.cache,
+                          reuse=self.reuse, multicast=self.multicast, predeployed=names,
+                          predeployed_all=self.predeployed is True)
+
+
+class VmModelSpec(Spec):
+    """The VM model of 004 §4.4 (core VmModel): 004 uses slowdown 0.05 and boot plus
+    shutdown of at most 20 s."""
+
+    slowdown: Number = Field(default=0.0, ge=0, description="Run time is 1 + slowdown times"
+                                                            " longer in a VM.")
+    boot: Annotated[Seconds, Field(ge=0)] = Field(default=0.0, description="Seconds to boot.")
+    shutdown: Annotated[Seconds, Field(ge=0)] = Field(default=0.0,
+                                                      description="Seconds to shut down.")
+
+    def to_vm(self) -> VmModel:
+        return VmModel(slowdown=self.slowdown, boot=self.boot, shutdown=self.shutdown)
+
+
 class NodeGroupModel(Spec):
     """``nodes`` nodes of ``cpu`` (cores) and ``memory`` (MiB) each, in a pool of
     mixed sizes."""
@@ -265,6 +312,11 @@ class PoolSpecModel(Spec):
     dispatch: PoolStatisticsSpec | None = Field(
         default=None, description="What dispatch knows of the pool beforehand (local and"
                                   " external rates, VMs, durations); the rest is estimated.")
+    images: ImagesSpecModel | None = Field(
+        default=None, description="Image repository and disks: VMs start once their image"
+                                  " is on their node (DESIGN §2.6).")
+    vm: VmModelSpec | None = Field(default=None, description="The VM model of 004 (slowdown,"
+                                                             " boot, shutdown).")
 
     @model_validator(mode="after")
     def _nodes_or_groups(self) -> PoolSpecModel:
@@ -315,7 +367,7 @@ class PoolSpecModel(Spec):
             return PoolSpec(name=self.name, nodes=self.nodes, cpu=self.cpu,
                             memory=self.memory, exclusive=self.exclusive,
                             overhead=self.overhead.to_params(), speed=self.speed,
-                            statistics=self._statistics())
+                            statistics=self._statistics(), **self._vm_fields())
         last = self.groups[-1]
         mixed = len(self.node_sizes()) > 1
         return PoolSpec(
@@ -328,7 +380,12 @@ class PoolSpecModel(Spec):
             groups=tuple(g.to_group() for g in self.groups) if mixed else (),
             speed=self.speed,
             statistics=self._statistics(),
+            **self._vm_fields(),
         )
+
+    def _vm_fields(self) -> dict[str, Any]:
+        return {"images": None if self.images is None else self.images.to_images(),
+                "vm": None if self.vm is None else self.vm.to_vm()}
 
     def _statistics(self) -> PoolStatistics | None:
         return None if self.dispatch is None else self.dispatch.to_statistics()
@@ -394,6 +451,10 @@ class ConfigSpec(Spec):
         " one (DESIGN §2.5): earliest, rr, lrf, bcf, pap-rnd or pap-rtdp.")
     dispatch_seed: Count = Field(default=0, alias="dispatchSeed",
                                  description="Seed of the random dispatch strategies.")
+    suspension: Literal["all", "none"] = Field(
+        default="all", description="all: a best-effort lease that must give way is preempted"
+        " by its type; none: it is cancelled and re-queued, to run again from the start"
+        " (Haizea's option, 004 NOVM-NOSR).")
 
 
 class Scenario(Spec):
@@ -437,6 +498,7 @@ class Scenario(Spec):
             suspend_before_blocking=self.config.suspend_before_blocking,
             dispatch=self.config.dispatch,
             dispatch_seed=self.config.dispatch_seed,
+            suspension=self.config.suspension,
         )
 
     def requests(self) -> list[Request]:

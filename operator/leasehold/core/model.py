@@ -124,6 +124,9 @@ class Request:
     pool: str | None = None
     #: size of the VM image (MB): the Haizea overhead model copies it on migration
     image_mb: float = 0.0
+    #: the image its VMs boot from (DESIGN §2.6): on a pool with ``images`` a VM
+    #: starts only once this image is on its node; ``None``: no image to deploy
+    image: str | None = None
 
     @property
     def earliest(self) -> float:
@@ -154,6 +157,59 @@ class OverheadParams:
     stop_seconds: float = 0.0
     #: "intergrid" (000 §5, per-VM sequential) or "haizea" (004 §3.1, all VMs at once)
     model: str = "intergrid"
+
+
+@dataclass(frozen=True, slots=True)
+class ImagesSpec:
+    """A pool's image repository and node disks (004 §3.1-3.2, DESIGN §2.6).
+
+    Images travel from the repository over one link of ``bandwidth`` MB/s (a
+    resource with its own bookings); each node has ``disk`` MB, of which ``cache`` MB
+    (004's D_p; default half the disk) hold cached images and the rest (D_w) the VMs'
+    working copies. ``reuse``: a cached image is used again without a transfer (LRU
+    eviction, reference counts); off, every start transfers its image (004 VM-MULT).
+    ``multicast``: one transfer serves all the nodes it is sent to at once (s_I / B).
+    ``predeployed``: images already on every node (``predeployed_all``: all images,
+    004 VM-PREDEPLOY), never transferred."""
+
+    bandwidth: float
+    disk: float
+    cache: float | None = None
+    reuse: bool = True
+    multicast: bool = True
+    predeployed: tuple[str, ...] = ()
+    predeployed_all: bool = False
+
+    def __post_init__(self) -> None:
+        if not self.bandwidth > 0:
+            raise ValueError(f"images: bandwidth must be > 0 MB/s, got {self.bandwidth}")
+        if not self.disk > 0:
+            raise ValueError(f"images: disk must be > 0 MB, got {self.disk}")
+        if self.cache is not None and not 0 <= self.cache <= self.disk:
+            raise ValueError(f"images: cache must be between 0 and the disk ({self.disk} MB),"
+                             f" got {self.cache}")
+
+    @property
+    def cache_mb(self) -> float:
+        """D_p: the disk that holds cached images (half of it unless given)."""
+        return self.disk / 2 if self.cache is None else self.cache
+
+
+@dataclass(frozen=True, slots=True)
+class VmModel:
+    """How running a lease in VMs costs (004 §4.4): its run time is ``1 + slowdown``
+    times longer, and each start and end takes ``boot`` and ``shutdown`` seconds
+    (004: 5% and at most 20 s together). A pool without one runs leases bare."""
+
+    slowdown: float = 0.0
+    boot: float = 0.0
+    shutdown: float = 0.0
+
+    def __post_init__(self) -> None:
+        for name in ("slowdown", "boot", "shutdown"):
+            value = getattr(self, name)
+            if not value >= 0:
+                raise ValueError(f"vm: {name} must be >= 0, got {value}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,6 +284,11 @@ class PoolSpec:
     #: what the dispatch strategies know of the pool beforehand (003 Table 1); what
     #: it leaves out is estimated from the leases submitted (DESIGN §2.5)
     statistics: PoolStatistics | None = None
+    #: the pool's image repository and disks (DESIGN §2.6); ``None``: images need no
+    #: deployment (as before images were modelled)
+    images: ImagesSpec | None = None
+    #: the VM model of 004 (slowdown, boot, shutdown); ``None``: leases run bare
+    vm: VmModel | None = None
 
     def __post_init__(self) -> None:
         if not self.speed > 0:
@@ -438,6 +499,20 @@ class SchedulerConfig:
     #: the seed of the random dispatch strategies (``lrf``, ``bcf``, ``pap-rnd``): the
     #: same seed and the same submissions give the same pools
     dispatch_seed: int = 0
+    #: what a best-effort lease that must give way undergoes (Haizea's option, 004
+    #: §4.4): ``all``: it is preempted by its type (suspended, migrated, cancelled);
+    #: ``none``: no suspension: it is cancelled and re-queued, to run again from the
+    #: start (004 NOVM-NOSR)
+    suspension: str = "all"
+
+    def __post_init__(self) -> None:
+        if self.suspension not in SUSPENSION_NAMES:
+            raise ValueError(f"unknown suspension {self.suspension!r};"
+                             f" expected one of {', '.join(SUSPENSION_NAMES)}")
+
+
+#: the values of :attr:`SchedulerConfig.suspension`
+SUSPENSION_NAMES = ("all", "none")
 
 
 # ---- actions: what the core asks its shell to do ---------------------------------
