@@ -51,7 +51,8 @@ def problems(tmp_path: Path, data: dict[str, Any]) -> list[str]:
                  'cluster.pools[0] (name "rp1"): vm.boot: must not be negative, got "-5s" (line 6)',
                  id="negative-boot"),
     pytest.param(scenario({"suspension": "some"}),
-                 'config: suspension: unknown suspension "some"; expected one of all, none (line 11)',
+                 'config: suspension: unknown suspension "some"; expected one of all, none'
+                 " (line 11)",
                  id="unknown-suspension"),
 ])
 def test_one_clear_problem(tmp_path: Path, data: dict[str, Any], expected: str) -> None:
