@@ -16,7 +16,7 @@ malformed (``skip_bad_lines`` leaves them out).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -55,6 +55,13 @@ def read_lwf(path: str | Path, skip_bad_lines: bool = False,
         yield from parsed_lines(fh, str(path), _lease, LWFError, "#", skip_bad_lines, skipped)
 
 
+def read_lwf_lines(lines: Iterable[str], source: str, skip_bad_lines: bool = False,
+                   skipped: list[str] | None = None) -> Iterator[LWFLease]:
+    """:func:`read_lwf` of lines read elsewhere (an archive's member), ``source``
+    naming them in messages."""
+    yield from parsed_lines(lines, source, _lease, LWFError, "#", skip_bad_lines, skipped)
+
+
 def _lease(text: str, lineno: int) -> LWFLease:
     parts = text.split()
     if len(parts) != LWF_FIELDS:
@@ -86,8 +93,19 @@ def lwf_requests(path: str | Path, *, prefix: str = "ar", skip_bad_lines: bool =
     best-effort suspendable, as Haizea treats them), one VM per node with the file's
     CPU share (as millicores) and memory, running ``realDuration`` of their
     ``duration``; named ``<prefix><line>``."""
+    return _requests(read_lwf(path, skip_bad_lines, skipped), prefix)
+
+
+def lwf_requests_from(lines: Iterable[str], source: str, *, prefix: str = "ar",
+                      skip_bad_lines: bool = False, skipped: list[str] | None = None
+                      ) -> list[Request]:
+    """:func:`lwf_requests` of lines read elsewhere (an archive's member)."""
+    return _requests(read_lwf_lines(lines, source, skip_bad_lines, skipped), prefix)
+
+
+def _requests(leases: Iterable[LWFLease], prefix: str) -> list[Request]:
     out = []
-    for lease in read_lwf(path, skip_bad_lines, skipped):
+    for lease in leases:
         kind = (LeaseType.ADVANCE_RESERVATION if lease.start is not None
                 else LeaseType.BEST_EFFORT_SUSPENDABLE)
         out.append(Request(
