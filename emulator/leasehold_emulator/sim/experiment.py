@@ -13,6 +13,17 @@ An experiment file (YAML)::
     replications: 10                   # seeds 1..10: every policy sees the same workloads
     baseline: nop                      # optional: paired t-tests against it
 
+An SWF trace with advance reservations injected (004 §4.2: Haizea's LWF files, read
+from their archive in place; :mod:`..workloads.injections`), the injection file a grid
+axis, under 004 §4.4's configurations (:mod:`.configurations`)::
+
+    workload:
+      model: swf
+      path: ../shared/data/SDSC-BLUE-haizea-30days.swf.gz   # jobs as `leasehold swf` reads
+      injections: ../shared/data/haizea-injected-leases-30days.tar.gz   # or a directory
+    injections: [none, work_*-dur_3h-size_2medium.lwf]   # the axis workload.inject (globs)
+    configurations: [NOVM-NOSR, NOVM-SR]                 # every policy under each
+
 Several request streams instead of one model (003 §5.2.2: a local stream per pool,
 the gateway's external stream; :mod:`..workloads.streams`)::
 
@@ -58,15 +69,27 @@ from leasehold.api.scenario import (
     PoolSpecModel,
     field_problem,
 )
-from leasehold.core.model import Action, Dispatch, Origin, Request, SchedulerConfig
+from leasehold.core.model import (
+    Action,
+    Dispatch,
+    LeaseType,
+    Origin,
+    Phase,
+    PoolSpec,
+    Request,
+    SchedulerConfig,
+)
 from leasehold.core.scheduler import Scheduler
+from leasehold.core.view import LeaseView
 
 from ..workloads import das2, lublin99
+from ..workloads import injections as inj
 from ..workloads.jobs import Job
 from ..workloads.mix import TypeMix, requests
 from ..workloads.streams import Stream, stream_requests, tuned
 from ..workloads.swf import SWFError, swf_requests
 from ..workloads.trace import TraceError, read_trace
+from .configurations import CONFIGURATIONS, apply
 from .engine import simulate
 from .metrics import POOL_METRICS, metrics_003, pool_metrics, run_metrics
 
@@ -81,6 +104,15 @@ KEYS = ["point", "seed", "arm", "policy", "dispatch"]
 #: the columns of a one-pool experiment's results (:func:`columns`)
 FIELDS = [*KEYS, *METRICS]
 RESULTS = "results.csv"
+#: the columns 004's experiments add (:func:`metrics_004`): all-best-effort, its change
+#: against 004's reference (:data:`REFERENCE_004`), the best-effort wait (the first 5%
+#: left out, as 004 §4.4; the bounded slowdown is ``boundedSlowdownBestEffort``), the
+#: reservations rejected and the leases suspended at least once
+METRICS_004 = ("allBestEffortSeconds", "allBestEffortChange", "waitBestEffort",
+               "reservationsRejected", "leasesSuspended")
+#: 004 §4.4: all-best-effort of the trace alone (no reservations) under NOVM-NOSR, the
+#: reference its Table 1 and Fig. 2 are relative to (2,674,265 s, "roughly 30.95 days")
+REFERENCE_004 = 2_674_265.0
 #: grid keys that select streams: ``streams.<selector>.<field>``
 STREAM_SELECTORS = ("local", "external")
 
@@ -160,6 +192,16 @@ class WorkloadSpec(_Spec):
     mean_vms: float | None = Field(default=None, gt=0)
     #: swf and trace only: the file (a leasehold trace: :mod:`..workloads.trace`)
     path: str | None = None
+    #: swf only: an archive (.tar.gz) or directory of LWF files to inject into the
+    #: trace (004 §4.2); then the trace's jobs are taken as `leasehold swf` reads them
+    #: (best-effort suspendable, their actual run times), not through a mix
+    injections: str | None = None
+    #: the LWF file of ``injections`` to inject, by base name (``none``: none); a grid
+    #: sweeps it (the experiment's ``injections`` list)
+    inject: str | None = None
+    #: ``best-effort``: each injected reservation becomes a best-effort suspendable
+    #: lease submitted at its request time (a variant; 004 runs reservations)
+    inject_as: Literal["reservation", "best-effort"] = "reservation"
 
     @field_validator("preset")
     @classmethod
@@ -205,8 +247,25 @@ class ExperimentSpec(_Spec):
     #: dispatch strategies (``SchedulerConfig.dispatch``): every policy runs under each
     dispatches: list[str] | None = Field(default=None, min_length=1)
     grid: dict[str, list[Any]] = Field(default_factory=dict)
+    #: injection files of ``workload.injections`` (names or shell globs; ``none``: the
+    #: trace alone): a grid axis ``workload.inject``, in this order
+    injections: list[str] | None = Field(default=None, min_length=1)
+    #: 004 §4.4's configurations (:mod:`.configurations`): every policy (and dispatch
+    #: strategy) runs under each
+    configurations: list[str] | None = Field(default=None, min_length=1)
     replications: int = Field(default=5, ge=1)
     baseline: str | None = None
+
+    @field_validator("configurations")
+    @classmethod
+    def _known_configurations(cls, value: list[str] | None) -> list[str] | None:
+        unknown = [c for c in value or [] if c not in CONFIGURATIONS]
+        if unknown:
+            raise ValueError(f"unknown configuration {unknown[0]!r};"
+                             f" expected some of {', '.join(CONFIGURATIONS)}")
+        if value is not None and len(set(value)) != len(value):
+            raise ValueError("a configuration is listed twice")
+        return value
 
     @field_validator("dispatches")
     @classmethod
@@ -231,19 +290,34 @@ class ExperimentSpec(_Spec):
         return value
 
     def points(self) -> list[dict[str, Any]]:
-        """Every combination of the grid's values ({} for no grid)."""
-        keys = sorted(self.grid)
-        return [dict(zip(keys, values, strict=True))
-                for values in itertools.product(*(self.grid[k] for k in keys))]
+        """Every combination of the grid's values ({} for no grid), the injection
+        files (``injections``) the last axis. InjectionError when they cannot be
+        listed (validation reports it first)."""
+        axes = {k: self.grid[k] for k in sorted(self.grid)}
+        if self.injections is not None and self.workload.injections is not None:
+            axes[INJECT] = inj.expand(self.workload.injections, self.injections)
+        return [dict(zip(axes, values, strict=True))
+                for values in itertools.product(*axes.values())]
+
+    def is_004(self) -> bool:
+        """An experiment of 004's kind: reservations injected into a trace, or
+        configurations: its results have :data:`METRICS_004` too."""
+        return self.workload.injections is not None or self.configurations is not None
 
     def arms(self) -> list[Arm]:
         """What a unit runs and the report compares: every policy, or every policy
         under every dispatch strategy (policy by policy). Labelled by the policy, or
         by the strategy when there is one policy, or ``policy/strategy``."""
         if self.dispatches is None:
-            return [Arm(p, p, None) for p in self.policies]
-        return [Arm(d if len(self.policies) == 1 else f"{p}/{d}", p, d)
-                for p in self.policies for d in self.dispatches]
+            arms = [Arm(p, p, None) for p in self.policies]
+        else:
+            arms = [Arm(d if len(self.policies) == 1 else f"{p}/{d}", p, d)
+                    for p in self.policies for d in self.dispatches]
+        if self.configurations is None:
+            return arms
+        # under a configuration: labelled by it (one arm otherwise), ``<arm>/<conf>``
+        return [Arm(c if len(arms) == 1 else f"{a.label}/{c}", a.policy, a.dispatch, c)
+                for a in arms for c in self.configurations]
 
     def pool_names(self) -> list[str]:
         """The pools whose metrics get columns of their own (several pools only)."""
@@ -254,11 +328,13 @@ class ExperimentSpec(_Spec):
 @dataclass(frozen=True, slots=True)
 class Arm:
     """One way a unit's workload is run: a preemption policy and a dispatch strategy
-    (``None``: the configuration's)."""
+    (``None``: the configuration's), under one of 004's configurations (``None``:
+    the experiment's as written)."""
 
     label: str
     policy: str
     dispatch: str | None
+    configuration: str | None = None
 
 
 def dispatch_problem(name: str) -> str | None:
@@ -275,7 +351,8 @@ def dispatch_problem(name: str) -> str | None:
 def columns(spec: ExperimentSpec) -> list[str]:
     """The results' columns: the keys, the metrics, then per pool (several pools)
     :data:`..metrics.POOL_METRICS` as ``<metric>@<pool>``."""
-    return [*FIELDS, *(f"{m}@{p}" for p in spec.pool_names() for m in POOL_METRICS)]
+    return [*FIELDS, *(f"{m}@{p}" for p in spec.pool_names() for m in POOL_METRICS),
+            *(METRICS_004 if spec.is_004() else ())]
 
 
 # ---- loading ------------------------------------------------------------------------
@@ -309,6 +386,7 @@ def validate_experiment(data: object, source: str = "<experiment>") -> Experimen
 
 def _cross_check(spec: ExperimentSpec) -> list[str]:
     out = _stream_checks(spec) if spec.workload.model is None else _model_checks(spec)
+    out += _injection_checks(spec)
     if spec.mix.best_effort is not None and spec.mix.deadline is not None:
         out.append("mix: give best_effort or deadline, not both (each sets the other)")
     labels = [a.label for a in spec.arms()]
@@ -333,6 +411,48 @@ def _cross_check(spec: ExperimentSpec) -> list[str]:
             except (ValidationError, ExperimentError) as exc:
                 out.append(f"grid.{key}: value {value!r} is not valid there ({_first(exc)})")
     return list(dict.fromkeys(out))  # a problem at every grid point is one problem
+
+
+#: the grid axis of the injection files
+INJECT = "workload.inject"
+
+
+def _injection_checks(spec: ExperimentSpec) -> list[str]:
+    """004's injections and configurations: where they may be and what they read."""
+    w, out = spec.workload, []
+    injecting = (spec.injections is not None or w.inject is not None
+                 or INJECT in spec.grid or "inject_as" in w.model_fields_set)
+    if w.injections is None:
+        if injecting:
+            out.append("workload.injections: required to inject reservations: the .tar.gz"
+                       " archive or directory of the LWF files")
+    elif w.model != "swf":
+        out.append(f"workload.injections: only for model swf, not {w.model}")
+    else:
+        if spec.mix != MixSpec() or any(k.startswith("mix.") for k in spec.grid):
+            out.append("mix: the trace's jobs are best-effort leases as `leasehold swf`"
+                       " reads them when reservations are injected; leave mix out")
+        if spec.injections is not None and (w.inject is not None or INJECT in spec.grid):
+            out.append("injections: gives the axis workload.inject; leave workload.inject"
+                       " (and grid.workload.inject) out")
+        try:
+            known = [inj.NONE, *inj.names(w.injections)]
+            if spec.injections is not None:
+                inj.expand(w.injections, spec.injections)
+            given = [*spec.grid.get(INJECT, []), *([w.inject] if w.inject else [])]
+            out += [f"workload.inject: {n!r} is no injection file of {w.injections}"
+                    f" (e.g. {', '.join(known[1:3])})" for n in given if n not in known]
+        except inj.InjectionError as exc:
+            out.append(f"injections: {exc}")
+    if spec.configurations is not None:
+        written = spec.config.model_dump(by_alias=True, exclude_unset=True)
+        out += [f"config.{k}: each configuration sets it (004 §4.4); leave it out"
+                for k in ("suspension", "suspendBeforeBlocking")
+                if k in written or f"config.{k}" in spec.grid]
+        out += [f"cluster.pools[{i}].{f}: each configuration sets it (004 §4.4); leave it out"
+                for i, p in enumerate(spec.cluster.pools) for f in ("images", "vm")
+                if getattr(p, f) is not None]
+    return out
 
 
 #: the fields of a stream a grid may sweep
@@ -483,6 +603,7 @@ def _with(spec: ExperimentSpec, point: dict[str, Any]) -> ExperimentSpec:
         else:
             data.setdefault(section, {})[field] = value
     data["grid"] = {}
+    data.pop("injections", None)  # an axis, now in place as workload.inject
     return ExperimentSpec.model_validate(data)
 
 
@@ -526,6 +647,8 @@ def workload(spec: ExperimentSpec, seed: int) -> list[Request]:
     w, m = spec.workload, spec.mix
     if w.model == "trace":
         return file_requests(w)
+    if w.injections is not None:
+        return injected_workload(w)
     c, s, mi, n = m.weights()
     mix = TypeMix(local=m.local, cancellable=c, suspendable=s, migratable=mi,
                   nonpreemptable=n, slack=m.slack, cpu=m.cpu, memory=m.memory)
@@ -541,6 +664,22 @@ def workload(spec: ExperimentSpec, seed: int) -> list[Request]:
     return requests(jobs, mix, seed)
 
 
+def injected_workload(w: WorkloadSpec) -> list[Request]:
+    """004 §4.2's workload: the trace's jobs (its first ``jobs`` if given) as
+    `leasehold swf` reads them (best-effort suspendable, actual run times; records
+    cancelled while queued dropped), then the injection file's leases, in submission
+    order (a job and a reservation submitted together: the job first). The
+    reservations that start before the trace does are left out
+    (:mod:`..workloads.injections`)."""
+    assert w.path is not None and w.injections is not None  # checked
+    trace = swf_requests(w.path)
+    if "jobs" in w.model_fields_set:  # else the whole trace, not the models' default
+        trace = trace[:w.jobs]
+    added = inj.injected_requests(w.injections, w.inject or inj.NONE,
+                                  as_best_effort=w.inject_as == "best-effort")
+    return sorted([*trace, *added], key=lambda r: r.submitted)
+
+
 def scheduler_config(cell: ExperimentSpec, policy: str, dispatch: str | None = None
                      ) -> SchedulerConfig:
     """The experiment's scheduler configuration under ``policy`` and ``dispatch``
@@ -553,19 +692,43 @@ def scheduler_config(cell: ExperimentSpec, policy: str, dispatch: str | None = N
     return config if dispatch is None else replace(config, dispatch=dispatch)
 
 
-def run_arm(cell: ExperimentSpec, arm: Arm, reqs: list[Request]
+def arm_inputs(cell: ExperimentSpec, arm: Arm, reqs: list[Request], seed: int = 1
+               ) -> tuple[SchedulerConfig, list[PoolSpec], list[Request]]:
+    """What ``arm`` simulates: the scheduler's configuration, the pools and the
+    requests, under its 004 configuration if it has one (images drawn with
+    ``seed``: :func:`.configurations.apply`)."""
+    config = scheduler_config(cell, arm.policy, arm.dispatch)
+    pool_specs = [p.to_pool_spec() for p in cell.cluster.pools]
+    if arm.configuration is None:
+        return config, pool_specs, reqs
+    return apply(CONFIGURATIONS[arm.configuration], config, pool_specs, reqs, seed)
+
+
+def run_arm(cell: ExperimentSpec, arm: Arm, reqs: list[Request], seed: int = 1
             ) -> tuple[SchedulerConfig, Scheduler, dict[str, str]]:
-    """``reqs`` simulated under ``arm``: its configuration, the finished scheduler and
-    the pool each dispatched lease was sent to."""
+    """``reqs`` simulated under ``arm`` (:func:`arm_inputs`): its configuration, the
+    finished scheduler and the pool each dispatched lease was sent to."""
     dispatched: dict[str, str] = {}
 
     def note(_: Scheduler, __: float, actions: list[Action]) -> None:
         dispatched.update((a.lease, a.pool) for a in actions if isinstance(a, Dispatch))
 
-    config = scheduler_config(cell, arm.policy, arm.dispatch)
-    pool_specs = [p.to_pool_spec() for p in cell.cluster.pools]
+    config, pool_specs, reqs = arm_inputs(cell, arm, reqs, seed)
     result = simulate(pool_specs, config, reqs, keep_actions=False, on_step=note)
     return config, result.scheduler, dispatched
+
+
+def metrics_004(leases: list[LeaseView], pools: list[PoolSpec]) -> dict[str, float]:
+    """:data:`METRICS_004` of a finished run (004 §4.4, :func:`.metrics.run_metrics`)."""
+    m = run_metrics(leases, pools)
+    ars = [s for s in leases if s.request.type == LeaseType.ADVANCE_RESERVATION]
+    return {
+        "allBestEffortSeconds": float(m["allBestEffortSeconds"]),
+        "allBestEffortChange": m["allBestEffortSeconds"] / REFERENCE_004 - 1,
+        "waitBestEffort": float(m["waitBestEffort"]),
+        "reservationsRejected": float(sum(s.phase == Phase.REJECTED for s in ars)),
+        "leasesSuspended": float(sum(s.suspensions > 0 for s in leases)),
+    }
 
 
 def run_unit(spec: ExperimentSpec, unit: Unit) -> list[dict[str, Any]]:
@@ -581,16 +744,18 @@ def run_unit(spec: ExperimentSpec, unit: Unit) -> list[dict[str, Any]]:
                                f" {where} ({len(too_big)} such requests)"])
     rows = []
     for arm in spec.arms():
-        config, sched, dispatched = run_arm(cell, arm, reqs)
-        leases = sched.leases()
+        config, sched, dispatched = run_arm(cell, arm, reqs, unit.seed)
+        leases = list(sched.leases())
         metrics = {**run_metrics(leases, pool_specs),
-                   **metrics_003(leases, pool_specs, dispatched)}
+                   **metrics_003(leases, pool_specs, dispatched),
+                   **(metrics_004(leases, pool_specs) if spec.is_004() else {})}
         per_pool = pool_metrics(leases, pool_specs, dispatched) if spec.pool_names() else {}
         rows.append({"point": unit.key, "seed": unit.seed, "arm": arm.label,
                      "policy": arm.policy, "dispatch": config.dispatch,
                      **{m: metrics[m] for m in METRICS},
                      **{f"{m}@{p}": per_pool[p][m] for p in spec.pool_names()
-                        for m in POOL_METRICS}})
+                        for m in POOL_METRICS},
+                     **{m: metrics[m] for m in (METRICS_004 if spec.is_004() else ())}})
     return rows
 
 

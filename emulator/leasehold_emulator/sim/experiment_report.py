@@ -88,6 +88,9 @@ PARAMETERS: dict[str, tuple[str, float, str]] = {
     "workload.path": ("workload file", 1, ""),
     "workload.streams": ("request streams", 1, ""),
     "workload.span": ("workload span", 1 / 3600, " h"),
+    "workload.injections": ("injection files", 1, ""),
+    "workload.inject": ("injected reservations", 1, ""),
+    "workload.inject_as": ("injected leases as", 1, ""),
     "mix.local": ("local leases", 100, "%"),
     "mix.cancellable": ("weight of cancellable leases", 1, ""),
     "mix.suspendable": ("weight of suspendable leases", 1, ""),
@@ -102,6 +105,7 @@ PARAMETERS: dict[str, tuple[str, float, str]] = {
     "config.alpha": ("MOML threshold α", 1, ""),
     "config.backfilling": ("backfilling", 1, ""),
     "config.suspendBeforeBlocking": ("suspend before blocking", 1, ""),
+    "config.suspension": ("suspension (all, or none: cancel and re-queue)", 1, ""),
     "config.dispatch": ("dispatch strategy", 1, ""),
     "config.dispatchSeed": ("seed of the random dispatch strategies", 1, ""),
 }
