@@ -4,7 +4,7 @@ PYTHON ?= python3
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: demo test lint bench reproduce reproduce-003 fig10 clean helm generate chaos golden-rbac fuzz
+.PHONY: demo test lint bench reproduce reproduce-003 reproduce-004 fig10 clean helm generate chaos golden-rbac fuzz
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -145,6 +145,20 @@ reproduce-003: $(STAMP)
 		} > docs/reproduction/$$e.md; \
 		for m in preemptedVMs netUtilization awrtPoolWeighted migratedRate \
 			nonPreemptableRejectionRate; do cp $$r/$$m.png docs/reproduction/$$e-$$m.png; done; done
+
+## make reproduce-004: 004 Table 1 and Fig. 2 (examples/experiments/004-*.yaml: SDSC Blue
+## with Haizea's injected reservations, read from ../shared/data's archive in place, under
+## the six configurations of 004 §4.4), then each report and Fig. 2 into
+## docs/reproduction/ (004-table1.md, 004-fig2.md, 004-fig2.png). The VM configurations
+## need issue 22's images and VM model in the core; docs/reproduction.md says the cost
+reproduce-004: $(STAMP)
+	set -e; for e in 004-table1 004-fig2; do \
+		r=examples/experiments/results-$$e; \
+		$(BIN)/leasehold experiment run examples/experiments/$$e.yaml; \
+		{ sed '/^## Plots/,$$d' $$r/report.md; \
+		  echo "(Full report of \`make reproduce-004\`, copied from \`$$r/\`; plots in [reproduction.md](../reproduction.md).)"; \
+		} > docs/reproduction/$$e.md; done
+	cp examples/experiments/results-004-fig2/fig2.png docs/reproduction/004-fig2.png
 
 ## make fig10: 000 Fig. 10, the testbed's utilization over time under NOP and MOML
 ## (examples/scenarios/testbed.yaml simulated, a second): docs/reproduction/000-fig10.png

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import copy
 import json
+import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -219,8 +221,11 @@ def test_a_small_004_run_writes_its_metrics_and_table_1_beside_the_paper(shared_
     files = report004.write_report(spec, tmp_path)
     text = (tmp_path / "report.md").read_text()
     assert files == [tmp_path / "report.md"]  # one ρ: no Fig. 2
-    assert "| run | no reservations | [30%/3H/medium] |" in text
-    assert "(+23.93%) |" in text and "(68.95) |" in text and "(134.91) |" in text
+    assert "| workload | NOVM-NOSR | NOVM-SR |" in text
+    table = [line for line in text.splitlines() if line.startswith("| [30%/3H/medium] |")]
+    assert len(table) == 3 + 1  # Table 1's three metrics, then rejections / suspensions
+    assert "(+23.93%) |" in table[0] and table[0].endswith(" (+4.14%) |")
+    assert "(68.95) |" in table[1] and "(134.91) |" in table[2]
 
 
 def test_fig_2_has_a_panel_per_size_and_configuration(shared_data, tmp_path):
@@ -237,6 +242,19 @@ def test_fig_2_has_a_panel_per_size_and_configuration(shared_data, tmp_path):
         assert all(len(ax.get_lines()) == 1 + 3 for ax in fig.axes)  # δ = 1H; 3 rules
     finally:
         report004.plt.close(fig)
+
+
+def test_fig_2s_claims_are_checked_per_run(shared_data):
+    spec = validate_experiment(base(shared_data, injections=["work_*-dur_4h-size_1small.lwf"],
+                                    configurations=["NOVM-NOSR", "NOVM-SR"]))
+    change = {"NOVM-NOSR": [0.02, 0.05, 0.04, 0.10, 0.20, 0.35],
+              "NOVM-SR": [0.01, 0.06, 0.00, 0.02, 0.03, -0.01]}  # later at ρ = 10%
+    rows = [{"point": json.dumps(p, sort_keys=True), "seed": 1, "arm": arm,
+             "allBestEffortChange": values[i]}
+            for arm, values in change.items() for i, p in enumerate(spec.points())]
+    lines = report004.fig_2_lines(spec, rows)
+    assert "| NOVM-NOSR | +35.00% | [30%/4H/small] | +2.00% | — |" in lines
+    assert "| NOVM-SR | +6.00% | [10%/4H/small] | -1.00% | 5 of 6 |" in lines
 
 
 @pytest.mark.parametrize("name", ["004-table1", "004-fig2"])
@@ -271,3 +289,17 @@ def test_units_of_a_004_experiment_resume(shared_data, tmp_path):
     assert run(spec, tmp_path, processes=1) == 1
     assert run(spec, tmp_path, processes=1) == 0
     assert Unit(spec.points()[0], 1).key == '{"workload.inject": "none"}'
+
+
+def test_the_cli_writes_the_004_report(shared_data, tmp_path):
+    data = base(shared_data, injections=["none"], configurations=["NOVM-SR"])
+    data["workload"]["jobs"] = 200
+    path = tmp_path / "e.yaml"
+    path.write_text(yaml.safe_dump(data))
+    done = subprocess.run([sys.executable, "-m", "leasehold.cli", "experiment", "run",
+                           str(path), "--processes", "1", "--quiet"], capture_output=True,
+                          text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    out = tmp_path / "results-t004"
+    assert done.stdout.endswith(f"report: {out / 'report.md'}\n")
+    assert "## Table 1" in (out / "report.md").read_text()

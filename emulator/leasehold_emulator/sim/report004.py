@@ -78,24 +78,25 @@ def _paper(arm_configuration: str | None, name: str) -> tuple[float, float, floa
 
 
 def table_1(spec: ExperimentSpec, rows: list[dict[str, Any]]) -> list[str]:
-    """Markdown: for each of Table 1's metrics a table, a row per run compared (a
-    configuration), a column per injected workload; leasehold's figure, and the
-    paper's in parentheses where Table 1 has one."""
-    names = _injections(spec)
+    """Markdown: for each of Table 1's metrics a table, a row per injected workload, a
+    column per run compared (a configuration: 004 prints them as rows, but 72
+    workloads are too many columns); leasehold's figure, and the paper's in
+    parentheses where Table 1 has one."""
+    names, arms = _injections(spec), spec.arms()
     lines: list[str] = []
     for k, (metric, title, scale, fmt) in enumerate(TABLE_1_METRICS):
         means = _means(rows, metric)
-        lines += [f"### {title}", "", "| run | " + " | ".join(inj.label(n) for n in names)
-                  + " |", "|---|" + "---:|" * len(names)]
-        for arm in spec.arms():
+        lines += [f"### {title}", "", "| workload | " + " | ".join(a.label for a in arms)
+                  + " |", "|---|" + "---:|" * len(arms)]
+        for name in names:
             cells = []
-            for name in names:
+            for arm in arms:
                 value = means.get((name, arm.label), math.nan)
                 cell = "—" if math.isnan(value) else fmt.format(value * scale)
                 paper = _paper(arm.configuration, name)
                 cells.append(cell + ("" if paper is None else
                                      f" ({fmt.format(paper[k])})"))
-            lines.append(f"| {arm.label} | " + " | ".join(cells) + " |")
+            lines.append(f"| {inj.label(name)} | " + " | ".join(cells) + " |")
         lines.append("")
     return lines
 
@@ -154,6 +155,31 @@ def fig_2(spec: ExperimentSpec, rows: list[dict[str, Any]]) -> Figure:
     return fig
 
 
+def fig_2_lines(spec: ExperimentSpec, rows: list[dict[str, Any]]) -> list[str]:
+    """004's claims on Fig. 2 checked: each run's largest change of all-best-effort
+    (004: at most +10% with suspension, up to +32.97% without), and at how many
+    workloads each run with suspension ends no later than NOVM-NOSR (004: every one)."""
+    means = _means(rows, "allBestEffortChange")
+    names = [n for n in _injections(spec) if inj.parameters(n) is not None]
+    lines = ["## Fig. 2: all-best-effort over the workloads", "",
+             "| run | largest change | at | smallest change | no later than NOVM-NOSR |",
+             "|---|---:|---|---:|---:|"]
+    nosr = {a.label.removesuffix("NOVM-NOSR"): a.label for a in spec.arms()
+            if a.configuration == "NOVM-NOSR"}
+    for arm in spec.arms():
+        got = [(means[(n, arm.label)], n) for n in names if (n, arm.label) in means]
+        if not got:
+            continue
+        top, low = max(got), min(got)
+        prefix = arm.label.removesuffix(arm.configuration or "")
+        ref = nosr.get(prefix) if arm.configuration != "NOVM-NOSR" else None
+        versus = "—" if ref is None else (
+            f"{sum(v <= means.get((n, ref), math.inf) for v, n in got)} of {len(got)}")
+        lines.append(f"| {arm.label} | {top[0]:+.2%} | {inj.label(top[1])} | {low[0]:+.2%}"
+                     f" | {versus} |")
+    return [*lines, ""]
+
+
 def markdown(spec: ExperimentSpec, rows: list[dict[str, Any]], plots: list[Path]) -> str:
     seeds = sorted({r["seed"] for r in rows})
     lines = [f"# Experiment {spec.name}", "",
@@ -162,16 +188,18 @@ def markdown(spec: ExperimentSpec, rows: list[dict[str, Any]], plots: list[Path]
              f" {', '.join(map(str, seeds))} (cells: means over them).", "",
              "Paper's figures (004 Table 1, [ρ/3H/medium]) in parentheses.", "",
              *baseline_lines(spec, rows), "## Table 1", "", *table_1(spec, rows)]
+    if len({p[0] for n in _injections(spec) if (p := inj.parameters(n)) is not None}) > 1:
+        lines += fig_2_lines(spec, rows)
     rejected = _means(rows, "reservationsRejected")
     suspended = _means(rows, "leasesSuspended")
     names = _injections(spec)
     lines += ["## Reservations rejected / leases suspended", "",
-              "| run | " + " | ".join(inj.label(n) for n in names) + " |",
-              "|---|" + "---:|" * len(names)]
-    for arm in spec.arms():
-        lines.append(f"| {arm.label} | " + " | ".join(
-            f"{rejected.get((n, arm.label), math.nan):.0f} /"
-            f" {suspended.get((n, arm.label), math.nan):.0f}" for n in names) + " |")
+              "| workload | " + " | ".join(a.label for a in spec.arms()) + " |",
+              "|---|" + "---:|" * len(spec.arms())]
+    for name in names:
+        lines.append(f"| {inj.label(name)} | " + " | ".join(
+            f"{rejected.get((name, a.label), math.nan):.0f} /"
+            f" {suspended.get((name, a.label), math.nan):.0f}" for a in spec.arms()) + " |")
     lines.append("")
     if plots:
         lines += ["## Plots", "", *(f"![{p.stem}]({p.name})" for p in plots
