@@ -113,12 +113,12 @@ bench: $(STAMP)
 
 ## make reproduce: replay the SDSC Blue trace under every backfilling mode and print
 ## the mean waits (tests/sim/test_sdsc_reference.py compares them with the references);
-## run the example experiments (results and reports in examples/experiments/results-*)
+## run the example experiments but 003-* and 004-* (results and reports in examples/experiments/results-*)
 ## and copy the reproductions' reports and main plots into docs/reproduction/, and
 ## 000 Table I, leasehold's intervals beside the paper's, into docs/reproduction/table-i.md
 reproduce: $(STAMP)
 	$(BIN)/leasehold swf ../shared/data/SDSC-BLUE-haizea-30days.swf.gz
-	for f in examples/experiments/*.yaml; do case $$f in */003-*) ;; \
+	for f in examples/experiments/*.yaml; do case $$f in */003-*|*/004-*) ;; \
 		*) $(BIN)/leasehold experiment run $$f;; esac; done
 	for e in 000-best-effort 000-deadline 000-local 001-vms; do \
 		r=examples/experiments/results-$$e; \
