@@ -2,7 +2,8 @@
 NodePool spec or estimated online"): the same fields as a scenario pool's, read into
 the core's :class:`PoolStatistics`; durations as a Lease's (``"7m"`` or seconds);
 bad values refused by the API server where its schema can say so, and otherwise one
-line naming the field when the operator reads the NodePool."""
+line naming the field when the operator reads the NodePool, whose pool is kept with
+its statistics estimated (a typo in statistics must not take the pool's nodes away)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,14 @@ from typing import Any
 import pytest
 import yaml
 
-from leasehold.api.resources import LeaseInputError, NodePoolResourceSpec, pool_spec
+from leasehold.api.podpolicy import RESTRICTED
+from leasehold.api.resources import (
+    LeaseInputError,
+    NodePoolResourceSpec,
+    pod_policy,
+    pool_spec,
+    pool_statistics,
+)
 from leasehold.core.model import PoolStatistics
 
 
@@ -40,6 +48,7 @@ def nodepool(dispatch: Any = None, name: str = "p") -> dict[str, Any]:
 ])
 def test_a_nodepools_dispatch_block_reaches_the_cores_pool(dispatch, want):
     assert pool_spec(nodepool(dispatch)).statistics == want
+    assert pool_statistics(nodepool(dispatch)) == (want, [])
 
 
 @pytest.mark.parametrize(("dispatch", "written"), [
@@ -86,12 +95,26 @@ def test_a_dispatch_block_written_back_is_one_the_crd_stores(dispatch, written):
     pytest.param(0.12, "NodePool p: spec.dispatch: must be a mapping, got 0.12",
                  id="not-a-mapping"),
 ])
-def test_a_bad_dispatch_block_is_one_line_that_names_the_field(dispatch, problem):
-    """As the NodePool's other fields: the operator leaves the pool out with this line
-    in its log (capacity.read_pools), any other exception would stop it."""
+def test_a_bad_dispatch_block_is_one_line_that_names_the_field_and_keeps_the_pool(
+        dispatch, problem):
+    """The operator logs this line (capacity.read_pools) and keeps the pool, its
+    statistics estimated as without the block: its nodes and pod policy are as with a
+    good one (issue 21: a typo in statistics must not take a pool's nodes away)."""
+    assert pool_statistics(nodepool(dispatch)) == (None, [problem])
+    pool = pool_spec(nodepool(dispatch))
+    assert (pool.nodes, pool.cpu, pool.memory, pool.statistics) == (1, 2000, 4096, None)
+    assert pod_policy(nodepool(dispatch)) == RESTRICTED
+
+
+def test_a_nodepool_left_out_for_another_field_names_that_field_only():
+    """Its dispatch block is reported apart (the operator's log has both lines)."""
+    bad = nodepool({"localDuration": "soon"})
+    bad["spec"]["emulated"]["cpu"] = "lots"
     with pytest.raises(LeaseInputError) as info:
-        pool_spec(nodepool(dispatch))
-    assert info.value.problems == [problem]
+        pool_spec(bad)
+    assert [p.split(":")[1] for p in info.value.problems] == [" spec.emulated.cpu"]
+    assert pool_statistics(bad)[1][0].startswith(
+        "NodePool p: spec.dispatch.localDuration: invalid duration")
 
 
 @pytest.mark.parametrize(("dispatch", "message"), [

@@ -378,3 +378,26 @@ def test_statistics_given_in_the_nodepools_decide_where_leases_go_as_in_leasehol
             after, "a")
     finally:
         c.stop_all()
+
+
+#: a NodePool whose spec.dispatch the API server stores but the operator cannot read
+TYPO = {"apiVersion": "leasehold.io/v1alpha1", "kind": "NodePool", "metadata": {"name": "typo"},
+        "spec": {"emulated": {"nodes": 1, "cpu": 2, "memory": "2Gi"},
+                 "dispatch": {"localRate": 0.01, "localDuration": "soon"}}}
+
+
+def test_a_nodepool_whose_dispatch_block_cannot_be_read_keeps_its_nodes_saying_why(small):
+    """A typo in a pool's statistics is no reason to take its nodes away: the pool
+    is scheduled, its statistics estimated as without the block, and the operator's
+    log names the field (as for the NodePool's other fields)."""
+    small.apply(TYPO, _manifest("there", "typo"))
+    small.until(lambda: (small.lease("lab", "there").get("status") or {}).get("phase")
+                == "Running", timeout=60)
+    assert small.lease("lab", "there")["status"]["reservation"]["pool"] == "typo"
+    log = (small.data / "operator.log").read_text()
+    assert 'NodePool typo: spec.dispatch.localDuration: invalid duration "soon": expected' \
+           in log, log
+    # once, though the pools are read again at each NodePool's and node's change
+    assert log.count("spec.dispatch not used: NodePool typo is scheduled with its dispatch"
+                     " statistics estimated, as without the block") == 1, log
+    assert "NodePool typo left out" not in log, log

@@ -8,15 +8,16 @@ rejects far fewer non-preemptable external leases than round robin. Round robin 
 third of the external work to the 64-node pool (0.05 requests/s of 5 VMs for 420 s: 1.6
 times its nodes), where a non-preemptable lease seldom finds its VMs free at once; PAP
 sends it about 8%. In the pilot (two days, seeds 1-3) round robin rejected 28%, PAP-RTDP
-7% (paired difference 21.5 points, 95% CI 17.0-26.0). With RTDP's billiard sequence
-kept as a clock (it no longer makes up for shares estimated lower before: docs/dispatch.md,
-"Shares that change"), at six and twelve hours, seeds 1-8, PAP-RTDP's rate was below
-round robin's in all 16 runs, below half of it in 14 (seed 2: 15.0% against 20.5% at
-six hours, 0.73 of it, the worst): the guard is "below", not "below half". Fewer
-preempted VMs under PAP-RTDP
-than under round robin held in the three two-day seeds but not in every six-hour one
-(seed 2: 239 against 121), and PAP-RTDP against PAP-RND went both ways: neither is
-asserted.
+7% (paired difference 21.5 points, 95% CI 17.0-26.0). At six and twelve hours, seeds
+1-8, PAP-RTDP's rate is below half of round robin's in all 16 runs (at most 0.43 of it:
+seed 6 at six hours, 6.6% against 15.2%): the guard is "below half". Before RTDP's
+clock rescaled a pool's wait when its share changed (docs/dispatch.md, "Shares that
+change") it was not, on seed 2: one choice of c128 under a tiny first estimate of its
+share kept it from every later DeadlineMigratable lease, c256 took them and rejected
+its non-preemptable ones (15.0% against 20.5% at six hours, 0.73 of it). Fewer
+preempted VMs under PAP-RTDP than under round robin held in the three two-day seeds
+but not in every six-hour one (seed 2: 226 against 121; 239 before that fix), and
+PAP-RTDP against PAP-RND went both ways: neither is asserted.
 """
 
 from __future__ import annotations
@@ -46,4 +47,4 @@ def test_pap_rtdp_rejects_fewer_non_preemptable_leases_than_round_robin(seed: in
     rr = rows["rr"]["nonPreemptableRejectionRate"]
     rtdp = rows["pap-rtdp"]["nonPreemptableRejectionRate"]
     assert rr > 0.1  # round robin overloads the small pool: the comparison means something
-    assert rtdp < rr, f"seed {seed}: pap-rtdp rejects {rtdp:.1%}, rr {rr:.1%}"
+    assert rtdp < rr / 2, f"seed {seed}: pap-rtdp rejects {rtdp:.1%}, rr {rr:.1%}"

@@ -15,7 +15,14 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from leasehold.core.model import LeaseType, NodeGroup, Origin, OverheadParams, PoolSpec
+from leasehold.core.model import (
+    LeaseType,
+    NodeGroup,
+    Origin,
+    OverheadParams,
+    PoolSpec,
+    PoolStatistics,
+)
 
 from .clock import Clock, epoch
 from .durations import (
@@ -348,14 +355,40 @@ def lease_spec(obj: dict[str, Any], origin: Origin, arrival: float, clock: Clock
     return request
 
 
-def pod_policy(obj: dict[str, Any]) -> PodPolicy:
-    """What a NodePool's Leases' pods may have beyond Pod Security restricted."""
+def _nodepool_spec(obj: dict[str, Any]) -> NodePoolResourceSpec:
+    """A NodePool's spec but its ``dispatch`` block (:func:`pool_statistics` reads
+    that); raises :class:`LeaseInputError` naming each field it cannot read."""
+    given = obj.get("spec") or {}
+    if isinstance(given, dict):
+        given = {k: v for k, v in given.items() if k != "dispatch"}
     try:
-        spec = NodePoolResourceSpec.model_validate(obj.get("spec") or {})
+        return NodePoolResourceSpec.model_validate(given)
     except ValidationError as exc:
         raise spec_error(exc, NodePoolResourceSpec,
                          f"NodePool {obj['metadata']['name']}: ") from None
-    return spec.pod_policy or RESTRICTED
+
+
+def pool_statistics(obj: dict[str, Any]) -> tuple[PoolStatistics | None, list[str]]:
+    """A NodePool's ``spec.dispatch``: the statistics it gives (``None`` without the
+    block), and what is wrong with it, one line per field. A block it cannot read
+    gives ``None``, as if absent: its statistics are estimated, and the pool is
+    scheduled all the same (issue 21: a typo in statistics must not take a pool's
+    nodes away; the API server's schema refuses what it can say)."""
+    block = (obj.get("spec") or {}).get("dispatch")
+    if block is None:
+        return None, []
+    try:
+        spec = NodePoolResourceSpec.model_validate({"dispatch": block})
+    except ValidationError as exc:
+        return None, spec_error(exc, NodePoolResourceSpec,
+                                f"NodePool {obj['metadata']['name']}: ").problems
+    assert spec.dispatch is not None
+    return spec.dispatch.to_statistics(), []
+
+
+def pod_policy(obj: dict[str, Any]) -> PodPolicy:
+    """What a NodePool's Leases' pods may have beyond Pod Security restricted."""
+    return _nodepool_spec(obj).pod_policy or RESTRICTED
 
 
 #: scenario lease field -> where it is in a Lease object
@@ -375,12 +408,10 @@ def pool_spec(obj: dict[str, Any], nodes: int | None = None, cpu: int | None = N
               memory: int | None = None, groups: tuple[NodeGroup, ...] = ()) -> PoolSpec:
     """The core's pool for a NodePool object: ``nodes`` nodes of ``cpu`` millicores
     and ``memory`` MiB, the first of the sizes ``groups`` give (by default its
-    emulated block's)."""
+    emulated block's); its statistics those of :func:`pool_statistics` (none from a
+    ``dispatch`` block it cannot read, which never leaves the pool out)."""
     name = obj["metadata"]["name"]
-    try:
-        spec = NodePoolResourceSpec.model_validate(obj.get("spec") or {})
-    except ValidationError as exc:
-        raise spec_error(exc, NodePoolResourceSpec, f"NodePool {name}: ") from None
+    spec = _nodepool_spec(obj)
     emulated = spec.emulated
     problems: list[str] = []
     if emulated is not None and emulated.groups is not None and nodes is None:
@@ -410,8 +441,7 @@ def pool_spec(obj: dict[str, Any], nodes: int | None = None, cpu: int | None = N
         groups = ()  # of one size: a pool of one size
     return PoolSpec(name, count, cpu, memory, exclusive=spec.exclusive, overhead=params,
                     groups=groups, speed=1.0 if spec.speed is None else spec.speed,
-                    statistics=None if spec.dispatch is None
-                    else spec.dispatch.to_statistics())
+                    statistics=pool_statistics(obj)[0])
 
 
 def _emulated_groups(emulated: Emulated, exclusive: bool, problems: list[str]

@@ -27,6 +27,7 @@ from leasehold.api.resources import (
     pod_policy,
     pool_from_nodes,
     pool_spec,
+    pool_statistics,
     sized_pool,
     usable,
 )
@@ -40,12 +41,14 @@ log = logging.getLogger("leasehold.operator")
 @dataclass(frozen=True, slots=True)
 class ClusterPool:
     """A pool now: its spec (``nodes``: its index space), the cluster's node name at
-    each index, the indices that are down, and what its Leases' pods may have."""
+    each index, the indices that are down, what its Leases' pods may have, and what
+    of its NodePool could not be read and is done without (its ``dispatch`` block)."""
 
     spec: PoolSpec
     names: tuple[str, ...]
     down: frozenset[int]
     policy: PodPolicy = RESTRICTED
+    problems: tuple[str, ...] = ()
 
     @property
     def capacity(self) -> Capacity:
@@ -59,7 +62,10 @@ class ClusterPool:
 async def read_pools(client: KubeClient, before: dict[str, ClusterPool]) -> list[ClusterPool]:
     """Every NodePool the operator can read, in name order; ``before``: the pools as
     last read (their indices and shapes are kept). A NodePool it cannot read is left
-    out, with a warning that names the field."""
+    out, with a warning that names the field. One whose ``dispatch`` block it cannot
+    read is kept, its statistics estimated as without the block: a typo there must
+    not take the pool's nodes away; the warning names the field, once while the
+    block stays as it is."""
     listing = await client.get(f"/apis/{GROUP}/{VERSION}/nodepools")
     out = []
     for item in sorted(listing.get("items", []), key=lambda x: x["metadata"]["name"]):
@@ -67,10 +73,17 @@ async def read_pools(client: KubeClient, before: dict[str, ClusterPool]) -> list
         try:
             nodes = (await client.get("/api/v1/nodes", labelSelector=node_selector(item))
                      ).get("items", [])
-            out.append(replace(_pool(item, nodes, before.get(name)),
-                               policy=pod_policy(item)))
+            pool = replace(_pool(item, nodes, before.get(name)), policy=pod_policy(item),
+                           problems=tuple(pool_statistics(item)[1]))
         except LeaseInputError as exc:
             log.warning("NodePool %s left out: %s", name, exc)
+            continue
+        was = before.get(name)
+        if pool.problems and (was is None or was.problems != pool.problems):
+            log.warning("%s; spec.dispatch not used: NodePool %s is scheduled with its"
+                        " dispatch statistics estimated, as without the block",
+                        "; ".join(pool.problems), name)
+        out.append(pool)
     return out
 
 

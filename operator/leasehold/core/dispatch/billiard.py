@@ -66,7 +66,18 @@ class Clock:
     173 leases an hour to the 64-node pool). The clock serves the shares in force
     from when they change. Likewise a pool passed over (it could not hold the
     lease) or without a share meanwhile is owed nothing: before a choice no value
-    is below ``floor``, the value of the last choice. Ties: the pool listed first."""
+    is below ``floor``, the value of the last choice. Ties: the pool listed first.
+
+    When a pool's share changes, its wait for its next lease — its value above the
+    floor, at most ``1 / P_j`` — is rescaled to the new share (``× P_old / P_new``),
+    as stride scheduling rescales a client's remaining pass when its tickets change
+    (Waldspurger and Weihl, 1995). Kept as it was, a choice made under a tiny share
+    (PAP's first estimates: 5.6e-5 for c128 in 003-vms, seed 2) would push the pool
+    ``1 / P`` leases ahead (18,000) for good, and it would get nothing of that type
+    once its share grew (1 DeadlineMigratable lease of 799 in six hours, where its
+    share was 0.38). So each pool is always within one lease of its share in force
+    from its next turn, and from any history the shares that then stand are served
+    as eq. 20 serves them from offsets in [0, 1]."""
 
     #: per pool: (c, k, p), its value being ``(c + k) / p``: ``c`` is ``X_j`` at
     #: first and is re-anchored when the share ``p`` changes or the value falls
@@ -83,7 +94,8 @@ class Clock:
         else:
             c, k, p = got
             if p != share:
-                c, k, p = (c + k) / p * share, 0, share
+                wait = max((c + k) / p - self.floor, 0.0) * p / share
+                c, k, p = (self.floor + wait) * share, 0, share
         if (c + k) / p < self.floor:
             c, k = self.floor * p, 0
         self.values[pool] = (c, k, p)
