@@ -117,4 +117,15 @@ class Placement:
         on any of its pools; ``None`` if it can (or needs no transfer)."""
         if self.images is None or st.req.image is None:
             return None
-        return self.images.late(st.req, st.resuming, self.candidate_pools(st), start)
+        req = st.req
+        # the pools that could hold it at all: the others say nothing of its image
+        pools = [p for p in self.candidate_pools(st)
+                 if self.slots.pools[p].max_vms(req.shape) >= req.vms]
+        return self.images.late(req, st.resuming, pools, start)
+
+    def image_by(self, st: LeaseState, pool: str, t: float) -> bool:
+        """Whether the lease's image can be on its nodes on ``pool`` by ``t`` (an
+        advance reservation's: with every other reservation's transfer in time)."""
+        if self.images is None or st.req.image is None:
+            return True
+        return self.images.window(st.req, st.resuming, pool, t, t) is not None

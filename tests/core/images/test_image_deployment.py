@@ -168,3 +168,21 @@ def test_without_images_nothing_changes() -> None:
     assert deploys(acts, "a") == []
     assert starts(acts)["a"] == 0
     assert sched.images is None
+
+
+def test_preemption_never_starts_a_reservation_before_its_image() -> None:
+    """Pool a deploys images and is full of best-effort work; pool b needs no images
+    but is too small. The reservation's image cannot reach pool a by its start, so
+    preempting there would not help: it is refused for its image."""
+    a = PoolSpec("a", 2, 1000, 1024, exclusive=True,
+                 images=ImagesSpec(bandwidth=1, disk=400, cache=200))
+    b = PoolSpec("b", 1, 1000, 1024, exclusive=True)
+    requests = [
+        Request(name="busy", type=BEC, vms=2, shape=Shape(1000, 512), duration=500,
+                submitted=0, pool="a"),
+        with_image("ar", "x", vms=2, type=AR, start=150, at=100),
+    ]
+    sched, acts = actions([a, b], requests)
+    assert starts(acts).get("ar") is None
+    assert lease(sched, "ar").phase.value == "Rejected"
+    assert "cannot reach its nodes on pool a" in str(lease(sched, "ar").reason)

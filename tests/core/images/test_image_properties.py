@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
 from builders import drive
@@ -51,6 +51,7 @@ def image_workloads(draw):
 @given(image_workloads())
 def test_image_invariants_hold_on_random_workloads(workload):
     pools, requests, cfg, inputs = workload
+    note(repr(workload))  # in full: the example's repr is cut short in the report
     specs = {p.name: p for p in pools}
     starts: list[Start] = []
     problems: list[str] = []

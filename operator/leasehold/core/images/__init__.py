@@ -89,7 +89,7 @@ class Images:
         alone, when on every one of ``pools`` its transfer cannot end by then;
         ``None`` if on some pool it can (or needs none)."""
         worst: Reason | None = None
-        for pool in pools:
+        for pool in pools:  # none: nothing to say of its image
             depot = self.depots.get(pool)
             if depot is None or req.image is None:
                 return None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from math import fsum
 
 
 @dataclass(slots=True)
@@ -23,16 +24,13 @@ class NodeCache:
     or while ``pinned`` says a planned lease relies on it. What cannot be made room
     for is not cached: the cache never holds more than its capacity."""
 
-    __slots__ = ("capacity", "entries")
+    __slots__ = ("capacity", "entries", "used")
 
     def __init__(self, capacity: float) -> None:
         self.capacity = capacity
         self.entries: dict[str, Entry] = {}
-
-    @property
-    def used(self) -> float:
-        """The MB its images take."""
-        return sum(e.size for e in self.entries.values())
+        #: the MB its images take (kept: a multicast asks every node of the pool)
+        self.used = 0.0
 
     def has(self, image: str) -> bool:
         return image in self.entries
@@ -61,9 +59,13 @@ class NodeCache:
                 free += self.entries[name].size
             if free < size:
                 return []
+        entries = self.entries
         for name in victims:
-            del self.entries[name]
-        self.entries[image] = Entry(size, 0, now)
+            del entries[name]
+        entries[image] = Entry(size, 0, now)
+        # summed afresh, not kept by += and -=: sizes that are not whole MB would
+        # drift by rounding, and the cache must never seem to hold less than it does
+        self.used = fsum(e.size for e in entries.values())
         return victims
 
     def acquire(self, image: str, now: float) -> None:

@@ -58,6 +58,8 @@ class Depot:
     log: dict[str, list[Transfer]] = field(default_factory=dict)
     #: each start whose VMs found their image nowhere on their node (none when sound)
     violations: list[str] = field(default_factory=list)
+    #: per image, how many nodes cache it (every lease's booking asks whether all do)
+    copies: dict[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.resize(self.spec)
@@ -82,7 +84,7 @@ class Depot:
         return images.predeployed_all or image in images.predeployed
 
     def cached_everywhere(self, image: str) -> bool:
-        return all(c.has(image) for c in self.caches[:self.spec.nodes])
+        return self.copies.get(image, 0) >= self.spec.nodes
 
     def needs_transfer(self, req: Request, resuming: bool) -> bool:
         """Whether booking the lease now would book a transfer."""
@@ -171,7 +173,7 @@ class Depot:
                                    f" {image} arrived (t={tr.end})")
         if tr is not None and not self.images.multicast:
             for i in sorted(set(nodes)):
-                self.caches[i].add(image, req.image_mb, now, pinned)
+                self._cache(i, image, req.image_mb, now, pinned)
         acquired: list[int] = []
         for i in nodes:
             cache = self.caches[i]
@@ -216,10 +218,21 @@ class Depot:
         self.undelivered = [t for t in self.undelivered if t.end > now]
         for tr in done:
             pinned = self._pinned()
-            for cache in self.caches[:self.spec.nodes]:
-                cache.add(tr.image, tr.size, tr.end, pinned)
+            for i in range(self.spec.nodes):
+                self._cache(i, tr.image, tr.size, tr.end, pinned)
 
     # ---- helpers ------------------------------------------------------------------------
+    def _cache(self, node: int, image: str, size: float, now: float,
+               pinned: frozenset[str]) -> None:
+        """Into the node's cache, keeping :attr:`copies`."""
+        cache = self.caches[node]
+        had = cache.has(image)
+        copies = self.copies
+        for gone in cache.add(image, size, now, pinned):
+            copies[gone] -= 1
+        if not had and cache.has(image):
+            copies[image] = copies.get(image, 0) + 1
+
     def _unrely(self, lease: str) -> None:
         image = self.relying.pop(lease, None)
         if image is not None:

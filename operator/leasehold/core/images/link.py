@@ -37,16 +37,21 @@ def _key(t: Transfer) -> tuple[float, float, str]:
 class Link:
     """The transfers booked on one link, by start (never two at once)."""
 
-    __slots__ = ("transfers",)
+    __slots__ = ("_gaps", "transfers")
 
     def __init__(self) -> None:
         self.transfers: list[Transfer] = []
+        #: :meth:`earliest`'s answers since the link last changed: a planning round
+        #: asks it for every queued lease, from the same instant
+        self._gaps: dict[tuple[float, float], float] = {}
 
     def book(self, transfer: Transfer) -> None:
         insort(self.transfers, transfer, key=_key)
+        self._gaps.clear()
 
     def unbook(self, transfer: Transfer) -> None:
         self.transfers.remove(transfer)
+        self._gaps.clear()
 
     def prune(self, now: float) -> None:
         """Forget the transfers over by ``now``: nothing can be booked before it."""
@@ -56,9 +61,17 @@ class Link:
             i += 1
         if i:
             del transfers[:i]
+            self._gaps.clear()
 
     def earliest(self, length: float, after: float) -> float:
         """The earliest start from ``after`` of a gap ``length`` long."""
+        key = (length, after)
+        found = self._gaps.get(key)
+        if found is None:
+            found = self._gaps[key] = self._earliest(length, after)
+        return found
+
+    def _earliest(self, length: float, after: float) -> float:
         t = after
         for tr in self.transfers:
             if tr.end <= t:
@@ -99,6 +112,7 @@ class Link:
             length = tr.length
             tr.start, tr.end = start, start + length
         self.transfers.sort(key=_key)
+        self._gaps.clear()
 
     def overlaps(self) -> list[str]:
         """Every pair of transfers that overlap (none when sound): for invariant checks."""
