@@ -186,3 +186,18 @@ def test_preemption_never_starts_a_reservation_before_its_image() -> None:
     assert starts(acts).get("ar") is None
     assert lease(sched, "ar").phase.value == "Rejected"
     assert "cannot reach its nodes on pool a" in str(lease(sched, "ar").reason)
+
+
+def test_easy_backfills_a_lease_from_its_image_arrival() -> None:
+    """EASY: the head waits for nodes; a later lease that fits the free node now is
+    booked from when its image arrives, not from now, and still ends before the head
+    needs the node."""
+    requests = [
+        Request(name="l0", type=BEC, vms=2, shape=Shape(1000, 512), duration=100, submitted=0),
+        with_image("l1", "x", vms=2, at=1),
+        with_image("l2", "y", at=2),
+    ]
+    _, acts = actions([pool(nodes=3)], requests, "easy")
+    assert deploys(acts, "l1") == [(1, 11)]
+    assert deploys(acts, "l2") == [(11, 21)]
+    assert starts(acts) == {"l0": 0, "l2": 21, "l1": 100}
