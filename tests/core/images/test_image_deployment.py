@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from builders import AR, BEC, config, lease, run
+from builders import AR, BEC, BES, config, lease, run
 from leasehold.core.model import (
     Action,
     Deploy,
@@ -201,3 +201,34 @@ def test_easy_backfills_a_lease_from_its_image_arrival() -> None:
     assert deploys(acts, "l1") == [(1, 11)]
     assert deploys(acts, "l2") == [(11, 21)]
     assert starts(acts) == {"l0": 0, "l2": 21, "l1": 100}
+
+
+def test_preemption_goes_where_the_image_can_be_in_time() -> None:
+    """Both pools are full of best-effort work; the reservation's image cannot reach
+    pool a by its start, pool b needs none: it preempts on b, although a comes first."""
+    a = PoolSpec("a", 2, 1000, 1024, exclusive=True,
+                 images=ImagesSpec(bandwidth=1, disk=400, cache=200))
+    b = PoolSpec("b", 2, 1000, 1024, exclusive=True)
+    busy = [Request(name=f"busy-{p}", type=BEC, vms=2, shape=Shape(1000, 512), duration=500,
+                    submitted=0, pool=p) for p in ("a", "b")]
+    sched, acts = actions([a, b], [*busy, with_image("ar", "x", vms=2, type=AR, start=150,
+                                                     at=100)])
+    assert starts(acts)["ar"] == 150
+    assert lease(sched, "ar").pool == "b"
+
+
+def test_no_hole_before_the_image_is_there() -> None:
+    """Suspend-before-blocking would run the lease now in the hole before the
+    reservation; its image is not there yet, so it takes no hole then."""
+    requests = [
+        Request(name="ar", type=AR, vms=2, shape=Shape(1000, 512), duration=100, submitted=0,
+                start=100),
+        # 64 MiB of memory: suspending and resuming take 18 s, worth it in a 90 s hole
+        Request(name="be", type=BES, vms=1, shape=Shape(1000, 64), duration=500, submitted=0,
+                image="x", image_mb=100),
+    ]
+    out: list[Action] = []
+    sched = run([pool(nodes=2)], requests, config("conservative", sbb=True),
+                check=lambda s, now, acts: out.extend(acts))
+    assert sched.usage_violations() == []
+    assert starts(out)["be"] >= 10
