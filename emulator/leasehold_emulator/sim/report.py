@@ -78,6 +78,11 @@ def result_document(result: SimResult, pools: Sequence[PoolSpec]) -> dict[str, A
     for st in leases:
         record = lease_record(st)
         record["timeline"] = [[kind, _num(a), _num(b)] for kind, a, b in timelines.get(st.name, [])]
+        transfers = sched.transfers(st.name)
+        if transfers:  # only on pools that deploy images: other outputs stay as they were
+            record["transfers"] = [
+                {"pool": pool, "image": tr.image, "start": _num(tr.start), "end": _num(tr.end)}
+                for pool, tr in transfers]
         records.append(record)
     series = over_time(leases, timelines)
     return {
@@ -148,8 +153,10 @@ def to_table(doc: dict[str, Any]) -> str:
                 f"  t={_fmt_time(d['time'])}  {d['preemptor']} ({d['policy']}): "
                 f"{sets}, chose {chosen}, overhead {d['overheadSeconds']:g}s{wait}"
             )
+    # the legend names image transfers only where there are any (DESIGN §2.6)
+    image = "  = image transfer" if any("transfers" in r for r in doc["leases"]) else ""
     lines += ["", f"TIMELINE  0 .. {_fmt_time(max((r['end'] or 0) for r in doc['leases']))}"
-              "   (. waiting  # running  ~ suspend/resume/migrate  x rejected)"]
+              f"   (. waiting{image}  # running  ~ suspend/resume/migrate  x rejected)"]
     lines += render_gantt(doc["leases"])
     m = doc["metrics"]
     lines += [

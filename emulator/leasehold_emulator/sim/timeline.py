@@ -95,8 +95,9 @@ _GLYPH = {"run": "#", "overhead": "~"}
 
 
 def render_gantt(leases: list[dict[str, Any]], width: int = 60) -> list[str]:
-    """One row per lease over [0, last end]: ``.`` waiting, ``#`` running,
-    ``~`` resume/suspend/migrate overhead, ``x`` rejected on arrival."""
+    """One row per lease over [0, last end]: ``.`` waiting, ``=`` its image being
+    transferred (pools that deploy images), ``#`` running, ``~``
+    resume/suspend/migrate overhead, ``x`` rejected on arrival."""
     ends = [seg[2] for r in leases for seg in r.get("timeline", [])]
     ends += [r["end"] for r in leases if r["end"] is not None]
     horizon = max(ends, default=0) or 1
@@ -119,6 +120,10 @@ def render_gantt(leases: list[dict[str, Any]], width: int = 60) -> list[str]:
             last = r["end"] if r["end"] is not None else horizon
             for c in range(col(r["submitted"]), col_end(last)):
                 cells[c] = "."
+        for tr in r.get("transfers", []):  # its image on the way: it waits for it
+            for c in range(col(tr["start"]), max(col(tr["start"]) + 1, col_end(tr["end"]))):
+                if cells[c] in " .":
+                    cells[c] = "="
         for kind, a, b in segments:
             for c in range(col(a), max(col(a) + 1, col_end(b))):
                 cells[c] = _GLYPH[kind]

@@ -75,8 +75,10 @@ class Preemptor:
         # where its work over the pool's speed cannot end by its deadline even if it
         # started at t, no preemption can help it: those pools are not asked
         deadline = req.deadline if req.deadline is not None else inf
+        # nor where its image cannot be on its nodes by t (DESIGN §2.6)
         pools = [name for name in self.placement.candidate_pools(st)
-                 if t <= deadline - self.placement.length(st, name)]
+                 if t <= deadline - self.placement.length(st, name)
+                 and self.placement.image_by(st, name, t)]
         while True:
             instances, windows = [], []
             for name in pools:
@@ -132,8 +134,8 @@ class Preemptor:
                 if st.req.type != LeaseType.DEADLINE_MIGRATABLE:
                     continue
                 slot = self.victims.deadline_slot(st, now, pool_name, window_end)
-                if slot is None:
-                    return slots, v.name
+                if slot is None or not self.placement.image_by(st, slot.pool, slot.start):
+                    return slots, v.name  # (or its image would come too late there)
                 slots[v.name] = slot
                 trial.book(Booking(v.name, slot.pool, slot.start, slot.start + slot.length,
                                    st.req.vms, st.req.shape, None, ()))

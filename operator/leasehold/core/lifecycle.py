@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from . import overhead
+from .images import Images
 from .lease import LeaseState, pace
 from .model import (
     Action,
@@ -63,8 +64,11 @@ class Changes:
 
 class Lifecycle:
     def __init__(self, slots: SlotTable, pools: Mapping[str, PoolSpec],
-                 config: SchedulerConfig) -> None:
+                 config: SchedulerConfig, images: Images | None = None) -> None:
         self.slots = slots
+        #: image deployment (DESIGN §2.6), when some pool deploys images: told of
+        #: every booking, start and booking given back
+        self.images = images
         self.pools = pools
         self.config = config
         #: every lease ever submitted, by name, in submission order
@@ -130,6 +134,8 @@ class Lifecycle:
         self.slots.book(booking)
         st.booking = booking
         st.pool = pool
+        if self.images is not None and req.image is not None:
+            self.actions.extend(self.images.booked(req, st.resuming, pool, start, now))
         if start <= now:
             self.start(st, now)
             return True
@@ -146,7 +152,11 @@ class Lifecycle:
         booking = st.booking
         assert booking is not None and st.pool is not None
         names = self._node_names[st.pool]
-        st.nodes = tuple([names[i] for i in self.slots.occupy(booking, now)])
+        bound = self.slots.occupy(booking, now)
+        st.nodes = tuple([names[i] for i in bound])
+        if self.images is not None and st.req.image is not None and not st.resuming:
+            # a resumed VM's disk comes back with its memory (the overhead model's)
+            self.images.started(st.req, booking, st.pool, bound, now)
         self.reserved.pop(st.name, None)
         self.timers.bump(st)
         if st.resuming:
@@ -479,6 +489,8 @@ class Lifecycle:
     def _give_back(self, booking: Booking, now: float) -> None:
         """The booking leaves the table."""
         self.slots.unbook(booking)
+        if self.images is not None:
+            self.images.given_back(booking.lease, booking.pool, booking, now)
         changes = self.changes
         changes.freed = True
         if booking.end > now:

@@ -543,6 +543,23 @@ class Reserve(Action):
 
 
 @dataclass(slots=True)
+class Deploy(Action):
+    """The lease's image ``image`` is sent from ``pool``'s repository to its nodes
+    over ``[start, until)`` (DESIGN §2.6): planned now, like a :class:`Reserve`;
+    the lease's VMs start no earlier than ``until``. A later Deploy of the lease
+    replaces it (an advance reservation's transfer moves earlier when another one
+    must end before it, 004's EDF). ``nodes``: empty, as the lease's nodes are
+    bound when its booking begins (its :class:`Start` names them); a multicast
+    transfer reaches every node of the pool."""
+
+    pool: str
+    image: str
+    start: float
+    until: float
+    nodes: tuple[str, ...] = ()
+
+
+@dataclass(slots=True)
 class Dispatch(Action):
     """An external lease that named no pool was sent to ``pool`` by the dispatch
     strategy ``policy``; ``reason`` says why, in a user's words."""

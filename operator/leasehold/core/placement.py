@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from math import inf
 
 from . import overhead
+from .images import Images
 from .lease import LeaseState, pace
 from .model import PoolSpec, Request
 from .reason import Lasting, Reason
@@ -24,10 +25,14 @@ def describe(req: Request) -> Reason:
 
 
 class Placement:
-    def __init__(self, slots: SlotTable, pools: Mapping[str, PoolSpec]) -> None:
+    def __init__(self, slots: SlotTable, pools: Mapping[str, PoolSpec],
+                 images: Images | None = None) -> None:
         self.slots = slots
         self.pools = pools
         self._every = tuple(pools)
+        #: image deployment (DESIGN §2.6), when some pool deploys images: a lease's
+        #: VMs start no earlier than its image can be on their nodes
+        self.images = images
 
     def pools_changed(self) -> None:
         """A pool was added: every lease that names none may use it."""
@@ -80,10 +85,47 @@ class Placement:
         its speed, hence its own latest start); ties go to the pool listed first."""
         best: Fit | None = None
         req = st.req
+        images = self.images if req.image is not None else None
         for name in self.candidate_pools(st):
             length = self.length(st, name)
-            t = self.slots.pools[name].fit(req.vms, req.shape, length, earliest,
-                                           min(latest, deadline - length))
+            lo, hi = earliest, min(latest, deadline - length)
+            if images is not None:
+                window = images.window(req, st.resuming, name, lo, hi)
+                if window is None:
+                    continue  # its image cannot be there in time
+                lo, hi = window
+            t = self.slots.pools[name].fit(req.vms, req.shape, length, lo, hi)
             if t is not None and (best is None or t < best[1]):
                 best = (name, t, length)
         return best
+
+    def ready(self, st: LeaseState, pool: str, earliest: float) -> float:
+        """The earliest from ``earliest`` the lease's booking on ``pool`` may start,
+        as its image allows (DESIGN §2.6): ``earliest`` but on pools that deploy
+        images."""
+        if self.images is None or st.req.image is None:
+            return earliest
+        return self.images.ready(st.req, st.resuming, pool, earliest)
+
+    def waits_for_image(self, st: LeaseState, pool: str, now: float) -> bool:
+        """Whether the lease's booking on ``pool`` could not start at ``now`` for its
+        image."""
+        return self.ready(st, pool, now) > now
+
+    def late_image(self, st: LeaseState, start: float) -> Reason | None:
+        """Why an advance reservation cannot have its image on its nodes by ``start``
+        on any of its pools; ``None`` if it can (or needs no transfer)."""
+        if self.images is None or st.req.image is None:
+            return None
+        req = st.req
+        # the pools that could hold it at all: the others say nothing of its image
+        pools = [p for p in self.candidate_pools(st)
+                 if self.slots.pools[p].max_vms(req.shape) >= req.vms]
+        return self.images.late(req, st.resuming, pools, start)
+
+    def image_by(self, st: LeaseState, pool: str, t: float) -> bool:
+        """Whether the lease's image can be on its nodes on ``pool`` by ``t`` (an
+        advance reservation's: with every other reservation's transfer in time)."""
+        if self.images is None or st.req.image is None:
+            return True
+        return self.images.window(st.req, st.resuming, pool, t, t) is not None

@@ -233,8 +233,11 @@ class Planner:
         """Whether the EASY scan keeps :attr:`_blocked`: on exclusive pools, whose fit
         is a count over time, so a lease that does not fit now is asked for its
         earliest start instead (one query either way) and not asked again before it.
-        Not with holes, where a lease that does not fit now may take a hole."""
-        return not self._holes and all(p.spec.exclusive for p in self._pools)
+        Not with holes, where a lease that does not fit now may take a hole, nor
+        where images are deployed: there a lease's earliest start also waits on the
+        repository link, which moves with every transfer booked."""
+        return not self._holes and all(p.spec.exclusive and p.spec.images is None
+                                       for p in self._pools)
 
     def _index(self, st: LeaseState) -> None:
         """Into its size's bucket, in submission order."""
@@ -314,6 +317,9 @@ class Planner:
     def plan(self, now: float) -> None:
         for pool in self._pools:
             pool.prune(now)
+        images = self.placement.images
+        if images is not None:
+            images.advance(now)
         released, freed = self._changes.take()
         if freed:  # how often capacity comes back early, over the last 20 or so ends
             self._early_ends += ((1.0 if released else 0.0) - self._early_ends) / 16
@@ -351,7 +357,8 @@ class Planner:
             # the length is recomputed, not taken from the booking: start + (end -
             # start) can miss start + remaining by an ulp and let the work outlast it
             length = self.placement.length(st, old.pool)
-            t = pool.move_earlier(old, max(now, st.req.earliest), length)
+            earliest = self.placement.ready(st, old.pool, max(now, st.req.earliest))
+            t = pool.move_earlier(old, earliest, length)
             if t is not None:
                 self._book(st, old.pool, t, length, now)
 
@@ -408,8 +415,18 @@ class Planner:
         if reason is not None:
             self.lifecycle.reject(st, now, reason)
             return
+        if req.type == LeaseType.ADVANCE_RESERVATION:
+            # no preemption brings an image sooner (DESIGN §2.6)
+            late = self.placement.late_image(st, earliest)
+            if late is not None:
+                self._fail_or_reject(st, now, late)
+                return
         decision = None
         if req.may_preempt:
+            if req.type != LeaseType.ADVANCE_RESERVATION:
+                # no sooner than its image can be on its nodes, wherever it goes
+                earliest = max((self.placement.ready(st, p, earliest)
+                                for p in self.placement.candidate_pools(st)), default=earliest)
             outcome = self.preemptor.preempt(st, now, earliest)
             for victim in outcome.replanned:
                 if self.head == victim.name:
@@ -426,6 +443,10 @@ class Planner:
                          " that ends by its deadline ", At(deadline))
         if decision is not None:
             msg = Reason(msg, "; " + _no_preemption(decision))
+        self._fail_or_reject(st, now, msg)
+
+    def _fail_or_reject(self, st: LeaseState, now: float, msg: Reason) -> None:
+        """A guaranteed lease gets no slot: rejected, or Failed if admitted before."""
         if st.phase != Phase.PENDING:  # admitted before: the capacity it had is lost
             self.lifecycle.fail(st, now, Reason("the slot it held was lost (nodes down, or"
                                                 " the operator away when it was due), and ",
@@ -458,6 +479,8 @@ class Planner:
         if req.type != LeaseType.BEST_EFFORT_SUSPENDABLE:
             return False
         for name in self.placement.candidate_pools(st):
+            if self.placement.waits_for_image(st, name, now):
+                continue  # a hole runs it now: its image is not there yet
             pool = self.slots.pools[name]
             window = pool.free_window(req.vms, req.shape, now)
             if window == inf or window <= 0:
@@ -557,7 +580,8 @@ class Planner:
             if booking is not None:  # the head already holds a reservation: compress it
                 table = self.slots.pools[booking.pool]
                 length = self.placement.length(st, booking.pool)
-                t = table.move_earlier(booking, earliest, length)
+                t = table.move_earlier(booking, self.placement.ready(st, booking.pool, earliest),
+                                       length)
                 if t is None:
                     self._head_given_back = self._given_back
                     break  # it cannot start earlier: the reservation stands
@@ -651,7 +675,9 @@ class Planner:
         else:
             found = self.placement.best_fit(st, now, now)
         if found is not None:
-            if self.lifecycle.book(st, found[0], now, found[2], now):  # it starts
+            # found[1] is now, but for a lease whose image is still on its way: it
+            # starts once the image is there (DESIGN §2.6)
+            if self.lifecycle.book(st, found[0], found[1], found[2], now):  # it starts
                 self._leave_queue(st)
             return True
         if self._holes:

@@ -32,6 +32,7 @@ from math import inf
 
 from .dispatch import Dispatcher
 from .enactment import Preemptor
+from .images import Images, Transfer
 from .lease import LeaseState
 from .lifecycle import Lifecycle
 from .model import (
@@ -75,8 +76,11 @@ class Scheduler:
         #: the pools by name, in the cluster's order (the tie-breaker between pools)
         self.pools: Mapping[str, PoolSpec] = {p.name: p for p in pools}
         self.slots = SlotTable(pools)
-        self.lifecycle = Lifecycle(self.slots, self.pools, self.config)
-        self.placement = Placement(self.slots, self.pools)
+        #: image deployment (DESIGN §2.6): only when some pool deploys images, so
+        #: that the others plan exactly as before
+        self.images = Images(pools) if any(p.images is not None for p in pools) else None
+        self.lifecycle = Lifecycle(self.slots, self.pools, self.config, self.images)
+        self.placement = Placement(self.slots, self.pools, self.images)
         self.victims = Victims(self.slots, self.pools, self.lifecycle.leases,
                                self.lifecycle.reserved, self.placement, self.lifecycle)
         self.preemptor = Preemptor(self.config, self.slots, self.pools, self.lifecycle,
@@ -273,6 +277,9 @@ class Scheduler:
         old = self.pools.get(name)
         pools = self.pools
         assert isinstance(pools, dict)
+        if spec.images is not None and self.images is None:
+            # the first pool that deploys images: the parts that ask are told of it
+            self.images = self.lifecycle.images = self.placement.images = Images(())
         if old is None:
             pools[name] = spec
             self.slots.add(spec)
@@ -326,6 +333,8 @@ class Scheduler:
             self.dead.discard(name)
         keep = [b for b in self.slots.pools[name].bookings if b.lease in leases]
         self.slots.rebuild(spec, frozenset(down), now, keep)
+        if self.images is not None:
+            self.images.pool_changed(spec)
         pools[name] = spec
         lifecycle.add_pool(spec)
         planner.pools_changed()
@@ -451,9 +460,18 @@ class Scheduler:
         return self.preemptor.decisions
 
     def usage_violations(self) -> list[str]:
-        """Every instant and node where the plan over-commits capacity (empty when
-        sound): for invariant checks."""
-        return self.slots.usage_violations()
+        """Every instant and node where the plan over-commits capacity, and every
+        overlap on an image repository's link, over-full image cache and start
+        before its image (empty when sound): for invariant checks."""
+        out = self.slots.usage_violations()
+        if self.images is not None:
+            out += self.images.violations()
+        return out
+
+    def transfers(self, lease: str) -> list[tuple[str, Transfer]]:
+        """The image transfers booked for the lease and not given back before they
+        began, as (pool, transfer), in booking order (DESIGN §2.6)."""
+        return [] if self.images is None else self.images.transfers(lease)
 
 
 def _resized(old: PoolSpec | None, new: PoolSpec) -> frozenset[int]:
