@@ -28,6 +28,7 @@ from leasehold.core.model import (
     Fail,
     Lost,
     Migrate,
+    Requeue,
     Resume,
     Start,
     Suspend,
@@ -69,7 +70,8 @@ def lease_timelines(actions: Iterable[Action]) -> dict[str, list[Segment]]:
         if isinstance(a, (Fail, Lost)):
             end(name, t, sources=True)
             continue
-        if not isinstance(a, (Start, Resume, Migrate, Suspend, Cancel, Complete, Unstart)):
+        if not isinstance(a, (Start, Resume, Migrate, Suspend, Cancel, Requeue, Complete,
+                              Unstart)):
             continue  # admitted, reserved (again) or rejected: nothing held changes
         end(name, t)
         if isinstance(a, Start):
@@ -82,7 +84,7 @@ def lease_timelines(actions: Iterable[Action]) -> dict[str, list[Segment]]:
             if a.nodes:  # landing now; a later landing starts with its Resume
                 hold(name, "overhead", t, a.running)
                 hold(name, "run", a.running, inf)
-        elif isinstance(a, (Suspend, Cancel)):
+        elif isinstance(a, (Suspend, Cancel, Requeue)):
             hold(name, "overhead", t, a.vacated)
     for name in list(held):  # what the actions left to end as planned
         end(name, inf, sources=True)

@@ -176,8 +176,8 @@ class Preemptor:
         return replanned
 
     def _stop_by(self, st: LeaseState, now: float, t: float, v: Victim, reason: str) -> None:
-        """Cancel or suspend a running victim so that it vacates at ``v.vacate``:
-        now, or later by a timer when there is time before ``t``."""
+        """Cancel, re-queue or suspend a running victim so that it vacates at
+        ``v.vacate``: now, or later by a timer when there is time before ``t``."""
         suspend = v.action == "suspend"
         assert st.booking is not None
         params = self.pools[st.booking.pool].overhead
@@ -187,5 +187,7 @@ class Preemptor:
             self.lifecycle.stop_at(st, now, begin, v.vacate, suspend)
         elif suspend:
             self.lifecycle.suspend(st, now, reason, planned=False)
+        elif v.action == "requeue":
+            self.lifecycle.requeue(st, now, reason.replace("preempted", "re-queued", 1))
         else:
             self.lifecycle.cancel(st, now, reason)

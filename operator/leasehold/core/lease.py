@@ -64,6 +64,10 @@ class LeaseState:
     preempted_by: str | None = None
     suspensions: int = 0
     migrations: int = 0
+    #: times it was cancelled and re-queued to start over (no suspension, 004
+    #: NOVM-NOSR), and the work those runs had done, lost (seconds at speed 1.0)
+    requeues: int = 0
+    lost_work: float = 0.0
     overhead: float = 0.0
     #: the work saved when its VMs were last written out (a suspension or a
     #: migration): (planned remaining, actual remaining), as work. A lease whose nodes are lost

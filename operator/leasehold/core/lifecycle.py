@@ -29,6 +29,7 @@ from .model import (
     PoolSpec,
     Reject,
     Request,
+    Requeue,
     Reserve,
     Resume,
     SchedulerConfig,
@@ -260,11 +261,19 @@ class Lifecycle:
 
     def vacate(self, st: LeaseState, now: float) -> bool:
         """An overhead that held nodes is over: they are free. Returns whether the
-        lease is now suspended (its remainder is to be queued again)."""
+        lease is to be queued again: suspended (its remainder), or re-queued to start
+        over (phase ``Queued``)."""
         if st.departure is not None:  # a migration left its old nodes
             self._give_back(st.departure, now)
             st.departure = None
             return False
+        if st.phase == Phase.QUEUED:  # re-queued (:meth:`requeue`): its VMs have stopped
+            if st.booking is not None:
+                self._give_back(st.booking, now)
+                st.booking = None
+            st.pool = None  # nothing saved anywhere: any pool will do
+            self.timers.bump(st)
+            return True
         if st.phase not in (Phase.SUSPENDING, Phase.CANCELLED) or st.booking is None:
             return False  # a departure's timer, renewed once too often
         self._give_back(st.booking, now)
@@ -308,6 +317,43 @@ class Lifecycle:
                 self._give_back(booking, now)
                 st.booking = None
         self.actions.append(Cancel(now, st.name, reason, vacated))
+
+    def requeues(self, st: LeaseState) -> bool:
+        """Whether giving way cancels and re-queues the lease rather than what its type
+        says (no suspension, 004 NOVM-NOSR): a suspendable lease under ``suspension:
+        none``. A cancellable lease is cancelled and a migratable one migrated either way."""
+        return self.config.suspension == "none" \
+            and st.req.type == LeaseType.BEST_EFFORT_SUSPENDABLE
+
+    def requeue(self, st: LeaseState, now: float, reason: str) -> None:
+        """No suspension: a running lease that gives way is cancelled and re-queued to
+        run again from the start; the work its run did is lost. Its VMs stop as a
+        cancelled lease's do (``stopSeconds``, never past its booking); it keeps the
+        nodes until then and is placed again once they are free (:meth:`vacate`), in
+        its original queue position (submission order, as a suspended remainder)."""
+        booking = st.booking
+        assert booking is not None
+        req = st.req
+        self._account(st, now)
+        self.reserved.pop(st.name, None)
+        lost = req.actual_runtime - st.actual_left
+        stopped = min(now + self.pools[booking.pool].overhead.stop_seconds, booking.end)
+        if stopped > now:
+            body = tuple(s for s in booking.segments if s[0] != "stop")
+            self._cut(booking, stopped, clip((*body, ("stop", now, stopped)), now))
+        else:  # gone at once: the preemptor may start now
+            self._give_back(booking, now)
+            st.booking = None
+        st.requeues += 1
+        st.lost_work += lost
+        st.remaining, st.actual_left = req.duration, req.actual_runtime
+        st.resuming = False
+        st.landing = None
+        st.checkpoint = None
+        st.phase = Phase.QUEUED
+        self.timers.bump(st)
+        self.timers.push(stopped, Timer.VACATE, st)
+        self.actions.append(Requeue(now, st.name, reason, stopped, lost))
 
     def fail(self, st: LeaseState, now: float, reason: str) -> None:
         """The lease cannot run (the shell says why: its pods were refused): it ends

@@ -591,6 +591,19 @@ class Cancel(Action):
     vacated: float
 
 
+@dataclass(slots=True)
+class Requeue(Action):
+    """No suspension (:attr:`SchedulerConfig.suspension` ``none``, 004 NOVM-NOSR): a
+    best-effort lease that gave way to a preemptor is cancelled and re-queued, to run
+    again from the start in its original queue position. Its VMs stop and have left
+    its nodes at ``vacated`` (it is placed again from then on); ``lost``: the work its
+    run had done, lost (seconds at speed 1.0)."""
+
+    reason: str
+    vacated: float
+    lost: float
+
+
 #: why a lease was rejected, for counting: its spec (the shell's, or a name taken),
 #: capacity no pool has, or a deadline (or a reservation's start) it cannot meet
 REJECT_CAUSES = ("spec", "capacity", "deadline")

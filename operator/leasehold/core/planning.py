@@ -76,8 +76,9 @@ class Planner:
         self.preemptor = preemptor
         self._conservative = config.backfilling == Backfilling.CONSERVATIVE
         self._easy = config.backfilling == Backfilling.EASY
-        #: suspend-before-blocking: a best-effort lease may run in a hole (asked often)
-        self._holes = config.suspend_before_blocking
+        #: suspend-before-blocking: a best-effort lease may run in a hole (asked often);
+        #: never without suspension (a lease runs only where it can finish)
+        self._holes = config.suspend_before_blocking and config.suspension != "none"
         #: best-effort leases waiting to start (EASY and FCFS), in submission order
         self.queue: list[LeaseState] = []
         #: their sequences, aligned with :attr:`queue`: a lease leaving it is found by

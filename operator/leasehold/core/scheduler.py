@@ -78,7 +78,8 @@ class Scheduler:
         self.lifecycle = Lifecycle(self.slots, self.pools, self.config)
         self.placement = Placement(self.slots, self.pools)
         self.victims = Victims(self.slots, self.pools, self.lifecycle.leases,
-                               self.lifecycle.reserved, self.placement, self.lifecycle)
+                               self.lifecycle.reserved, self.placement, self.lifecycle,
+                               self.config.suspension)
         self.preemptor = Preemptor(self.config, self.slots, self.pools, self.lifecycle,
                                    self.placement, self.victims)
         self.planner = Planner(self.config, self.slots, self.lifecycle, self.placement,
@@ -189,6 +190,9 @@ class Scheduler:
                 continue  # stale: the lease's timers changed since it was set
             if kind == Timer.VACATE:
                 if lifecycle.vacate(st, now):
+                    if st.phase == Phase.QUEUED:  # re-queued to start over
+                        planner.replan(st)
+                        continue
                     if st.pool in self.dead:  # written out on a pool that is gone
                         lifecycle.start_over(st)
                     planner.requeue(st)
@@ -198,7 +202,10 @@ class Scheduler:
                 lifecycle.suspend(st, now, lifecycle.planned_reason(st, "suspended"),
                                   planned=True)
             elif kind == Timer.STOP:
-                self._cancel(st, now, lifecycle.planned_reason(st, "cancelled"))
+                if lifecycle.requeues(st):
+                    lifecycle.requeue(st, now, lifecycle.planned_reason(st, "re-queued"))
+                else:
+                    self._cancel(st, now, lifecycle.planned_reason(st, "cancelled"))
             elif kind == Timer.RUNNING:
                 lifecycle.running(st)
             elif now < self.hold_until:

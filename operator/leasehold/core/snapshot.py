@@ -190,6 +190,8 @@ def snapshot(s: Scheduler) -> Data:
         d["checkpoint"] = None if st.checkpoint is None else list(st.checkpoint)
         if st.dispatched is not None:
             d["dispatched"] = st.dispatched
+        if st.requeues:  # no suspension (as snapshots were before it, when none)
+            d["requeues"], d["lostWork"] = st.requeues, st.lost_work
         out_leases.append(d)
     return {
         "version": VERSION, "now": _num(s.now), "sequence": lc.seq,
@@ -281,6 +283,8 @@ def _restore(data: Data, config: SchedulerConfig) -> Scheduler:
         st.checkpoint = None if cp is None else (_float(cp[0], where), _float(cp[1], where))
         dispatched = d.get("dispatched")
         st.dispatched = None if dispatched is None else str(dispatched)
+        st.requeues = int(d.get("requeues", 0))
+        st.lost_work = _float(d.get("lostWork", 0.0), f"{where}.lostWork")
         if req.name in lc.leases:
             raise SnapshotError(f"{where}: a second lease named {req.name!r}")
         lc.leases[req.name] = st
