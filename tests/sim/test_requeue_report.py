@@ -9,6 +9,7 @@ from dataclasses import replace
 import pytest
 
 from builders import AR, config, exclusive, req
+from leasehold.core.model import VmModel
 from leasehold_emulator.sim.engine import simulate
 from leasehold_emulator.sim.report import result_document
 
@@ -38,3 +39,18 @@ def test_suspension_all_adds_no_keys(key):
     doc = document("all")
     assert key not in doc["metrics"]
     assert all(key not in r for r in doc["leases"])
+
+
+def test_a_vm_pool_shows_boot_and_shutdown_as_overhead():
+    # an advance reservation's start is its requested start, its boot before it and
+    # its shutdown after its end; a best-effort lease's start is its run's
+    pools = [replace(exclusive(1), vm=VmModel(slowdown=0.0, boot=10, shutdown=5))]
+    reqs = [req("R", 1, 50, 0, type=AR, start=100), req("A", 1, 60)]
+    doc = result_document(simulate(pools, config(), reqs), pools)
+    by_name = {r["name"]: r for r in doc["leases"]}
+    assert (by_name["R"]["start"], by_name["R"]["end"]) == (100, 150)
+    assert by_name["R"]["timeline"] == [["overhead", 90, 100], ["run", 100, 150],
+                                        ["overhead", 150, 155]]
+    assert (by_name["A"]["start"], by_name["A"]["end"]) == (10, 70)
+    assert by_name["A"]["timeline"] == [["overhead", 0, 10], ["run", 10, 70],
+                                        ["overhead", 70, 75]]

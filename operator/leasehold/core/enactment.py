@@ -24,16 +24,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from math import inf
 
-from . import overhead
-from .lease import LeaseState, pace
+from .lease import LeaseState, boot_lead, span
 from .lifecycle import Lifecycle
 from .model import LeaseType, PoolSpec, SchedulerConfig, preemption_policy
-from .placement import Placement
+from .placement import Fit, Placement
 from .preemption import Decision, decide
 from .preemption import instance as problem
 from .preemption.instance import Victim
 from .slots import Booking, SlotTable
-from .victims import Slot, Victims
+from .victims import Slot, Victims, action_costs
 
 
 @dataclass(slots=True)
@@ -77,18 +76,25 @@ class Preemptor:
         deadline = req.deadline if req.deadline is not None else inf
         pools = [name for name in self.placement.candidate_pools(st)
                  if t <= deadline - self.placement.length(st, name)]
+        # where the preemptor's booking begins on each pool: an advance reservation's
+        # VMs boot before its start (Placement.best_fit, anchored)
+        anchored = req.type == LeaseType.ADVANCE_RESERVATION
+        begins = {name: t - boot_lead(req, self.pools[name]) if anchored else t
+                  for name in pools}
+        pools = [name for name in pools if begins[name] >= now]  # too late to boot there
         while True:
             instances, windows = [], []
             for name in pools:
                 # a narrowed build ranks the nodes on sums the index keeps
                 victims: Sequence[Victim]
                 sums = None
+                tp = begins[name]
                 if narrow:
-                    victims, end, sums = self.victims.gather_summed(name, req, now, t, excluded)
+                    victims, end, sums = self.victims.gather_summed(name, req, now, tp, excluded)
                 else:
-                    victims, end = self.victims.gather(name, req, now, t, excluded)
+                    victims, end = self.victims.gather(name, req, now, tp, excluded)
                 instances.append(problem.build(
-                    self.slots.pools[name], req.shape, req.vms, t, end, victims, now, narrow,
+                    self.slots.pools[name], req.shape, req.vms, tp, end, victims, now, narrow,
                     sums))
                 windows.append(end)
             choice = decide(self.policy, instances, self.config)
@@ -100,10 +106,17 @@ class Preemptor:
             if not choice.members:
                 return Outcome(record, False)
             inst = instances[choice.instance]
+            t = begins[inst.pool]
             chosen = [inst.candidates[i].victim for i in choice.members]
             start = max(t, max(v.vacate for v in chosen))
             if start > t:
-                sooner = self.placement.best_fit(st, t, start)
+                sooner: Fit | None
+                if anchored:  # on this pool, whose boot lead t has
+                    length = self.placement.length(st, inst.pool)
+                    at = self.slots.pools[inst.pool].fit(req.vms, req.shape, length, t, start)
+                    sooner = None if at is None else (inst.pool, at, length)
+                else:
+                    sooner = self.placement.best_fit(st, t, start)
                 if sooner is not None:
                     self.lifecycle.admit(st, now)
                     self.lifecycle.book(st, *sooner, now)
@@ -166,7 +179,7 @@ class Preemptor:
                 self._stop_by(victim, now, t, v, reason)
         start = max(t, max(v.vacate for v in chosen))
         pool = self.slots.pools[pool_name]
-        length = req.duration / pace(req, self.pools[pool_name])  # as the victims' window
+        length = span(req, self.pools[pool_name], req.duration)  # as the victims' window
         if pool.fit(req.vms, req.shape, length, start, start) != start:
             raise RuntimeError(  # the instance said it fits: the two models disagree
                 f"slot table inconsistent: {req.name} does not fit at t={start} after preemption"
@@ -180,8 +193,8 @@ class Preemptor:
         ``v.vacate``: now, or later by a timer when there is time before ``t``."""
         suspend = v.action == "suspend"
         assert st.booking is not None
-        params = self.pools[st.booking.pool].overhead
-        took = overhead.suspend_seconds(st.req, params) if suspend else params.stop_seconds
+        spec = self.pools[st.booking.pool]
+        took = action_costs(st.req, spec.overhead, v.action, spec.vm)[0]
         begin = max(now, t - took)  # as in the gathering, so equal floats compare equal
         if begin > now:
             self.lifecycle.stop_at(st, now, begin, v.vacate, suspend)

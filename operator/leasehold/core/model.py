@@ -555,6 +555,9 @@ class Dispatch(Action):
 @dataclass(slots=True)
 class Start(Action):
     nodes: tuple[str, ...]
+    #: on a pool with a VM model, when its run begins, once its VMs have booted
+    #: (``None``: at once)
+    running: float | None = None
 
 
 @dataclass(slots=True)
@@ -642,4 +645,6 @@ class Fail(Action):
 
 @dataclass(slots=True)
 class Complete(Action):
-    pass
+    #: on a pool with a VM model, when its VMs have shut down and left its nodes
+    #: (``None``: at once)
+    vacated: float | None = None

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from math import inf
 
 from . import overhead
-from .lease import LeaseState, pace
+from .lease import LeaseState, boot_lead, pace, shutdown_tail, span
 from .model import PoolSpec, Request
 from .reason import Lasting, Reason
 from .slots import SlotTable
@@ -64,26 +64,39 @@ class Placement:
     def length(self, st: LeaseState, pool: str) -> float:
         """How long the lease's next booking on ``pool`` lasts: the work it still owes
         at the pool's speed (:func:`pace`), after the overhead of resuming (or of
-        landing, for a migration), which is a data transfer and does not scale."""
+        landing, for a migration), which is a data transfer and does not scale. On a
+        pool with a VM model its VMs boot first (not when a migration lands: 000's
+        pipeline resumes them) and shut down last (:func:`span`)."""
         spec = self.pools[pool]
-        run = st.remaining / pace(st.req, spec)
         if not st.resuming:
-            return run
+            return span(st.req, spec, st.remaining)
+        run = st.remaining / pace(st.req, spec)
+        vm = spec.vm
         if st.landing is not None:  # a migration lands: its pipeline, not a resume
-            return run + st.landing
-        return run + overhead.resume_seconds(st.req, spec.overhead)
+            return run + st.landing if vm is None else run + st.landing + vm.shutdown
+        resume = run + overhead.resume_seconds(st.req, spec.overhead)
+        return resume if vm is None else vm.boot + resume + vm.shutdown
 
     def best_fit(self, st: LeaseState, earliest: float, latest: float = inf,
-                 deadline: float = inf) -> Fit | None:
+                 deadline: float = inf, anchored: bool = False,
+                 floor: float = -inf) -> Fit | None:
         """(pool, start, length) of the earliest slot over the lease's candidate pools,
         starting in ``[earliest, latest]`` and ending by ``deadline`` (each pool has
-        its speed, hence its own latest start); ties go to the pool listed first."""
+        its speed, hence its own latest start); ties go to the pool listed first.
+        ``anchored``: the bounds are the run's, not the booking's (an advance
+        reservation's window): on each pool the booking begins its VMs' boot earlier,
+        never before ``floor``, and may end their shutdown later."""
         best: Fit | None = None
         req = st.req
         for name in self.candidate_pools(st):
             length = self.length(st, name)
-            t = self.slots.pools[name].fit(req.vms, req.shape, length, earliest,
-                                           min(latest, deadline - length))
+            e, l_, d = earliest, latest, deadline
+            if anchored:
+                spec = self.pools[name]
+                lead = boot_lead(req, spec)
+                e, l_ = max(e - lead, floor), l_ - lead
+                d += shutdown_tail(req, spec)
+            t = self.slots.pools[name].fit(req.vms, req.shape, length, e, min(l_, d - length))
             if t is not None and (best is None or t < best[1]):
                 best = (name, t, length)
         return best

@@ -304,7 +304,9 @@ class Scheduler:
                 moved[st.name] = st
                 continue
             hit = [names[i] for i in (b.nodes or ()) if i in reshaped or i in down]
-            if hit:
+            if hit and st.phase.terminal:  # ended, its VMs stopping or shutting down
+                lifecycle.let_go(st, now)
+            elif hit:
                 lost.setdefault(st.name, (st, []))[1].extend(hit)
         # reservations elsewhere that may use this pool are placed again too: a pool
         # added or nodes back may give them an earlier slot

@@ -40,6 +40,7 @@ from .model import (
     Request,
     SchedulerConfig,
     Shape,
+    VmModel,
 )
 from .reason import Reason
 from .scheduler import Scheduler
@@ -87,6 +88,8 @@ def pool_data(spec: PoolSpec) -> Data:
                          for g in spec.groups]
     if spec.statistics is not None:  # what dispatch was told of the pool
         out["statistics"] = asdict(spec.statistics)
+    if spec.vm is not None:  # its VM model (as snapshots were before it, when none)
+        out["vm"] = asdict(spec.vm)
     return out
 
 
@@ -105,6 +108,10 @@ def pool_from(spec: Any, where: str) -> PoolSpec:
         if given is not None:
             pool = replace(pool, statistics=PoolStatistics(
                 **{f.name: given[f.name] for f in fields(PoolStatistics)}))
+        vm = spec.get("vm")
+        if vm is not None:
+            pool = replace(pool, vm=VmModel(**{f.name: _float(vm[f.name], f"{where}.vm")
+                                               for f in fields(VmModel)}))
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise SnapshotError(f"{where}: {type(exc).__name__}: {exc}") from None
     if pool.nodes < 0:

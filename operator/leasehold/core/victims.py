@@ -28,7 +28,7 @@ from math import inf
 from typing import overload
 
 from . import overhead
-from .lease import LeaseState, PreemptCosts, pace
+from .lease import LeaseState, PreemptCosts, pace, span
 from .model import LeaseType, Origin, OverheadParams, Phase, PoolSpec, Request, VmModel
 from .placement import Placement
 from .preemptable import Index, Member
@@ -48,7 +48,7 @@ _RUNNING_ACTION = {
 }
 
 
-def _costs(req: Request, params: OverheadParams, action: str,
+def action_costs(req: Request, params: OverheadParams, action: str,
            vm: VmModel | None = None) -> tuple[float, float]:
     """(seconds from the order until the lease has vacated, overhead h(L)). On a pool
     with a VM model a stop or a suspension ends with the VMs' shutdown (held), and a
@@ -83,8 +83,8 @@ def preempt_costs(req: Request, params: OverheadParams, suspension: str = "all",
     action = _RUNNING_ACTION[req.type]
     if action == "suspend" and suspension == "none":
         action = "requeue"
-    took, cost = _costs(req, params, action, vm)
-    return action, took, cost, _costs(req, params, "replan")[1]
+    took, cost = action_costs(req, params, action, vm)
+    return action, took, cost, action_costs(req, params, "replan")[1]
 
 
 def costs_on(st: LeaseState, pool_name: str, params: OverheadParams, suspension: str = "all",
@@ -181,8 +181,9 @@ class Victims:
         #: bookings that start after the window as first drawn: only they can be
         #: in its tail
         later: list[Booking] = []
-        # the preemptor's booking there: its work at the pool's speed (a new lease)
-        d = req.duration / pace(req, self.pools[pool_name])
+        # the preemptor's booking there: its work at the pool's speed (a new lease),
+        # in VMs with their boot and shutdown
+        d = span(req, self.pools[pool_name], req.duration)
         end = t + d
         latest = t
         # bookings scanned in the table's order, not by name: a large pool has
@@ -275,7 +276,7 @@ class Victims:
         index = self.index.sums(pool_name)
         if len(index.cpu) > nodes:
             return None
-        d = req.duration / pace(req, self.pools[pool_name])
+        d = span(req, self.pools[pool_name], req.duration)
         last_start = index.latest_start()
         if last_start is not None and last_start >= t + d:
             return None
