@@ -203,7 +203,17 @@ class Lifecycle:
         self._account(st, now)
         booking = st.booking
         assert booking is not None
-        tail = shutdown_tail(st.req, self.pools[booking.pool])
+        vm = self.pools[booking.pool].vm
+        if vm is None:  # the usual way, kept short: nodes free at once
+            self._give_back(booking, now)
+            st.booking = None
+            st.phase = Phase.COMPLETED
+            st.end = now
+            st.remaining = st.actual_left = 0.0
+            self.timers.bump(st)
+            self.actions.append(Complete(now, st.name))
+            return
+        tail = vm.shutdown
         down = min(now + tail, booking.end)
         if down > now:
             body = tuple(s for s in booking.segments if s[0] != "shutdown")

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from math import inf
 
 from . import overhead
-from .lease import LeaseState, boot_lead, pace, shutdown_tail, span
+from .lease import LeaseState, boot_lead, pace, shutdown_tail
 from .model import PoolSpec, Request
 from .reason import Lasting, Reason
 from .slots import SlotTable
@@ -68,14 +68,19 @@ class Placement:
         pool with a VM model its VMs boot first (not when a migration lands: 000's
         pipeline resumes them) and shut down last (:func:`span`)."""
         spec = self.pools[pool]
-        if not st.resuming:
-            return span(st.req, spec, st.remaining)
         run = st.remaining / pace(st.req, spec)
         vm = spec.vm
-        if st.landing is not None:  # a migration lands: its pipeline, not a resume
-            return run + st.landing if vm is None else run + st.landing + vm.shutdown
-        resume = run + overhead.resume_seconds(st.req, spec.overhead)
-        return resume if vm is None else vm.boot + resume + vm.shutdown
+        if vm is None:  # asked for every query: the bare path kept short
+            if not st.resuming:
+                return run
+            if st.landing is not None:  # a migration lands: its pipeline, not a resume
+                return run + st.landing
+            return run + overhead.resume_seconds(st.req, spec.overhead)
+        if not st.resuming:
+            return vm.boot + run + vm.shutdown  # as span()
+        if st.landing is not None:
+            return run + st.landing + vm.shutdown
+        return vm.boot + run + overhead.resume_seconds(st.req, spec.overhead) + vm.shutdown
 
     def best_fit(self, st: LeaseState, earliest: float, latest: float = inf,
                  deadline: float = inf, anchored: bool = False,
