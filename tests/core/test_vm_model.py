@@ -170,6 +170,10 @@ def _with_vm(draw, pools):
 def vm_workloads(draw):
     pools, reqs, cfg, inputs = draw(hs.one_of(workloads(), preempting_workloads()))
     suspension = draw(hs.sampled_from(["all", "none"]))
+    # an advance reservation as scenarios and the operator give it: with its deadline
+    reqs = [replace(r, deadline=r.start + r.duration)
+            if r.type == AR and r.start is not None and draw(hs.booleans()) else r
+            for r in reqs]
     return _with_vm(draw, pools), reqs, replace(cfg, suspension=suspension), inputs
 
 
@@ -272,3 +276,15 @@ def test_a_node_lost_while_its_vms_shut_down_leaves_the_lease_completed(at):
     a = core.lease("A")
     assert (a.phase.value, a.first_start, a.end) == ("Completed", 10, 115)
     assert core.usage_violations() == []
+
+
+@pytest.mark.parametrize("suspension", ["all", "none"])
+def test_a_reservation_with_its_deadline_preempts_in_time_for_its_boot(suspension):
+    # scenarios and the operator give an advance reservation its deadline (start +
+    # duration): its booking still begins a boot earlier and ends a shutdown later
+    r = [req("A", 1, 100, memory=16),
+         req("R", 1, 20, 5, type=AR, start=60, deadline=80, memory=16)]
+    cfg = replace(config("easy"), suspension=suspension)
+    sched, _ = go([vm_pool()], r, cfg)
+    assert (lease(sched, "R").first_start, lease(sched, "R").end) == (60, 80)
+    assert lease(sched, "R").phase.value == "Completed"

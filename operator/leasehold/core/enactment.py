@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from math import inf
 
-from .lease import LeaseState, boot_lead, span
+from .lease import LeaseState, boot_lead, shutdown_tail, span
 from .lifecycle import Lifecycle
 from .model import LeaseType, PoolSpec, SchedulerConfig, preemption_policy
 from .placement import Fit, Placement
@@ -74,14 +74,22 @@ class Preemptor:
         # where its work over the pool's speed cannot end by its deadline even if it
         # started at t, no preemption can help it: those pools are not asked
         deadline = req.deadline if req.deadline is not None else inf
-        pools = [name for name in self.placement.candidate_pools(st)
-                 if t <= deadline - self.placement.length(st, name)]
         # where the preemptor's booking begins on each pool: an advance reservation's
-        # VMs boot before its start (Placement.best_fit, anchored)
+        # VMs boot before its start and shut down after its end (Placement.best_fit,
+        # anchored); too late to boot there, no preemption helps either
         anchored = req.type == LeaseType.ADVANCE_RESERVATION
-        begins = {name: t - boot_lead(req, self.pools[name]) if anchored else t
-                  for name in pools}
-        pools = [name for name in pools if begins[name] >= now]  # too late to boot there
+        begins: dict[str, float] = {}
+        for name in self.placement.candidate_pools(st):
+            if not anchored:
+                if t <= deadline - self.placement.length(st, name):
+                    begins[name] = t
+                continue
+            spec = self.pools[name]
+            at = t - boot_lead(req, spec)
+            if now <= at <= deadline + shutdown_tail(req, spec) - self.placement.length(
+                    st, name):
+                begins[name] = at
+        pools = list(begins)
         while True:
             instances, windows = [], []
             for name in pools:
@@ -113,8 +121,9 @@ class Preemptor:
                 sooner: Fit | None
                 if anchored:  # on this pool, whose boot lead t has
                     length = self.placement.length(st, inst.pool)
-                    at = self.slots.pools[inst.pool].fit(req.vms, req.shape, length, t, start)
-                    sooner = None if at is None else (inst.pool, at, length)
+                    found = self.slots.pools[inst.pool].fit(req.vms, req.shape, length, t,
+                                                            start)
+                    sooner = None if found is None else (inst.pool, found, length)
                 else:
                     sooner = self.placement.best_fit(st, t, start)
                 if sooner is not None:
