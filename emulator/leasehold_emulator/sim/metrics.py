@@ -81,6 +81,16 @@ def run_metrics(leases: Iterable[LeaseView], pools: Iterable[PoolSpec]) -> dict[
     }
 
 
+def requeue_metrics(leases: Iterable[LeaseView]) -> dict[str, float | int]:
+    """Without suspension (``config.suspension: none``, 004 NOVM-NOSR): how many
+    times leases were cancelled and re-queued to start over (``requeues``), and the
+    work those runs had done, lost (``lostWorkSeconds``, seconds at speed 1.0).
+    `leasehold simulate`'s document has them only under ``none``."""
+    leases = list(leases)
+    return {"requeues": sum(s.requeues for s in leases),
+            "lostWorkSeconds": sum(s.lost_work for s in leases)}
+
+
 def metrics_003(leases: Iterable[LeaseView], pools: Iterable[PoolSpec],
                 dispatched: Mapping[str, str] | None = None) -> dict[str, float]:
     """003's metrics that :func:`run_metrics` lacks: AWRT over the pools weighted by

@@ -14,7 +14,7 @@ from leasehold.core.reason import Reason
 from leasehold.core.view import LeaseView
 
 from .engine import SimResult
-from .metrics import over_time, run_metrics
+from .metrics import over_time, requeue_metrics, run_metrics
 from .timeline import lease_timelines, render_gantt
 
 
@@ -69,14 +69,20 @@ def decision_record(d: Decision) -> dict[str, Any]:
 def result_document(result: SimResult, pools: Sequence[PoolSpec]) -> dict[str, Any]:
     sched = result.scheduler
     leases = sched.leases()  # in submission order
-    metrics = {
-        k: (round(v, 6) if isinstance(v, float) else v)
-        for k, v in run_metrics(leases, pools).items()
-    }
+    # without suspension, the re-queues and the work they lost (only then: the
+    # documents of runs with suspension keep their keys)
+    requeues = sched.config.suspension == "none"
+    found = run_metrics(leases, pools)
+    if requeues:
+        found.update(requeue_metrics(leases))
+    metrics = {k: (round(v, 6) if isinstance(v, float) else v) for k, v in found.items()}
     timelines = lease_timelines(result.actions)
     records = []
     for st in leases:
         record = lease_record(st)
+        if requeues:
+            record["requeues"] = st.requeues
+            record["lostWorkSeconds"] = _num(st.lost_work)
         record["timeline"] = [[kind, _num(a), _num(b)] for kind, a, b in timelines.get(st.name, [])]
         transfers = sched.transfers(st.name)
         if transfers:  # only on pools that deploy images: other outputs stay as they were

@@ -1,11 +1,12 @@
 """Per-lease timelines from the core's actions, and a text Gantt chart of them.
 
 A timeline is a list of ``(kind, start, end)`` segments, by start: ``run`` while the
-VMs run, ``overhead`` while they are being resumed, suspended, migrated or stopped
-(they hold nodes but do no work). Each segment is a span in which the lease's VMs
-hold nodes, as its bookings in the slot table do: a migration holds its source nodes
-(until its VMs have left them) and its target nodes (from when they land) at once,
-so two segments may overlap. Waiting is what lies between submission and the
+VMs run, ``overhead`` while they are being resumed, suspended, migrated or stopped,
+or (on a pool with a VM model) booted or shut down (they hold nodes but do no
+work). Each segment is a span in which the lease's VMs hold nodes, as its bookings
+in the slot table do: a migration holds its source nodes (until its VMs have left
+them) and its target nodes (from when they land) at once, so two segments may
+overlap. Waiting is what lies between submission and the
 segments.
 
 A segment ends when the lease's next action says so, not when it was planned to:
@@ -28,6 +29,7 @@ from leasehold.core.model import (
     Fail,
     Lost,
     Migrate,
+    Requeue,
     Resume,
     Start,
     Suspend,
@@ -69,11 +71,14 @@ def lease_timelines(actions: Iterable[Action]) -> dict[str, list[Segment]]:
         if isinstance(a, (Fail, Lost)):
             end(name, t, sources=True)
             continue
-        if not isinstance(a, (Start, Resume, Migrate, Suspend, Cancel, Complete, Unstart)):
+        if not isinstance(a, (Start, Resume, Migrate, Suspend, Cancel, Requeue, Complete,
+                              Unstart)):
             continue  # admitted, reserved (again) or rejected: nothing held changes
         end(name, t)
         if isinstance(a, Start):
-            hold(name, "run", t, inf)
+            if a.running is not None:  # its VMs boot first
+                hold(name, "overhead", t, a.running)
+            hold(name, "run", t if a.running is None else a.running, inf)
         elif isinstance(a, Resume):
             hold(name, "overhead", t, a.running)
             hold(name, "run", a.running, inf)
@@ -82,8 +87,8 @@ def lease_timelines(actions: Iterable[Action]) -> dict[str, list[Segment]]:
             if a.nodes:  # landing now; a later landing starts with its Resume
                 hold(name, "overhead", t, a.running)
                 hold(name, "run", a.running, inf)
-        elif isinstance(a, (Suspend, Cancel)):
-            hold(name, "overhead", t, a.vacated)
+        elif isinstance(a, (Suspend, Cancel, Requeue, Complete)) and a.vacated is not None:
+            hold(name, "overhead", t, a.vacated)  # a completion's: its VMs shut down
     for name in list(held):  # what the actions left to end as planned
         end(name, inf, sources=True)
     for segments in out.values():

@@ -24,16 +24,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from math import inf
 
-from . import overhead
-from .lease import LeaseState, pace
+from .lease import LeaseState, boot_lead, shutdown_tail, span
 from .lifecycle import Lifecycle
 from .model import LeaseType, PoolSpec, SchedulerConfig, preemption_policy
-from .placement import Placement
+from .placement import Fit, Placement
 from .preemption import Decision, decide
 from .preemption import instance as problem
 from .preemption.instance import Victim
 from .slots import Booking, SlotTable
-from .victims import Slot, Victims
+from .victims import Slot, Victims, action_costs
 
 
 @dataclass(slots=True)
@@ -75,22 +74,36 @@ class Preemptor:
         # where its work over the pool's speed cannot end by its deadline even if it
         # started at t, no preemption can help it: those pools are not asked
         deadline = req.deadline if req.deadline is not None else inf
-        # nor where its image cannot be on its nodes by t (DESIGN §2.6)
-        pools = [name for name in self.placement.candidate_pools(st)
-                 if t <= deadline - self.placement.length(st, name)
-                 and self.placement.image_by(st, name, t)]
+        # where the preemptor's booking begins on each pool: an advance reservation's
+        # VMs boot before its start and shut down after its end (Placement.best_fit,
+        # anchored); too late to boot there, no preemption helps either; nor where its
+        # image cannot be on its nodes when its booking begins (DESIGN §2.6)
+        anchored = req.type == LeaseType.ADVANCE_RESERVATION
+        begins: dict[str, float] = {}
+        for name in self.placement.candidate_pools(st):
+            if not anchored:
+                if t <= deadline - self.placement.length(st, name):
+                    begins[name] = t
+                continue
+            spec = self.pools[name]
+            at = t - boot_lead(req, spec)
+            if now <= at <= deadline + shutdown_tail(req, spec) - self.placement.length(
+                    st, name):
+                begins[name] = at
+        pools = [name for name, at in begins.items() if self.placement.image_by(st, name, at)]
         while True:
             instances, windows = [], []
             for name in pools:
                 # a narrowed build ranks the nodes on sums the index keeps
                 victims: Sequence[Victim]
                 sums = None
+                tp = begins[name]
                 if narrow:
-                    victims, end, sums = self.victims.gather_summed(name, req, now, t, excluded)
+                    victims, end, sums = self.victims.gather_summed(name, req, now, tp, excluded)
                 else:
-                    victims, end = self.victims.gather(name, req, now, t, excluded)
+                    victims, end = self.victims.gather(name, req, now, tp, excluded)
                 instances.append(problem.build(
-                    self.slots.pools[name], req.shape, req.vms, t, end, victims, now, narrow,
+                    self.slots.pools[name], req.shape, req.vms, tp, end, victims, now, narrow,
                     sums))
                 windows.append(end)
             choice = decide(self.policy, instances, self.config)
@@ -102,10 +115,18 @@ class Preemptor:
             if not choice.members:
                 return Outcome(record, False)
             inst = instances[choice.instance]
+            t = begins[inst.pool]
             chosen = [inst.candidates[i].victim for i in choice.members]
             start = max(t, max(v.vacate for v in chosen))
             if start > t:
-                sooner = self.placement.best_fit(st, t, start)
+                sooner: Fit | None
+                if anchored:  # on this pool, whose boot lead t has
+                    length = self.placement.length(st, inst.pool)
+                    found = self.slots.pools[inst.pool].fit(req.vms, req.shape, length, t,
+                                                            start)
+                    sooner = None if found is None else (inst.pool, found, length)
+                else:
+                    sooner = self.placement.best_fit(st, t, start)
                 if sooner is not None:
                     self.lifecycle.admit(st, now)
                     self.lifecycle.book(st, *sooner, now)
@@ -168,7 +189,7 @@ class Preemptor:
                 self._stop_by(victim, now, t, v, reason)
         start = max(t, max(v.vacate for v in chosen))
         pool = self.slots.pools[pool_name]
-        length = req.duration / pace(req, self.pools[pool_name])  # as the victims' window
+        length = span(req, self.pools[pool_name], req.duration)  # as the victims' window
         if pool.fit(req.vms, req.shape, length, start, start) != start:
             raise RuntimeError(  # the instance said it fits: the two models disagree
                 f"slot table inconsistent: {req.name} does not fit at t={start} after preemption"
@@ -178,16 +199,18 @@ class Preemptor:
         return replanned
 
     def _stop_by(self, st: LeaseState, now: float, t: float, v: Victim, reason: str) -> None:
-        """Cancel or suspend a running victim so that it vacates at ``v.vacate``:
-        now, or later by a timer when there is time before ``t``."""
+        """Cancel, re-queue or suspend a running victim so that it vacates at
+        ``v.vacate``: now, or later by a timer when there is time before ``t``."""
         suspend = v.action == "suspend"
         assert st.booking is not None
-        params = self.pools[st.booking.pool].overhead
-        took = overhead.suspend_seconds(st.req, params) if suspend else params.stop_seconds
+        spec = self.pools[st.booking.pool]
+        took = action_costs(st.req, spec.overhead, v.action, spec.vm)[0]
         begin = max(now, t - took)  # as in the gathering, so equal floats compare equal
         if begin > now:
             self.lifecycle.stop_at(st, now, begin, v.vacate, suspend)
         elif suspend:
             self.lifecycle.suspend(st, now, reason, planned=False)
+        elif v.action == "requeue":
+            self.lifecycle.requeue(st, now, reason.replace("preempted", "re-queued", 1))
         else:
             self.lifecycle.cancel(st, now, reason)

@@ -14,13 +14,47 @@ PreemptCosts = tuple[()] | tuple[str, float, float, float]
 
 
 def pace(req: Request, pool: PoolSpec) -> float:
-    """The work a second of ``req``'s run on ``pool`` does: the pool's speed. A
+    """The work a second of ``req``'s run on ``pool`` does: the pool's speed, over
+    ``1 + slowdown`` on a pool with a VM model (004 §4.4: a VM runs 5% slower). A
     request's ``duration`` and ``runtime`` (and a lease's ``remaining`` and
     ``actual_left``) are work, seconds at speed 1.0; on a pool of speed ``s`` they
-    take ``work / s`` seconds. An advance reservation is a window of wall time (its
-    start and end are what its user asked for): its pace is 1.0 on any pool.
-    docs/semantics.md, "Pool speed"."""
-    return 1.0 if req.type is LeaseType.ADVANCE_RESERVATION else pool.speed
+    take ``work / s`` seconds (times ``1 + slowdown`` in VMs). An advance reservation
+    is a window of wall time (its start and end are what its user asked for): its
+    pace is 1.0 on any pool. docs/semantics.md, "Pool speed" and "VMs"."""
+    if req.type is LeaseType.ADVANCE_RESERVATION:
+        return 1.0
+    vm = pool.vm
+    if vm is None or not vm.slowdown:
+        return pool.speed
+    return pool.speed / (1 + vm.slowdown)
+
+
+def span(req: Request, pool: PoolSpec, work: float) -> float:
+    """How long a booking that starts ``req``'s VMs on ``pool`` afresh lasts to do
+    ``work``: the run at its :func:`pace`, after the VMs' boot and before their
+    shutdown (:func:`boot_lead`, :func:`shutdown_tail`; none without a VM model)."""
+    run = work / pace(req, pool)
+    vm = pool.vm
+    if vm is None:
+        return run
+    return vm.boot + run + vm.shutdown
+
+
+def boot_lead(req: Request, pool: PoolSpec) -> float:
+    """Seconds from the beginning of a booking that starts or resumes ``req``'s VMs on
+    ``pool`` until they run: their boot (the pool's ``vm.boot``; 0 without a VM
+    model). Whatever must precede a VM (its image on its node, DESIGN §2.6) is there
+    by the booking's beginning, this long before the run: an advance reservation's
+    booking begins ``boot_lead`` before its ``start``. docs/semantics.md, "VMs"."""
+    vm = pool.vm
+    return 0.0 if vm is None else vm.boot
+
+
+def shutdown_tail(req: Request, pool: PoolSpec) -> float:
+    """Seconds ``req``'s VMs on ``pool`` hold their nodes after they end (a completion,
+    a stop, a suspension): their shutdown (the pool's ``vm.shutdown``; 0 without)."""
+    vm = pool.vm
+    return 0.0 if vm is None else vm.shutdown
 
 
 # eq=False: leases are compared by identity (queue membership must be cheap)
@@ -64,6 +98,10 @@ class LeaseState:
     preempted_by: str | None = None
     suspensions: int = 0
     migrations: int = 0
+    #: times it was cancelled and re-queued to start over (no suspension, 004
+    #: NOVM-NOSR), and the work those runs had done, lost (seconds at speed 1.0)
+    requeues: int = 0
+    lost_work: float = 0.0
     overhead: float = 0.0
     #: the work saved when its VMs were last written out (a suspension or a
     #: migration): (planned remaining, actual remaining), as work. A lease whose nodes are lost

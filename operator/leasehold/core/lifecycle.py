@@ -16,7 +16,7 @@ from collections.abc import Mapping
 
 from . import overhead
 from .images import Images
-from .lease import LeaseState, pace
+from .lease import LeaseState, pace, shutdown_tail
 from .model import (
     Action,
     Admit,
@@ -30,6 +30,7 @@ from .model import (
     PoolSpec,
     Reject,
     Request,
+    Requeue,
     Reserve,
     Resume,
     SchedulerConfig,
@@ -122,7 +123,10 @@ class Lifecycle:
         """Hold ``[start, start+length)`` on ``pool`` for the lease; start it if that is
         now. Returns whether it started."""
         end = start + length
-        st.pace = pace(st.req, self.pools[pool])
+        spec = self.pools[pool]
+        st.pace = pace(st.req, spec)
+        if segments is None and spec.vm is not None:
+            segments = self._vm_segments(st, spec, start, end)
         if segments is None:
             if st.resuming:
                 ran_from = start + length - st.remaining / st.pace
@@ -159,26 +163,43 @@ class Lifecycle:
             self.images.started(st.req, booking, st.pool, bound, now)
         self.reserved.pop(st.name, None)
         self.timers.bump(st)
+        vm = self.pools[st.pool].vm
         if st.resuming:
             run_from = booking.segments[0][2]  # end of the resume segment
+            if vm is not None:  # after the boot (and the resume or landing)
+                run_from = _run_segment(booking.segments)[1]
             st.phase = Phase.RESUMING
             self.actions.append(Resume(now, st.name, st.nodes, run_from))
             self.timers.push(run_from, Timer.RUNNING, st)
             st.resuming = False
             st.landing = None
         else:
-            run_from = now
+            # in VMs, the run begins once they have booted (the lease is Running
+            # meanwhile, credited nothing before its run)
+            run_from = now if vm is None else max(now, _run_segment(booking.segments)[1])
             st.phase = Phase.RUNNING
-            self.actions.append(Start(now, st.name, st.nodes))
+            self.actions.append(Start(now, st.name, st.nodes,
+                                      None if vm is None else run_from))
         if st.first_start is None:
-            st.first_start = now
+            st.first_start = run_from  # its run's start: an advance reservation's start
         st.running_since = run_from
-        # the work never outlasts the booking, whatever the float rounding
+        # the work never outlasts the booking (nor the run, before a shutdown),
+        # whatever the float rounding
         done = run_from + st.actual_left / st.pace
-        self.timers.push(min(done, booking.end), Timer.DONE, st)
-        kind, at, _ = booking.segments[-1]
-        if kind == "suspend":
-            self.timers.push(at, Timer.SUSPEND, st)
+        if vm is None:
+            self.timers.push(min(done, booking.end), Timer.DONE, st)
+            kind, at, _ = booking.segments[-1]
+            if kind == "suspend":
+                self.timers.push(at, Timer.SUSPEND, st)
+            return
+        # the run ends before the shutdown; before a planned suspension, the
+        # suspension's timer ends it (the work is not done by then)
+        cap = _run_segment(booking.segments)[2]
+        for kind, at, _ in booking.segments:
+            if kind == "suspend":
+                self.timers.push(at, Timer.SUSPEND, st)
+                cap = booking.end
+        self.timers.push(min(done, cap), Timer.DONE, st)
 
     def running(self, st: LeaseState) -> None:
         """A resume or migration overhead is over: the VMs run again."""
@@ -186,15 +207,37 @@ class Lifecycle:
 
     # ---- ending -----------------------------------------------------------------------
     def complete(self, st: LeaseState, now: float) -> None:
+        """The lease's work is done. In VMs they shut down first, holding the nodes
+        (never past the booking); the lease is Completed at once, its ``end`` the end
+        of its work."""
         self._account(st, now)
-        assert st.booking is not None
-        self._give_back(st.booking, now)
-        st.booking = None
+        booking = st.booking
+        assert booking is not None
+        vm = self.pools[booking.pool].vm
+        if vm is None:  # the usual way, kept short: nodes free at once
+            self._give_back(booking, now)
+            st.booking = None
+            st.phase = Phase.COMPLETED
+            st.end = now
+            st.remaining = st.actual_left = 0.0
+            self.timers.bump(st)
+            self.actions.append(Complete(now, st.name))
+            return
+        tail = vm.shutdown
+        down = min(now + tail, booking.end)
+        if down > now:
+            body = tuple(s for s in booking.segments if s[0] != "shutdown")
+            self._cut(booking, down, clip((*body, ("shutdown", now, down)), now))
+        else:
+            self._give_back(booking, now)
+            st.booking = None
         st.phase = Phase.COMPLETED
         st.end = now
         st.remaining = st.actual_left = 0.0
         self.timers.bump(st)
-        self.actions.append(Complete(now, st.name))
+        if st.booking is not None:
+            self.timers.push(down, Timer.VACATE, st)
+        self.actions.append(Complete(now, st.name, down if tail else None))
 
     def suspend(self, st: LeaseState, now: float, reason: str, planned: bool) -> None:
         """Stop a running lease's VMs and write them out; it is re-queued once they
@@ -203,17 +246,24 @@ class Lifecycle:
         assert booking is not None
         params = self.pools[booking.pool].overhead
         self._account(st, now)
+        vm = self.pools[booking.pool].vm
         if planned:
             vacated = booking.end
         else:
-            vacated = now + overhead.suspend_seconds(st.req, params)
+            took = overhead.suspend_seconds(st.req, params)
+            if vm is not None:  # then the VMs shut down
+                took += vm.shutdown
+            vacated = now + took  # as the preemptor reckoned it (Victims)
             if vacated > booking.end:  # the caller must leave room for the overhead
                 raise ValueError(f"suspending {st.name} at t={now} would outlast its booking")
-        segments = (*(s for s in booking.segments if s[0] != "suspend"), ("suspend", now, vacated))
+        segments = (*(s for s in booking.segments if s[0] not in ("suspend", "shutdown")),
+                    ("suspend", now, vacated))
         self._cut(booking, vacated, clip(segments, now))
         st.phase = Phase.SUSPENDING
         st.suspensions += 1
         st.overhead += overhead.suspend_overhead(st.req, params)
+        if vm is not None:  # its VMs shut down now and boot again to resume
+            st.overhead += vm.shutdown + vm.boot
         self.timers.bump(st)
         self.timers.push(vacated, Timer.VACATE, st)
         self.actions.append(Suspend(now, st.name, vacated, reason))
@@ -250,13 +300,19 @@ class Lifecycle:
         if at > now:
             st.resuming = True
             st.landing = pipeline
-            self.book(st, pool, at, pipeline + run, now,
-                      (("migrate-in", at, running), ("run", running, running + run)))
+            tail = shutdown_tail(req, self.pools[pool])
+            later: Segments = (("migrate-in", at, running), ("run", running, running + run))
+            if tail:
+                later = (*later, ("shutdown", running + run, running + run + tail))
+            self.book(st, pool, at, pipeline + run + tail, now, later)
             self.actions.append(Migrate(now, st.name, (), running, left_source))
             return
         end = running + run
-        target = Booking(st.name, pool, now, end, req.vms, req.shape, None,
-                         (("migrate-in", now, running), ("run", running, end)))
+        segs: Segments = (("migrate-in", now, running), ("run", running, end))
+        tail = shutdown_tail(req, self.pools[pool])
+        if tail:  # its VMs shut down on the target when they end
+            segs = (*segs, ("shutdown", end, end + tail))
+        target = Booking(st.name, pool, now, end + tail, req.vms, req.shape, None, segs)
         self.slots.book(target)
         st.booking = target
         st.pool = pool
@@ -270,12 +326,21 @@ class Lifecycle:
 
     def vacate(self, st: LeaseState, now: float) -> bool:
         """An overhead that held nodes is over: they are free. Returns whether the
-        lease is now suspended (its remainder is to be queued again)."""
+        lease is to be queued again: suspended (its remainder), or re-queued to start
+        over (phase ``Queued``)."""
         if st.departure is not None:  # a migration left its old nodes
             self._give_back(st.departure, now)
             st.departure = None
             return False
-        if st.phase not in (Phase.SUSPENDING, Phase.CANCELLED) or st.booking is None:
+        if st.phase == Phase.QUEUED:  # re-queued (:meth:`requeue`): its VMs have stopped
+            if st.booking is not None:
+                self._give_back(st.booking, now)
+                st.booking = None
+            st.pool = None  # nothing saved anywhere: any pool will do
+            self.timers.bump(st)
+            return True
+        if st.phase not in (Phase.SUSPENDING, Phase.CANCELLED, Phase.COMPLETED) \
+                or st.booking is None:
             return False  # a departure's timer, renewed once too often
         self._give_back(st.booking, now)
         st.booking = None
@@ -302,7 +367,9 @@ class Lifecycle:
                 self._account(st, now)
                 # stopping takes stopSeconds, but never past the booking: others may
                 # hold the nodes from its end on
-                stopped = min(now + self.pools[booking.pool].overhead.stop_seconds, booking.end)
+                spec = self.pools[booking.pool]
+                stopped = min(now + (spec.overhead.stop_seconds + shutdown_tail(st.req, spec)),
+                              booking.end)
                 if stopped <= now:
                     self._give_back(booking, now)
                     st.booking = None
@@ -318,6 +385,44 @@ class Lifecycle:
                 self._give_back(booking, now)
                 st.booking = None
         self.actions.append(Cancel(now, st.name, reason, vacated))
+
+    def requeues(self, st: LeaseState) -> bool:
+        """Whether giving way cancels and re-queues the lease rather than what its type
+        says (no suspension, 004 NOVM-NOSR): a suspendable lease under ``suspension:
+        none``. A cancellable lease is cancelled and a migratable one migrated either way."""
+        return self.config.suspension == "none" \
+            and st.req.type == LeaseType.BEST_EFFORT_SUSPENDABLE
+
+    def requeue(self, st: LeaseState, now: float, reason: str) -> None:
+        """No suspension: a running lease that gives way is cancelled and re-queued to
+        run again from the start; the work its run did is lost. Its VMs stop as a
+        cancelled lease's do (``stopSeconds``, never past its booking); it keeps the
+        nodes until then and is placed again once they are free (:meth:`vacate`), in
+        its original queue position (submission order, as a suspended remainder)."""
+        booking = st.booking
+        assert booking is not None
+        req = st.req
+        self._account(st, now)
+        self.reserved.pop(st.name, None)
+        lost = req.actual_runtime - st.actual_left
+        spec = self.pools[booking.pool]
+        stopped = min(now + (spec.overhead.stop_seconds + shutdown_tail(req, spec)), booking.end)
+        if stopped > now:
+            body = tuple(s for s in booking.segments if s[0] != "stop")
+            self._cut(booking, stopped, clip((*body, ("stop", now, stopped)), now))
+        else:  # gone at once: the preemptor may start now
+            self._give_back(booking, now)
+            st.booking = None
+        st.requeues += 1
+        st.lost_work += lost
+        st.remaining, st.actual_left = req.duration, req.actual_runtime
+        st.resuming = False
+        st.landing = None
+        st.checkpoint = None
+        st.phase = Phase.QUEUED
+        self.timers.bump(st)
+        self.timers.push(stopped, Timer.VACATE, st)
+        self.actions.append(Requeue(now, st.name, reason, stopped, lost))
 
     def fail(self, st: LeaseState, now: float, reason: str) -> None:
         """The lease cannot run (the shell says why: its pods were refused): it ends
@@ -382,6 +487,14 @@ class Lifecycle:
         reason = f"its node {where} was lost: placed again, to start over by its deadline"
         self.actions.append(Lost(now, st.name, nodes, reason))
         return "replanned"
+
+    def let_go(self, st: LeaseState, now: float) -> None:
+        """A lease that has ended but still held its nodes (its VMs stopping or
+        shutting down) lost them: they are free at once; it stays as it ended."""
+        if st.booking is not None:
+            self._give_back(st.booking, now)
+            st.booking = None
+        self.timers.bump(st)
 
     def release(self, st: LeaseState, now: float) -> None:
         """A reservation that has not started is given up because its pool changed
@@ -475,6 +588,31 @@ class Lifecycle:
         return f"{what} before a reservation that blocks it"
 
     # ---- helpers ----------------------------------------------------------------------
+    def _vm_segments(self, st: LeaseState, spec: PoolSpec, start: float, end: float
+                     ) -> Segments:
+        """A booking's segments on a pool with a VM model: the VMs boot, resume (when
+        they do), run, and shut down; a migration landing (moved by compression) lands
+        instead of booting and resuming (:meth:`Placement.length`)."""
+        vm = spec.vm
+        assert vm is not None
+        out: list[tuple[str, float, float]] = []
+        at = start
+        if st.resuming and st.landing is not None:
+            out.append(("migrate-in", at, at + st.landing))
+            at += st.landing
+        elif vm.boot:
+            out.append(("boot", at, at + vm.boot))
+            at += vm.boot
+        if st.resuming and st.landing is None:
+            resumed = at + overhead.resume_seconds(st.req, spec.overhead)
+            out.append(("resume", at, resumed))
+            at = resumed
+        ran_to = end - vm.shutdown
+        out.append(("run", at, ran_to))
+        if vm.shutdown:
+            out.append(("shutdown", ran_to, end))
+        return tuple(out)
+
     def _account(self, st: LeaseState, now: float) -> None:
         """Credit the work done since the current run segment began: its wall seconds
         times the pace of the pool it ran on (set with its booking there)."""
@@ -501,3 +639,11 @@ class Lifecycle:
         if booking.end > end:
             self.changes.released = True
         self.slots.truncate(booking, end, segments)
+
+
+def _run_segment(segments: Segments) -> tuple[str, float, float]:
+    """The booking's run segment."""
+    for seg in segments:
+        if seg[0] == "run":
+            return seg
+    raise ValueError(f"a booking without a run: {segments}")

@@ -572,6 +572,9 @@ class Dispatch(Action):
 @dataclass(slots=True)
 class Start(Action):
     nodes: tuple[str, ...]
+    #: on a pool with a VM model, when its run begins, once its VMs have booted
+    #: (``None``: at once)
+    running: float | None = None
 
 
 @dataclass(slots=True)
@@ -606,6 +609,19 @@ class Cancel(Action):
     #: held none or stops at once (a migration's source nodes go at the
     #: :class:`Migrate`'s ``vacated`` whatever)
     vacated: float
+
+
+@dataclass(slots=True)
+class Requeue(Action):
+    """No suspension (:attr:`SchedulerConfig.suspension` ``none``, 004 NOVM-NOSR): a
+    best-effort lease that gave way to a preemptor is cancelled and re-queued, to run
+    again from the start in its original queue position. Its VMs stop and have left
+    its nodes at ``vacated`` (it is placed again from then on); ``lost``: the work its
+    run had done, lost (seconds at speed 1.0)."""
+
+    reason: str
+    vacated: float
+    lost: float
 
 
 #: why a lease was rejected, for counting: its spec (the shell's, or a name taken),
@@ -646,4 +662,6 @@ class Fail(Action):
 
 @dataclass(slots=True)
 class Complete(Action):
-    pass
+    #: on a pool with a VM model, when its VMs have shut down and left its nodes
+    #: (``None``: at once)
+    vacated: float | None = None

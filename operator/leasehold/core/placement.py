@@ -8,7 +8,7 @@ from math import inf
 
 from . import overhead
 from .images import Images
-from .lease import LeaseState, pace
+from .lease import LeaseState, boot_lead, pace, shutdown_tail
 from .model import PoolSpec, Request
 from .reason import Lasting, Reason
 from .slots import SlotTable
@@ -69,27 +69,46 @@ class Placement:
     def length(self, st: LeaseState, pool: str) -> float:
         """How long the lease's next booking on ``pool`` lasts: the work it still owes
         at the pool's speed (:func:`pace`), after the overhead of resuming (or of
-        landing, for a migration), which is a data transfer and does not scale."""
+        landing, for a migration), which is a data transfer and does not scale. On a
+        pool with a VM model its VMs boot first (not when a migration lands: 000's
+        pipeline resumes them) and shut down last (:func:`span`)."""
         spec = self.pools[pool]
         run = st.remaining / pace(st.req, spec)
+        vm = spec.vm
+        if vm is None:  # asked for every query: the bare path kept short
+            if not st.resuming:
+                return run
+            if st.landing is not None:  # a migration lands: its pipeline, not a resume
+                return run + st.landing
+            return run + overhead.resume_seconds(st.req, spec.overhead)
         if not st.resuming:
-            return run
-        if st.landing is not None:  # a migration lands: its pipeline, not a resume
-            return run + st.landing
-        return run + overhead.resume_seconds(st.req, spec.overhead)
+            return vm.boot + run + vm.shutdown  # as span()
+        if st.landing is not None:
+            return run + st.landing + vm.shutdown
+        return vm.boot + run + overhead.resume_seconds(st.req, spec.overhead) + vm.shutdown
 
     def best_fit(self, st: LeaseState, earliest: float, latest: float = inf,
-                 deadline: float = inf) -> Fit | None:
+                 deadline: float = inf, anchored: bool = False,
+                 floor: float = -inf) -> Fit | None:
         """(pool, start, length) of the earliest slot over the lease's candidate pools,
         starting in ``[earliest, latest]`` and ending by ``deadline`` (each pool has
-        its speed, hence its own latest start); ties go to the pool listed first."""
+        its speed, hence its own latest start); ties go to the pool listed first.
+        ``anchored``: the bounds are the run's, not the booking's (an advance
+        reservation's window): on each pool the booking begins its VMs' boot earlier,
+        never before ``floor``, and may end their shutdown later."""
         best: Fit | None = None
         req = st.req
         images = self.images if req.image is not None else None
         for name in self.candidate_pools(st):
             length = self.length(st, name)
-            lo, hi = earliest, min(latest, deadline - length)
-            if images is not None:
+            lo, hi, d = earliest, latest, deadline
+            if anchored:
+                spec = self.pools[name]
+                lead = boot_lead(req, spec)
+                lo, hi = max(lo - lead, floor), hi - lead
+                d += shutdown_tail(req, spec)
+            hi = min(hi, d - length)
+            if images is not None:  # the image must be on its nodes when the booking begins
                 window = images.window(req, st.resuming, name, lo, hi)
                 if window is None:
                     continue  # its image cannot be there in time

@@ -33,7 +33,7 @@ from . import overhead
 from .enactment import Preemptor
 from .lease import LeaseState, pace
 from .lifecycle import Lifecycle
-from .model import Backfilling, LeaseType, Phase, SchedulerConfig, Shape
+from .model import Backfilling, LeaseType, Phase, PoolSpec, SchedulerConfig, Shape
 from .placement import Fit, Placement, describe
 from .preemption import Decision
 from .reason import At, Reason
@@ -76,8 +76,9 @@ class Planner:
         self.preemptor = preemptor
         self._conservative = config.backfilling == Backfilling.CONSERVATIVE
         self._easy = config.backfilling == Backfilling.EASY
-        #: suspend-before-blocking: a best-effort lease may run in a hole (asked often)
-        self._holes = config.suspend_before_blocking
+        #: suspend-before-blocking: a best-effort lease may run in a hole (asked often);
+        #: never without suspension (a lease runs only where it can finish)
+        self._holes = config.suspend_before_blocking and config.suspension != "none"
         #: best-effort leases waiting to start (EASY and FCFS), in submission order
         self.queue: list[LeaseState] = []
         #: their sequences, aligned with :attr:`queue`: a lease leaving it is found by
@@ -385,6 +386,9 @@ class Planner:
         req = st.req
         # a deadline lease's latest start is per pool (its speed): the deadline says it
         latest = inf
+        # an advance reservation's bounds are its run's: its VMs boot before them and
+        # shut down after (per pool: Placement.best_fit)
+        anchored = req.type == LeaseType.ADVANCE_RESERVATION
         if req.type == LeaseType.ADVANCE_RESERVATION and st.phase != Phase.PENDING:
             # placed again (its nodes were lost): from now, still ending by its end
             start = req.start if req.start is not None else req.earliest
@@ -401,7 +405,7 @@ class Planner:
         else:
             earliest = max(now, req.earliest)
             deadline = req.deadline if req.deadline is not None else earliest + req.duration
-        fit = self.placement.best_fit(st, earliest, latest, deadline)
+        fit = self.placement.best_fit(st, earliest, latest, deadline, anchored, now)
         if fit is None:
             self._refuse_guaranteed(st, now, earliest, deadline)
             return
@@ -488,6 +492,13 @@ class Planner:
             params = pool.spec.overhead
             h_s = overhead.suspend_seconds(req, params)
             h_r = overhead.resume_seconds(req, params)
+            vm = pool.spec.vm
+            if vm is not None:
+                hole = self._vm_hole(st, pool.spec, now, window, h_s, h_r)
+                if hole is None:
+                    continue
+                self._book(st, name, now, window, now, hole)
+                return True
             lead = h_r if st.resuming else 0.0
             run = window - h_s - lead
             if run < h_s + h_r or run >= st.remaining / pace(req, pool.spec):
@@ -501,6 +512,31 @@ class Planner:
             self._book(st, name, now, window, now, segments)
             return True
         return False
+
+    @staticmethod
+    def _vm_hole(st: LeaseState, spec: PoolSpec, now: float, window: float, h_s: float,
+                 h_r: float) -> Segments | None:
+        """:meth:`_try_hole`'s booking on a pool with a VM model: the VMs boot (and
+        resume), run, are suspended and shut down, all in the window; ``None`` when
+        the run would not pay for the suspend and resume, or would finish anyway."""
+        vm = spec.vm
+        assert vm is not None
+        lead = vm.boot + (h_r if st.resuming else 0.0)
+        run = window - h_s - vm.shutdown - lead
+        if run < h_s + h_r or run >= st.remaining / pace(st.req, spec):
+            return None
+        booted, run_from = now + vm.boot, now + lead
+        run_to = run_from + run
+        suspended = run_to + h_s
+        out: list[tuple[str, float, float]] = []
+        if vm.boot:
+            out.append(("boot", now, booted))
+        if st.resuming:
+            out.append(("resume", booted, run_from))
+        out += [("run", run_from, run_to), ("suspend", run_to, suspended)]
+        if vm.shutdown:
+            out.append(("shutdown", suspended, now + window))
+        return tuple(out)
 
     def _run_queue(self, now: float, released: bool, fresh: list[LeaseState]) -> None:
         """EASY and FCFS: start the head while it fits, reserve for the first that does

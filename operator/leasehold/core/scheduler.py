@@ -82,7 +82,8 @@ class Scheduler:
         self.lifecycle = Lifecycle(self.slots, self.pools, self.config, self.images)
         self.placement = Placement(self.slots, self.pools, self.images)
         self.victims = Victims(self.slots, self.pools, self.lifecycle.leases,
-                               self.lifecycle.reserved, self.placement, self.lifecycle)
+                               self.lifecycle.reserved, self.placement, self.lifecycle,
+                               self.config.suspension)
         self.preemptor = Preemptor(self.config, self.slots, self.pools, self.lifecycle,
                                    self.placement, self.victims)
         self.planner = Planner(self.config, self.slots, self.lifecycle, self.placement,
@@ -193,6 +194,9 @@ class Scheduler:
                 continue  # stale: the lease's timers changed since it was set
             if kind == Timer.VACATE:
                 if lifecycle.vacate(st, now):
+                    if st.phase == Phase.QUEUED:  # re-queued to start over
+                        planner.replan(st)
+                        continue
                     if st.pool in self.dead:  # written out on a pool that is gone
                         lifecycle.start_over(st)
                     planner.requeue(st)
@@ -202,7 +206,10 @@ class Scheduler:
                 lifecycle.suspend(st, now, lifecycle.planned_reason(st, "suspended"),
                                   planned=True)
             elif kind == Timer.STOP:
-                self._cancel(st, now, lifecycle.planned_reason(st, "cancelled"))
+                if lifecycle.requeues(st):
+                    lifecycle.requeue(st, now, lifecycle.planned_reason(st, "re-queued"))
+                else:
+                    self._cancel(st, now, lifecycle.planned_reason(st, "cancelled"))
             elif kind == Timer.RUNNING:
                 lifecycle.running(st)
             elif now < self.hold_until:
@@ -304,7 +311,9 @@ class Scheduler:
                 moved[st.name] = st
                 continue
             hit = [names[i] for i in (b.nodes or ()) if i in reshaped or i in down]
-            if hit:
+            if hit and st.phase.terminal:  # ended, its VMs stopping or shutting down
+                lifecycle.let_go(st, now)
+            elif hit:
                 lost.setdefault(st.name, (st, []))[1].extend(hit)
         # reservations elsewhere that may use this pool are placed again too: a pool
         # added or nodes back may give them an earlier slot

@@ -40,6 +40,7 @@ from .model import (
     Request,
     SchedulerConfig,
     Shape,
+    VmModel,
 )
 from .reason import Reason
 from .scheduler import Scheduler
@@ -87,6 +88,8 @@ def pool_data(spec: PoolSpec) -> Data:
                          for g in spec.groups]
     if spec.statistics is not None:  # what dispatch was told of the pool
         out["statistics"] = asdict(spec.statistics)
+    if spec.vm is not None:  # its VM model (as snapshots were before it, when none)
+        out["vm"] = asdict(spec.vm)
     return out
 
 
@@ -105,6 +108,10 @@ def pool_from(spec: Any, where: str) -> PoolSpec:
         if given is not None:
             pool = replace(pool, statistics=PoolStatistics(
                 **{f.name: given[f.name] for f in fields(PoolStatistics)}))
+        vm = spec.get("vm")
+        if vm is not None:
+            pool = replace(pool, vm=VmModel(**{f.name: _float(vm[f.name], f"{where}.vm")
+                                               for f in fields(VmModel)}))
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise SnapshotError(f"{where}: {type(exc).__name__}: {exc}") from None
     if pool.nodes < 0:
@@ -190,6 +197,8 @@ def snapshot(s: Scheduler) -> Data:
         d["checkpoint"] = None if st.checkpoint is None else list(st.checkpoint)
         if st.dispatched is not None:
             d["dispatched"] = st.dispatched
+        if st.requeues:  # no suspension (as snapshots were before it, when none)
+            d["requeues"], d["lostWork"] = st.requeues, st.lost_work
         out_leases.append(d)
     return {
         "version": VERSION, "now": _num(s.now), "sequence": lc.seq,
@@ -281,6 +290,8 @@ def _restore(data: Data, config: SchedulerConfig) -> Scheduler:
         st.checkpoint = None if cp is None else (_float(cp[0], where), _float(cp[1], where))
         dispatched = d.get("dispatched")
         st.dispatched = None if dispatched is None else str(dispatched)
+        st.requeues = int(d.get("requeues", 0))
+        st.lost_work = _float(d.get("lostWork", 0.0), f"{where}.lostWork")
         if req.name in lc.leases:
             raise SnapshotError(f"{where}: a second lease named {req.name!r}")
         lc.leases[req.name] = st

@@ -6,7 +6,8 @@ preempting it means:
 
 * external ``BestEffortCancellable`` running → cancelled (``stopSeconds``);
 * external ``BestEffortSuspendable`` running → suspended (eq. 7), its remainder
-  re-queued in submission order and resumed later;
+  re-queued in submission order and resumed later; under ``suspension: none``
+  cancelled and re-queued (``requeue``: ``stopSeconds``, plus δ), to start over;
 * external ``DeadlineMigratable`` running → migrated (eq. 8), only if a slot that
   ends by its deadline exists off the preemptor's window (later in this pool, or in
   another pool);
@@ -27,8 +28,8 @@ from math import inf
 from typing import overload
 
 from . import overhead
-from .lease import LeaseState, PreemptCosts, pace
-from .model import LeaseType, Origin, OverheadParams, Phase, PoolSpec, Request
+from .lease import LeaseState, PreemptCosts, pace, span
+from .model import LeaseType, Origin, OverheadParams, Phase, PoolSpec, Request, VmModel
 from .placement import Placement
 from .preemptable import Index, Member
 from .preemption import focus
@@ -47,35 +48,54 @@ _RUNNING_ACTION = {
 }
 
 
-def _costs(req: Request, params: OverheadParams, action: str) -> tuple[float, float]:
-    """(seconds from the order until the lease has vacated, overhead h(L))."""
+def action_costs(req: Request, params: OverheadParams, action: str,
+           vm: VmModel | None = None) -> tuple[float, float]:
+    """(seconds from the order until the lease has vacated, overhead h(L)). On a pool
+    with a VM model a stop or a suspension ends with the VMs' shutdown (held), and a
+    suspended lease boots again when it resumes: both count in h(L)."""
     if action == "replan":
         return 0.0, overhead.replan_overhead(req, params)
     if action == "migrate":
         return overhead.migrate_leave_seconds(req, params), overhead.migrate_overhead(req, params)
-    if action == "cancel":
-        return params.stop_seconds, overhead.cancel_overhead(req, params)
-    return overhead.suspend_seconds(req, params), overhead.suspend_overhead(req, params)
+    if action in ("cancel", "requeue"):
+        took, cost = params.stop_seconds, overhead.cancel_overhead(req, params)
+        if action == "requeue":  # it is placed again: a rescheduling too
+            cost += params.reschedule_seconds
+    else:
+        took = overhead.suspend_seconds(req, params)
+        cost = overhead.suspend_overhead(req, params)
+        if vm is not None:
+            cost += vm.boot
+    if vm is not None:
+        took += vm.shutdown
+        cost += vm.shutdown
+    return took, cost
 
 
-def preempt_costs(req: Request, params: OverheadParams) -> PreemptCosts:
-    """What preempting ``req`` on a pool of ``params`` means: its action when
-    running, the seconds that takes to vacate, its overhead, and the overhead of
-    re-planning it when queued (empty: never preemptable)."""
+def preempt_costs(req: Request, params: OverheadParams, suspension: str = "all",
+                  vm: VmModel | None = None) -> PreemptCosts:
+    """What preempting ``req`` on a pool of ``params`` (and ``vm``) means: its action
+    when running, the seconds that takes to vacate, its overhead, and the overhead of
+    re-planning it when queued (empty: never preemptable). Under ``suspension``
+    ``none`` a suspendable lease is cancelled and re-queued (``requeue``) instead."""
     if req.origin != Origin.EXTERNAL or req.type not in PREEMPTABLE:
         return ()
     action = _RUNNING_ACTION[req.type]
-    took, cost = _costs(req, params, action)
-    return action, took, cost, _costs(req, params, "replan")[1]
+    if action == "suspend" and suspension == "none":
+        action = "requeue"
+    took, cost = action_costs(req, params, action, vm)
+    return action, took, cost, action_costs(req, params, "replan")[1]
 
 
-def costs_on(st: LeaseState, pool_name: str, params: OverheadParams) -> PreemptCosts:
+def costs_on(st: LeaseState, pool_name: str, params: OverheadParams, suspension: str = "all",
+             vm: VmModel | None = None) -> PreemptCosts:
     """:func:`preempt_costs` of the lease on the pool, kept on the lease (its request
-    does not change). The gathering's hot loops do the same lookup written out."""
+    does not change, nor does the scheduler's configuration). The gathering's hot
+    loops do the same lookup written out."""
     memo = st.preempt_costs
     got = memo.get(pool_name)
     if got is None:
-        got = memo[pool_name] = preempt_costs(st.req, params)
+        got = memo[pool_name] = preempt_costs(st.req, params, suspension, vm)
     return got
 
 
@@ -127,8 +147,11 @@ class Victims:
 
     def __init__(self, slots: SlotTable, pools: Mapping[str, PoolSpec],
                  leases: Mapping[str, LeaseState], reserved: Mapping[str, None],
-                 placement: Placement, watched: object | None = None) -> None:
+                 placement: Placement, watched: object | None = None,
+                 suspension: str = "all") -> None:
         self.slots = slots
+        #: the scheduler's :attr:`~.model.SchedulerConfig.suspension`
+        self.suspension = suspension
         self.pools = pools
         self._leases = leases
         self._reserved = reserved
@@ -136,7 +159,11 @@ class Victims:
         #: the running preemptable leases' per-node sums, kept as the transitions of
         #: the ``watched`` lifecycle change the leases (none without it)
         self.index = (None if watched is None
-                      else Index(slots, pools, leases, reserved, watched, costs_on))
+                      else Index(slots, pools, leases, reserved, watched, self.costs_on))
+
+    def costs_on(self, st: LeaseState, pool_name: str, params: OverheadParams) -> PreemptCosts:
+        """:func:`costs_on` under this scheduler's suspension, on the pool's VM model."""
+        return costs_on(st, pool_name, params, self.suspension, self.pools[pool_name].vm)
 
     def gather(
         self, pool_name: str, req: Request, now: float, t: float,
@@ -154,8 +181,9 @@ class Victims:
         #: bookings that start after the window as first drawn: only they can be
         #: in its tail
         later: list[Booking] = []
-        # the preemptor's booking there: its work at the pool's speed (a new lease)
-        d = req.duration / pace(req, self.pools[pool_name])
+        # the preemptor's booking there: its work at the pool's speed (a new lease),
+        # in VMs with their boot and shutdown
+        d = span(req, self.pools[pool_name], req.duration)
         end = t + d
         latest = t
         # bookings scanned in the table's order, not by name: a large pool has
@@ -175,7 +203,8 @@ class Victims:
             memo = st.preempt_costs
             got = memo.get(pool_name)
             if got is None:
-                got = memo[pool_name] = preempt_costs(st.req, params)
+                got = memo[pool_name] = preempt_costs(st.req, params, self.suspension,
+                                                      self.pools[pool_name].vm)
             if not got:
                 continue
             if name in reserved:
@@ -247,7 +276,7 @@ class Victims:
         index = self.index.sums(pool_name)
         if len(index.cpu) > nodes:
             return None
-        d = req.duration / pace(req, self.pools[pool_name])
+        d = span(req, self.pools[pool_name], req.duration)
         last_start = index.latest_start()
         if last_start is not None and last_start >= t + d:
             return None
@@ -286,7 +315,7 @@ class Victims:
             b = st.booking
             if b is None or b.pool != pool_name or b not in bookings:
                 continue
-            if not costs_on(st, pool_name, params):
+            if not self.costs_on(st, pool_name, params):
                 continue
             if b.start >= t + d:
                 later.append(b)
@@ -367,7 +396,8 @@ class Victims:
             memo = st.preempt_costs
             got = memo.get(pool_name)
             if got is None:
-                got = memo[pool_name] = preempt_costs(st.req, params)
+                got = memo[pool_name] = preempt_costs(st.req, params, self.suspension,
+                                                      self.pools[pool_name].vm)
             if not got:
                 return None
             action, took, cost, replan = got

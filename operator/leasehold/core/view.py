@@ -145,6 +145,16 @@ class LeaseView:
         return self._st.migrations
 
     @property
+    def requeues(self) -> int:
+        """Times it was cancelled and re-queued to start over (no suspension)."""
+        return self._st.requeues
+
+    @property
+    def lost_work(self) -> float:
+        """The work its re-queued runs had done, lost: seconds at speed 1.0."""
+        return self._st.lost_work
+
+    @property
     def overhead(self) -> float:
         """Seconds of preemption overhead it has borne (000 §5)."""
         return self._st.overhead
