@@ -4,6 +4,8 @@ advance reservations, and what the shell is told."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from builders import AR, BEC, BES, config, lease, run
@@ -17,6 +19,7 @@ from leasehold.core.model import (
     Request,
     Shape,
     Start,
+    VmModel,
 )
 from leasehold.core.scheduler import Scheduler
 
@@ -232,3 +235,14 @@ def test_no_hole_before_the_image_is_there() -> None:
                 check=lambda s, now, acts: out.extend(acts))
     assert sched.usage_violations() == []
     assert starts(out)["be"] >= 10
+
+
+def test_a_reservations_image_arrives_before_its_vms_boot() -> None:
+    """With the VM model (004 §4.4) a reservation's booking begins ``boot`` seconds
+    before its start: its transfer must end by then, not by the start."""
+    vm_pool = replace(pool(bandwidth=1), vm=VmModel(boot=20, shutdown=5))
+    sched, acts = actions([vm_pool], [with_image("ar", "x", type=AR, start=200)])
+    assert deploys(acts, "ar") == [(80, 180)]  # as late as possible, ending at the boot
+    assert lease(sched, "ar").first_start == 200  # the requested start
+    sched, acts = actions([vm_pool], [with_image("tight", "x", type=AR, start=110)])
+    assert lease(sched, "tight").phase.value == "Rejected"  # 100 s of transfer, 90 s left
