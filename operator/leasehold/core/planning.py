@@ -648,7 +648,9 @@ class Planner:
                 if found is None:
                     self._enqueue(st)
                     continue
-            self.lifecycle.book(st, found[0], now, found[2], now)  # it starts
+            # booked from found[1], which is now (as _start_now books it)
+            if not self.lifecycle.book(st, found[0], found[1], found[2], now):
+                self._enqueue(st)  # booked from later: it waits queued, as after _start_now
             avail = avail - vms if self._one_exclusive else self._less(avail, st, now)
 
     def _run_head(self, now: float) -> None:
@@ -723,16 +725,19 @@ class Planner:
                     found = _BLOCKED  # out of the buckets until it wakes
             else:
                 found = self.placement.best_fit(st, now, now)
+            if found is not None and found is not _BLOCKED:
+                # booked from found[1], which is now (as _start_now books it)
+                if self.lifecycle.book(st, found[0], found[1], found[2], now):
+                    q = bisect_left(self._seqs, seq)  # it started: out of the queue
+                    del self.queue[q], self._seqs[q], bucket[k]
+                else:  # booked from later: it stays queued, as after _start_now
+                    found = None
+                avail = avail - vms if self._one_exclusive else self._less(avail, st, now)
+            elif found is not None:
+                del bucket[k]  # blocked
             if found is None:
                 k += 1  # passed over: the next of its size stands for it
                 passed[vms] = k
-            else:
-                if found is not _BLOCKED:  # it starts: out of the queue
-                    self.lifecycle.book(st, found[0], now, found[2], now)
-                    q = bisect_left(self._seqs, seq)
-                    del self.queue[q], self._seqs[q]
-                    avail = avail - vms if self._one_exclusive else self._less(avail, st, now)
-                del bucket[k]
             # only this lease's bucket changed, so ``i`` still indexes its size
             firsts[i] = bucket[k].seq if k < len(bucket) else _NONE
             j = bisect_right(sizes, avail)
