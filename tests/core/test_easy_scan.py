@@ -233,3 +233,42 @@ def test_a_smaller_shape_backfills_where_the_heads_shape_has_no_room(pools):
     leases.append(req("small", 1, 50, 1, cpu=30_000, memory=30_000))
     sched = run(pools, leases, config("easy"))
     assert spans(sched)["small"][0] == 1
+
+
+# ---- arrivals asked before they join the queue ---------------------------------------
+# A lease arriving when nothing else happens is asked at once: to an empty queue it
+# starts or becomes the head; behind a head whose reservation stands it starts,
+# is blocked until its earliest start, or waits. The plain way queues it first and
+# asks it from the queue; every action must be the same.
+
+ARRIVALS = [
+    pytest.param([req("A", 2, 10)], "easy", {"A": 0}, id="to-an-empty-queue-starts"),
+    pytest.param([req("A", 4, 100), req("B", 2, 10, at=1)], "easy", {"B": 100},
+                 id="to-an-empty-queue-becomes-the-head"),
+    pytest.param([req("A", 4, 100), req("B", 2, 10, at=1)], "none", {"B": 100},
+                 id="fcfs-to-an-empty-queue-becomes-the-head"),
+    pytest.param([req("A", 3, 100), req("H", 4, 10, at=1), req("C", 1, 50, at=2)], "easy",
+                 {"H": 100, "C": 2}, id="behind-the-head-starts"),
+    pytest.param([req("A", 3, 100), req("H", 4, 10, at=1), req("C", 1, 150, at=2)], "easy",
+                 {"H": 100, "C": 110}, id="behind-the-head-is-blocked"),
+    pytest.param([req("A", 3, 100), req("H", 4, 10, at=1), req("C", 2, 10, at=2)], "easy",
+                 {"H": 100, "C": 110}, id="behind-the-head-too-large"),
+    pytest.param([req("A", 3, 100), req("H", 4, 10, at=1), req("C1", 1, 50, at=2),
+                  req("C2", 1, 50, at=2), req("C3", 1, 20, at=2)], "easy",
+                 {"H": 100, "C1": 2, "C2": 110, "C3": 52}, id="several-at-one-instant"),
+    # its ready time is no event: it is asked again at the next one (EASY as it was)
+    pytest.param([req("A", 3, 100), req("H", 4, 10, at=1), req("C", 1, 50, at=2, ready=20)],
+                 "easy", {"H": 100, "C": 110}, id="behind-the-head-not-ready"),
+    pytest.param([req("A", 3, 10), req("H", 4, 10, at=1), req("C", 1, 5, at=10)], "easy",
+                 {"H": 10, "C": 20}, id="at-an-end"),
+]
+
+
+@pytest.mark.parametrize(("requests", "mode", "starts"), ARRIVALS)
+def test_arrivals_are_asked_as_the_plain_way_asks_them(
+        requests: list[Request], mode: str, starts: dict[str, float]) -> None:
+    workload = ([exclusive(4)], requests, config(mode), [])
+    got = actions(workload, True)
+    assert got == actions(workload, False)
+    sched = run([exclusive(4)], requests, config(mode))
+    assert {name: spans(sched)[name][0] for name in starts} == starts

@@ -64,6 +64,9 @@ class LeaseState:
     seq: int  # submission order: the queue order and the last tie-breaker
     name: str = ""
     vms: int = 0  # copied from the request: the EASY scan reads it for every queued lease
+    #: the request's earliest start, copied (a property of the request: a call each
+    #: time the EASY scan asks whether a queued lease may start now)
+    earliest: float = 0.0
     phase: Phase = Phase.PENDING
     pool: str | None = None
     #: the pool a dispatch strategy sent it to (an external lease that named none):
@@ -118,6 +121,7 @@ class LeaseState:
     def __post_init__(self) -> None:
         self.name = self.req.name
         self.vms = self.req.vms
+        self.earliest = self.req.earliest
 
     @property
     def home(self) -> str | None:

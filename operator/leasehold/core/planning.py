@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import sys
 from bisect import bisect_left, bisect_right, insort
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from heapq import heappop, heappush
 from math import inf
 from operator import attrgetter
@@ -36,6 +36,7 @@ from .lifecycle import Lifecycle
 from .model import Backfilling, LeaseType, Phase, PoolSpec, SchedulerConfig, Shape
 from .placement import Fit, Placement, describe
 from .preemption import Decision
+from .profile import Profile
 from .reason import At, Reason
 from .slots import Segments, SlotTable
 from .slots.counted import CountedPool
@@ -59,6 +60,8 @@ _SEQ_OF = attrgetter("seq")
 _WAITING = (Phase.QUEUED, Phase.SUSPENDED)
 #: in ``Planner._firsts``: no lease of the size, or none this scan has not passed over
 _NONE = sys.maxsize
+#: what the EASY scan found for a lease it blocked (its earliest start is later)
+_BLOCKED: Fit = ("", inf, inf)
 
 
 class Planner:
@@ -98,6 +101,11 @@ class Planner:
         self._buckets: dict[int, list[LeaseState]] = {}
         self._sizes: list[int] = []
         self._firsts: list[int] = []
+        #: EASY/FCFS: the leases admitted in this plan, not yet in :attr:`queue`: the
+        #: queue pass asks each first (most either start at once or are blocked at
+        #: once, and then never enter the size buckets), and puts in the queue those
+        #: that wait. Empty between plans.
+        self._arrivals: list[LeaseState] = []
         #: the EASY/FCFS queue head that holds a reservation
         self.head: str | None = None
         #: leases to admit or place again at the next plan, in submission order
@@ -202,17 +210,24 @@ class Planner:
         self._wakeups.clear()
         self._reindex()
 
-    def _enqueue(self, st: LeaseState) -> None:
-        """Into the EASY/FCFS queue, in submission order."""
+    def _enqueue(self, st: LeaseState, index: bool = True) -> None:
+        """Into the EASY/FCFS queue, in submission order; ``index``: and into its
+        size's bucket (not a lease blocked as it joins)."""
         seqs, seq = self._seqs, st.seq
         if not seqs or seqs[-1] < seq:
             self.queue.append(st)  # the newest lease has the highest sequence
             seqs.append(seq)
+            if index:
+                bucket = self._buckets.get(st.vms)
+                if bucket:  # the newest of its size too (as _index would find)
+                    bucket.append(st)
+                    return
         else:
             i = bisect_right(seqs, seq)
             self.queue.insert(i, st)
             seqs.insert(i, seq)
-        self._index(st)
+        if index:
+            self._index(st)
 
     def _leave_queue(self, st: LeaseState) -> None:
         queue = self.queue
@@ -341,7 +356,11 @@ class Planner:
                     self._place(st, now)
                 elif st.phase in (Phase.QUEUED, Phase.SUSPENDED):
                     fresh.append(st)
-        if not self._conservative and self.queue:
+        if self._conservative:
+            return
+        if self._arrivals:
+            self._run_arrivals(now, freed, fresh)
+        elif self.queue:
             self._run_queue(now, freed, fresh)
 
     def _compress(self, now: float) -> None:
@@ -378,7 +397,7 @@ class Planner:
             return False
         self.lifecycle.enqueue(st, now)
         if not self._conservative:
-            self._enqueue(st)
+            self._arrivals.append(st)  # the queue pass asks it, then queues it if it waits
         return True
 
     def _admit_guaranteed(self, st: LeaseState, now: float) -> None:
@@ -544,41 +563,52 @@ class Planner:
 
         Asked at every plan with a queue (at every lease's arrival and end), so its
         usual paths are kept short: an end where the head's reservation stands and
-        nothing small enough waits, and an arrival larger than what is free."""
-        queue = self.queue
+        nothing small enough waits, and an arrival (:meth:`_arrive_as_head`,
+        :meth:`_arrive_behind`)."""
         if self._changes.released:  # capacity given back during this plan (preemption)
             self._unblock()
-        head_changed = released or queue[0].name != self.head  # plan() asks with a queue
+        queue = self.queue
+        avail: float
+        head = queue[0]  # plan() asks with a queue
+        head_changed = released or head.name != self.head
         if head_changed:
-            st = queue[0]
             # the usual case at a lease's end: the head's reservation stands, as
             # nothing was given back since it was placed at its earliest
-            if st.booking is None or self._head_given_back != self._given_back \
-                    or st.name != self.head:
+            if head.booking is None or self._head_given_back != self._given_back \
+                    or head.name != self.head:
                 self._run_head(now)
-        elif not fresh:
-            return  # nothing freed and nothing new: what did not fit still does not
-        if not self._easy or len(queue) < 2:
-            return
-        # cheap bound on what can start now: most candidates fail on size alone
-        avail: float
-        if self._nodes_free is not None:
-            avail = self._nodes_free(now)
-        else:
-            avail = self._free_now(queue[0].req.shape, now) if self._one_bound else inf
-        pending: list[tuple[int, int, LeaseState]]
-        if head_changed:
+            if not self._easy or len(queue) < 2:
+                return
             if not self._holes and self.index_scan:
-                # the queued leases no larger than avail and not blocked, from the
-                # buckets: the same leases, in the same order, as filtering the
+                # the queued leases no larger than what is free and not blocked, from
+                # the buckets: the same leases, in the same order, as filtering the
                 # whole queue. Most ends free too few nodes for any: answered here
                 wakeups = self._wakeups
                 if wakeups and wakeups[0][0] <= now:
                     self._wake(now)
+                prof = self._nodes_free
+                if prof is not None:
+                    avail = prof.free[bisect_right(prof.times, now) - 1]
+                else:
+                    avail = self._free_now(queue[0].req.shape, now) if self._one_bound else inf
                 j = bisect_right(self._sizes, avail)
-                if j and min(self._firsts[:j]) != _NONE:
-                    self._scan_index(now, avail)
+                if j:
+                    seq = min(self._firsts[:j])
+                    if seq != _NONE:
+                        self._scan_index(now, avail, seq)
                 return
+        elif not fresh:
+            return  # nothing freed and nothing new: what did not fit still does not
+        elif not self._easy or len(queue) < 2:
+            return
+        # cheap bound on what can start now: most candidates fail on size alone
+        prof = self._nodes_free
+        if prof is not None:
+            avail = prof.free[bisect_right(prof.times, now) - 1]
+        else:
+            avail = self._free_now(queue[0].req.shape, now) if self._one_bound else inf
+        pending: list[tuple[int, int, LeaseState]]
+        if head_changed:  # the plain way, or with holes
             pending = [(st.vms, st.seq, st) for st in reversed(queue[1:])
                        if self._holes or st.vms <= avail]
         elif self._holes:
@@ -601,6 +631,87 @@ class Planner:
                     # what is left of the scan, without the leases now too large
                     pending = [c for c in pending if c[0] <= avail]
 
+    def _run_arrivals(self, now: float, released: bool, fresh: list[LeaseState]) -> None:
+        """:meth:`_run_queue` with leases admitted in this plan: when they are the
+        only news (no suspended lease back, nothing given back in this plan), each is
+        asked before it joins the queue; else they join it and the queue is run."""
+        arrivals, self._arrivals = self._arrivals, []
+        queue = self.queue
+        if not self._holes and self.index_scan and len(arrivals) == len(fresh) \
+                and not self._changes.released:
+            if not queue:
+                if len(arrivals) == 1:
+                    self._arrive_as_head(arrivals[0], now)
+                    return
+            elif self._easy and not released and queue[0].name == self.head:
+                self._arrive_behind(arrivals, now)
+                return
+        for st in arrivals:
+            self._enqueue(st)
+        self._run_queue(now, released, fresh)
+
+    def _arrive_as_head(self, st: LeaseState, now: float) -> None:
+        """A lease arriving to an empty queue: what :meth:`_run_head` does with it as
+        the head (it starts if it fits now, or holds a reservation at its earliest
+        start), without entering the queue if it starts."""
+        fit = self.placement.best_fit(st, max(now, st.earliest))
+        if fit is not None and fit[1] <= now:
+            self.lifecycle.book(st, fit[0], fit[1], fit[2], now)  # it starts
+            return
+        self._enqueue(st)
+        if fit is not None:  # else too large while nodes are down: it waits for them
+            self._book(st, *fit, now)
+            self.head = st.name
+            self._head_given_back = self._given_back
+
+    def _arrive_behind(self, arrivals: list[LeaseState], now: float) -> None:
+        """EASY, nothing freed, the head's reservation standing: each arrival, in
+        submission order, starts if it fits now without moving a reservation (as
+        :meth:`_start_now` asks it), is blocked until its earliest start, or joins
+        the queue. A lease that starts never enters the queue, one blocked never
+        enters the size buckets."""
+        avail: float
+        prof = self._nodes_free
+        if prof is not None:
+            avail = prof.free[bisect_right(prof.times, now) - 1]
+        else:
+            avail = self._free_now(self.queue[0].req.shape, now) if self._one_bound else inf
+        block = self._remember and self._early_ends < 0.5
+        queue, seqs, buckets = self.queue, self._seqs, self._buckets
+        for st in arrivals:
+            vms, seq = st.vms, st.seq
+            req = st.req
+            if vms > avail or st.earliest > now or (
+                    not self._one_bound and vms > self._free_now(req.shape, now)):
+                if seqs[-1] < seq:  # the newest lease (as _enqueue and _index find)
+                    queue.append(st)
+                    seqs.append(seq)
+                    bucket = buckets.get(vms)
+                    if bucket:
+                        bucket.append(st)
+                    else:
+                        self._index(st)
+                else:
+                    self._enqueue(st)
+                continue
+            if block:
+                found = self.placement.best_fit(st, now)
+                if found is None or found[1] > now:
+                    t = inf if found is None else found[1]
+                    self._enqueue(st, index=False)
+                    self._blocked[st.name] = t
+                    heappush(self._wakeups, (t, seq, st))
+                    continue
+            else:
+                found = self.placement.best_fit(st, now, now)
+                if found is None:
+                    self._enqueue(st)
+                    continue
+            # booked from found[1], which is now (as _start_now books it)
+            if not self.lifecycle.book(st, found[0], found[1], found[2], now):
+                self._enqueue(st)  # booked from later: it waits queued, as after _start_now
+            avail = avail - vms if self._one_exclusive else self._less(avail, st, now)
+
     def _run_head(self, now: float) -> None:
         """Start the queue's head while it fits; reserve for the first that does not
         (or move its reservation earlier)."""
@@ -611,7 +722,7 @@ class Planner:
             if booking is not None and self._head_given_back == self._given_back \
                     and st.name == self.head:
                 break  # nothing given back since it was placed at its earliest
-            earliest = max(now, st.req.earliest)
+            earliest = max(now, st.earliest)
             fit: Fit | None
             if booking is not None:  # the head already holds a reservation: compress it
                 table = self.slots.pools[booking.pool]
@@ -637,9 +748,13 @@ class Planner:
                 self._head_given_back = self._given_back
                 break
 
-    def _scan_index(self, now: float, avail: float) -> None:
+    def _scan_index(self, now: float, avail: float, seq: int) -> None:
         """EASY: start each lease of the buckets no larger than ``avail``, in
-        submission order, that fits now without moving a reservation."""
+        submission order, that fits now without moving a reservation (what
+        :meth:`_start_now` asks, written out here: the scan knows where each lease
+        sits in its bucket, and that it is neither blocked nor too large). ``seq``:
+        the first one's sequence (the caller looked)."""
+        # most scans ask one lease: nothing is bound to a local for the loop's sake
         sizes, firsts, buckets = self._sizes, self._firsts, self._buckets
         # asking a lease its earliest start walks the plan further than asking whether
         # it fits now: worth it only where blocks last, i.e. where capacity is seldom
@@ -650,28 +765,47 @@ class Planner:
         #: (they stay queued): its entry in ``_firsts`` is the next one's meanwhile
         passed: dict[int, int] = {}
         while True:
+            i = firsts.index(seq)
+            vms = sizes[i]
+            bucket = buckets[vms]
+            k = passed.get(vms, 0) if passed else 0
+            st = bucket[k]
+            req = st.req
+            # the head, and a former head, keep their reservations
+            if st is self.queue[0] or st.earliest > now or st.phase not in _WAITING \
+                    or st.name in self.lifecycle.reserved \
+                    or (not self._one_bound and vms > self._free_now(req.shape, now)):
+                found = None
+            elif block:
+                found = self.placement.best_fit(st, now)
+                if found is None or found[1] > now:
+                    t = inf if found is None else found[1]
+                    self._blocked[st.name] = t
+                    heappush(self._wakeups, (t, seq, st))
+                    found = _BLOCKED  # out of the buckets until it wakes
+            else:
+                found = self.placement.best_fit(st, now, now)
+            if found is not None and found is not _BLOCKED:
+                # booked from found[1], which is now (as _start_now books it)
+                if self.lifecycle.book(st, found[0], found[1], found[2], now):
+                    q = bisect_left(self._seqs, seq)  # it started: out of the queue
+                    del self.queue[q], self._seqs[q], bucket[k]
+                else:  # booked from later: it stays queued, as after _start_now
+                    found = None
+                avail = avail - vms if self._one_exclusive else self._less(avail, st, now)
+            elif found is not None:
+                del bucket[k]  # blocked
+            if found is None:
+                k += 1  # passed over: the next of its size stands for it
+                passed[vms] = k
+            # only this lease's bucket changed, so ``i`` still indexes its size
+            firsts[i] = bucket[k].seq if k < len(bucket) else _NONE
             j = bisect_right(sizes, avail)
             if not j:
                 break
             seq = min(firsts[:j])
             if seq == _NONE:
                 break  # every lease small enough was asked
-            i = firsts.index(seq)
-            vms = sizes[i]
-            bucket = buckets[vms]
-            k = passed.get(vms, 0) if passed else 0
-            st = bucket[k]
-            if self._start_now(st, seq, now, avail, block):
-                avail = avail - vms if self._one_exclusive else self._less(avail, st, now)
-                if not k:
-                    continue  # it was its bucket's first: _unindex set the next
-            elif k < len(bucket) and bucket[k] is st:
-                k += 1  # passed over: the next of its size stands for it
-                passed[vms] = k
-            elif not k:
-                continue  # blocked, and it was its bucket's first: as above
-            # only this lease's bucket changed, so ``i`` still indexes its size
-            firsts[i] = bucket[k].seq if k < len(bucket) else _NONE
         for vms in passed:
             bucket = buckets[vms]
             firsts[bisect_left(sizes, vms)] = bucket[0].seq if bucket else _NONE
@@ -692,7 +826,7 @@ class Planner:
         now; ``block``: if it does not fit, block it until its earliest start."""
         req = st.req
         # the head, and a former head, keep their reservations
-        if st is self.queue[0] or req.earliest > now or st.phase not in _WAITING \
+        if st is self.queue[0] or st.earliest > now or st.phase not in _WAITING \
                 or st.name in self.lifecycle.reserved:
             return False
         if req.vms > avail or (
@@ -720,11 +854,14 @@ class Planner:
             self._try_hole(st, now)
         return False
 
-    def _free_nodes(self) -> Callable[[float], int] | None:
-        """On one exclusive pool, what is free at an instant for any shape: its
-        free-node profile's, asked without the pool in between (every plan asks)."""
+    def _free_nodes(self) -> Profile | None:
+        """On one exclusive pool, its free-node profile: what is free at an instant
+        for any shape is read off it (:meth:`.Profile.at`, written out where asked:
+        every plan asks, and a call cost as much as the lookup)."""
         pool = self._pools[0] if self._one_exclusive else None
-        return pool.slots_free.at if isinstance(pool, CountedPool) else None
+        if isinstance(pool, CountedPool) and type(pool.slots_free) is Profile:
+            return pool.slots_free
+        return None
 
     def _free_max(self, shape: Shape, now: float) -> float:
         """A cheap upper bound on the VMs of ``shape`` that can start now."""
