@@ -18,7 +18,6 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right, insort
 from collections import Counter
 from collections.abc import Iterable
-from itertools import chain
 from math import inf, nextafter
 
 from ..model import PoolSpec, Shape
@@ -597,39 +596,55 @@ class PackedPool(PoolTable):
         # room has had it always and comes after them, by index.
         nodes = self._with_room(shape, start)
         cpu, mem, c, m = self.node_cpu, self.node_mem, shape.cpu, shape.memory
+        # the shape and start's tree: only nodes whose room may last until ``end`` are
+        # read; what is learnt of the others is noted in it (sorting the set and
+        # passing over the nodes known short one by one was most of a booking's node
+        # choice at 5,000 nodes, and ranking every node given capacity back by some
+        # instant most of the rest)
+        tree = self._tree(shape, start, nodes)
         ended = self._ended_by(start, len(nodes))
         ranked = sorted(
             (-since, node) for node in (nodes if ended is None else ended & nodes)
-            if (since := max(cpu[node].free_since(c, start),
-                             mem[node].free_since(m, start))) != -inf)
+            if tree[node] >= end
+            and (since := max(cpu[node].free_since(c, start),
+                              mem[node].free_since(m, start))) != -inf)
         first = {node for _, node in ranked}
         short = self._short.setdefault((shape, start), {})
         full_at = self._full_at.setdefault(shape, {})
         version = self._version
-        picked: list[int] = []
         full: list[int] = []  # booked full at ``start`` since the set was made
-        for node in (node for _, node in ranked):
+
+        def look(node: int) -> int:
+            """The node's room throughout the window, if it may have some; else 0,
+            and what was learnt noted in the tree."""
             known = short.get(node)
             if known is not None and known[0] < end and known[1] == version[node]:
-                continue
+                tree.set(node, known[0])
+                return 0
             if known is None and self._full_in(full_at, short, node, start, end):
-                continue
+                tree.set(node, short[node][0])
+                return 0
             room = self.room(node, shape, start, end)
             if room <= 0:
                 if self._short_of(full_at, short, node, shape, start):
                     full.append(node)
-                continue
-            picked.extend([node] * min(room, vms - len(picked)))
-            if len(picked) == vms:
-                nodes.difference_update(full)
-                return tuple(picked)
-        # the rest in index order, off the shape and start's tree: only nodes whose
-        # room may last until ``end`` are read; what is learnt of the others is noted
-        # in it (sorting the set and passing over the nodes known short one by one
-        # was most of a booking's node choice at 5,000 nodes)
-        tree = self._tree(shape, start, nodes)
-        node = -1
-        while (node := tree.first_at_least(node + 1, end)) is not None:
+                    tree.set(node, -inf)
+                else:
+                    tree.set(node, short[node][0])
+            return room
+
+        picked: list[int] = []
+        for _, node in ranked:
+            room = look(node)
+            if room > 0:
+                picked.extend([node] * min(room, vms - len(picked)))
+                if len(picked) == vms:
+                    nodes.difference_update(full)
+                    return tuple(picked)
+        # the rest in index order, off the tree
+        at = 0
+        while (found := tree.first_at_least(at, end)) is not None:
+            node, at = found, found + 1
             if node in first:
                 continue
             if node not in nodes:
@@ -638,25 +653,12 @@ class PackedPool(PoolTable):
                 if cpu[node].at(start) < c or mem[node].at(start) < m:
                     tree.set(node, -inf)
                 continue
-            known = short.get(node)
-            if known is not None and known[0] < end and known[1] == version[node]:
-                tree.set(node, known[0])
-                continue
-            if known is None and self._full_in(full_at, short, node, start, end):
-                tree.set(node, short[node][0])
-                continue
-            room = self.room(node, shape, start, end)
-            if room <= 0:
-                if self._short_of(full_at, short, node, shape, start):
-                    full.append(node)
-                    tree.set(node, -inf)
-                else:
-                    tree.set(node, short[node][0])
-                continue
-            picked.extend([node] * min(room, vms - len(picked)))
-            if len(picked) == vms:
-                nodes.difference_update(full)
-                return tuple(picked)
+            room = look(node)
+            if room > 0:
+                picked.extend([node] * min(room, vms - len(picked)))
+                if len(picked) == vms:
+                    nodes.difference_update(full)
+                    return tuple(picked)
         raise RuntimeError(f"slot table inconsistent: no room for {vms} VMs at {start}")
 
     def _tree(self, shape: Shape, start: float, nodes: set[int]) -> MaxTree:
