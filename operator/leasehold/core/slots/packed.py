@@ -31,6 +31,9 @@ from .statement import Statement
 #: the candidate starts remembered per shape (beyond, they are forgotten and found
 #: again): a bound on memory, far above what one plan tries
 _MAYBE_MAX = 50_000
+#: the remembered starts' sets may hold this many nodes in all (as many starts as
+#: fit, at least 256): memory linear in the nodes
+_MAYBE_CELLS = 2_000_000
 #: the most VMs of one shape per node whose spans are kept (beyond, a node's levels
 #: are too many to sweep, and a compression searches every window in full)
 _LEVELS_MAX = 64
@@ -95,6 +98,12 @@ class PackedPool(PoolTable):
         #: reservations; without this, every try scanned every node (145 s for one
         #: compression of 3,659 reservations on 500 nodes)
         self._maybe: dict[Shape, tuple[list[float], dict[float, set[int]]]] = {}
+        #: the remembered starts of every shape, the least recently read first: at
+        #: most ``_maybe_max`` of them, a set of up to every node each (remembering
+        #: every start the preemption benchmark's 5,000-node state searched, one per
+        #: queued reservation, took 1.5 GB, and its time grew with it)
+        self._maybe_order: dict[tuple[Shape, float], None] = {}
+        self._maybe_max = max(256, min(_MAYBE_MAX, _MAYBE_CELLS // max(spec.nodes, 1)))
         #: per shape, the compression trials that found no earlier start, while no
         #: capacity was given back where they looked: (VMs, length, earliest) -> the
         #: latest booking start
@@ -334,6 +343,9 @@ class PackedPool(PoolTable):
         starts, maybe = self._maybe.setdefault(shape, ([], {}))
         nodes = maybe.get(start)
         if nodes is not None:
+            order = self._maybe_order
+            del order[(shape, start)]
+            order[(shape, start)] = None
             return nodes
         cpu, mem, c, m = self.node_cpu, self.node_mem, shape.cpu, shape.memory
         near, changed = self._nearest(starts, start)
@@ -347,11 +359,15 @@ class PackedPool(PoolTable):
                     nodes.add(n)
                 else:
                     nodes.discard(n)
-        if len(starts) > _MAYBE_MAX:
-            starts.clear()
-            maybe.clear()
+        order = self._maybe_order
+        if len(order) >= self._maybe_max:  # the least recently read goes
+            old_shape, old = next(iter(order))
+            del order[(old_shape, old)]
+            old_starts, old_maybe = self._maybe[old_shape]
+            del old_maybe[old], old_starts[bisect_left(old_starts, old)]
         maybe[start] = nodes
         insort(starts, start)
+        order[(shape, start)] = None
         return nodes
 
     def _nearest(self, starts: list[float], start: float) -> tuple[float | None, set[int]]:
@@ -885,13 +901,13 @@ class PackedPool(PoolTable):
         self.cpu_free.prune(now)
         self.mem_free.prune(now)
         self._prune_trees(now)
-        for starts, maybe in self._maybe.values():
+        for shape, (starts, maybe) in self._maybe.items():
             # the last start before ``now`` stays: kept exact like the others, it is
             # the one the next present's nodes with room are read off (else each
             # EASY step, which asks at ``now`` alone, read every node again)
             i = bisect_left(starts, now) - 1
             for t in starts[:max(i, 0)]:
-                del maybe[t]
+                del maybe[t], self._maybe_order[(shape, t)]
             del starts[:max(i, 0)]
 
     def _prune_trees(self, now: float) -> None:
