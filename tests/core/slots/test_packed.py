@@ -258,3 +258,25 @@ def test_a_start_read_off_a_neighbour_does_not_take_its_knowledge_of_nodes_that_
     c = booking("c", 5, 8)
     pool.book(c)
     assert c.nodes == (0,)
+
+
+def test_searches_agree_with_a_fresh_table_after_more_starts_than_are_remembered():
+    # 12 nodes remember 256 starts at least: 400 searched starts make the least
+    # recently read ones go, and later starts are read off those that stay
+    spec = shared(12, cpu=4000, memory=8192)
+    pool = PackedPool(spec)
+    held: list[Booking] = []
+    for i in range(40):
+        s = (i * 37) % 400
+        if pool.fit(1 + i % 3, SHAPES[i % 3], 30, s, latest_start=s) is not None:
+            held.append(booking(f"b{i}", s, s + 30, 1 + i % 3, SHAPES[i % 3]))
+            pool.book(held[-1])
+    for t in range(400):
+        pool.fit(2, ONE, 25, t)
+    for i, b in enumerate(held[::3]):
+        pool.unbook(b)
+        held.remove(b)
+        fresh = packed_copy(spec, held)
+        for t in range(0, 400, 7):
+            assert pool.fit(3, ONE, 20 + i, t) == fresh.fit(3, ONE, 20 + i, t), (i, t)
+    assert pool.usage_violations() == []

@@ -180,7 +180,7 @@ class PackedPool(PoolTable):
         #: the starts that have trees (sorted), and the shapes of each's
         self._tree_starts: list[float] = []
         self._tree_shapes: dict[float, list[Shape]] = {}
-        self._gains: list[tuple[float, Iterable[int]]] = []
+        self._gains: list[tuple[float, tuple[int, ...]]] = []
         self._gains_base = 0
         #: the nodes no booking holds (each holds its full size over any window)
         self._idle = set(range(spec.nodes))
@@ -785,7 +785,7 @@ class PackedPool(PoolTable):
         for rooms in self._rooms.values():
             rooms.forget_all(nodes)
         if sign > 0 and self._trees:
-            self._gains.append((b.end, nodes.keys()))
+            self._gains.append((b.end, tuple(nodes)))
         if sign > 0 and b is not self._trial:
             self._remaybe(b, nodes)
 
