@@ -206,3 +206,77 @@ def test_free_window_agrees_with_trying_every_length(raw, vms, shape, t):
         if pool.fit(n, sh, d, s, latest_start=s) is not None:
             pool.book(booking(f"b{i}", s, s + d, n, sh))
     assert pool.free_window(vms, shape, t) == _brute_free_window(pool, vms, shape, t)
+
+
+@settings(max_examples=200, deadline=None)
+@given(ops=st.lists(st.tuples(st.sampled_from(["book", "book", "unbook", "fit", "compress"]),
+                              st.integers(0, 60), st.integers(1, 25), st.integers(1, 6),
+                              st.sampled_from(SHAPES)),
+                    min_size=1, max_size=40))
+def test_node_choice_agrees_with_brute_force_where_starts_are_read_off_neighbours(ops):
+    """On a pool large enough that a new start's knowledge of its nodes is read off a
+    neighbouring start's (of the same shape or of one that fits in it; 12 nodes), after
+    any mix of searches, bookings, bookings given back and compression trials, each
+    booking's nodes are the rule's."""
+    spec = shared(12, cpu=4000, memory=8192)
+    pool = PackedPool(spec)
+    held: list[Booking] = []
+    for i, (op, s, d, n, sh) in enumerate(ops):
+        if op == "unbook" and held:
+            pool.unbook(held.pop(s % len(held)))
+        elif op == "fit":
+            pool.fit(n, sh, d, s)
+        elif op == "compress" and held:
+            b = held[s % len(held)]
+            t = pool.move_earlier(b, 0, b.end - b.start)
+            if t is not None:  # taken out: booked again where it moves to
+                held.remove(b)
+                at, length = int(t), int(b.end - b.start)  # every instant is a whole one
+                want = _brute_place(spec, held, b.vms, b.shape, at, at + length)
+                moved = booking(b.lease, at, at + length, b.vms, b.shape)
+                pool.book(moved)
+                assert moved.nodes == want, i
+                held.append(moved)
+        elif op == "book" and pool.fit(n, sh, d, s, latest_start=s) is not None:
+            want = _brute_place(spec, held, n, sh, s, s + d)
+            b = booking(f"b{i}", s, s + d, n, sh)
+            pool.book(b)
+            assert b.nodes == want, i
+            held.append(b)
+    assert pool.usage_violations() == []
+
+
+def test_a_start_read_off_a_neighbour_does_not_take_its_knowledge_of_nodes_that_change():
+    # the booking at 10 finds node 0 full there; the one at 5, a start of its own
+    # read off 10's (one instant apart), must look at node 0 again: it changes at 10,
+    # and over [5, 8) it is free
+    pool = PackedPool(shared(8, cpu=4000, memory=8192))
+    pool.book(booking("a", 10, 20, 4, nodes=(0, 0, 0, 0)))
+    b = booking("b", 10, 30)
+    pool.book(b)
+    assert b.nodes == (1,)
+    c = booking("c", 5, 8)
+    pool.book(c)
+    assert c.nodes == (0,)
+
+
+def test_searches_agree_with_a_fresh_table_after_more_starts_than_are_remembered():
+    # 12 nodes remember 256 starts at least: 400 searched starts make the least
+    # recently read ones go, and later starts are read off those that stay
+    spec = shared(12, cpu=4000, memory=8192)
+    pool = PackedPool(spec)
+    held: list[Booking] = []
+    for i in range(40):
+        s = (i * 37) % 400
+        if pool.fit(1 + i % 3, SHAPES[i % 3], 30, s, latest_start=s) is not None:
+            held.append(booking(f"b{i}", s, s + 30, 1 + i % 3, SHAPES[i % 3]))
+            pool.book(held[-1])
+    for t in range(400):
+        pool.fit(2, ONE, 25, t)
+    for i, b in enumerate(held[::3]):
+        pool.unbook(b)
+        held.remove(b)
+        fresh = packed_copy(spec, held)
+        for t in range(0, 400, 7):
+            assert pool.fit(3, ONE, 20 + i, t) == fresh.fit(3, ONE, 20 + i, t), (i, t)
+    assert pool.usage_violations() == []

@@ -18,12 +18,12 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right, insort
 from collections import Counter
 from collections.abc import Iterable
-from itertools import chain
 from math import inf, nextafter
 
 from ..model import PoolSpec, Shape
 from ..profile import BlockProfile, Profile
 from .booking import Booking
+from .maxtree import MaxTree
 from .pool import PoolTable, fit_count, fit_in
 from .rooms import Rooms, levels
 from .statement import Statement
@@ -31,6 +31,9 @@ from .statement import Statement
 #: the candidate starts remembered per shape (beyond, they are forgotten and found
 #: again): a bound on memory, far above what one plan tries
 _MAYBE_MAX = 50_000
+#: the remembered starts' sets may hold this many nodes in all (as many starts as
+#: fit, at least 256): memory linear in the nodes
+_MAYBE_CELLS = 2_000_000
 #: the most VMs of one shape per node whose spans are kept (beyond, a node's levels
 #: are too many to sweep, and a compression searches every window in full)
 _LEVELS_MAX = 64
@@ -40,6 +43,11 @@ _SWEEP_AFTER = 3
 #: a booking that spans at most this many remembered starts has its nodes' room
 #: asked at each; beyond, read off the nodes' spans of room
 _FEW_STARTS = 4
+#: the shape-and-start node indexes kept (least recently used forgotten first): each
+#: holds two floats' room per node (a 5,000-node pool: 128 KiB each)
+_TREES_MAX = 256
+#: the starts with trees looked at on either side for one to copy a new tree from
+_TREES_LOOK = 8
 
 
 def _minus(wide: list[tuple[float, float]], narrow: list[tuple[float, float]]
@@ -90,6 +98,12 @@ class PackedPool(PoolTable):
         #: reservations; without this, every try scanned every node (145 s for one
         #: compression of 3,659 reservations on 500 nodes)
         self._maybe: dict[Shape, tuple[list[float], dict[float, set[int]]]] = {}
+        #: the remembered starts of every shape, the least recently read first: at
+        #: most ``_maybe_max`` of them, a set of up to every node each (remembering
+        #: every start the preemption benchmark's 5,000-node state searched, one per
+        #: queued reservation, took 1.5 GB, and its time grew with it)
+        self._maybe_order: dict[tuple[Shape, float], None] = {}
+        self._maybe_max = max(256, min(_MAYBE_MAX, _MAYBE_CELLS // max(spec.nodes, 1)))
         #: per shape, the compression trials that found no earlier start, while no
         #: capacity was given back where they looked: (VMs, length, earliest) -> the
         #: latest booking start
@@ -151,6 +165,23 @@ class PackedPool(PoolTable):
         #: start, and scanned the steps of every node an earlier one blocks)
         self._full_at: dict[Shape, dict[int, tuple[int, list[float]]]] = {}
         self._version = [0] * spec.nodes
+        #: per shape and start, over the nodes by index, when each node's room for a
+        #: VM runs out from the start (a bound from above: the first instant from the
+        #: start at which it was found to have none, ``-inf`` if at the start, ``inf``
+        #: if not known): the next node by index that may hold a VM for a whole window
+        #: is found without reading those that cannot (the nodes a future reservation
+        #: blocks were read one by one by every booking before it: 0.15 N a booking in
+        #: the preemption benchmark's state). A booking made only shortens room, so a
+        #: bound holds until its node is given capacity back: a tree brings its nodes
+        #: back to ``inf`` (not known) from the capacity given back since it was last
+        #: read (``_gains``, numbered from ``_gains_base``) before it is read
+        self._trees: dict[tuple[Shape, float], MaxTree] = {}
+        self._tree_seen: dict[tuple[Shape, float], int] = {}
+        #: the starts that have trees (sorted), and the shapes of each's
+        self._tree_starts: list[float] = []
+        self._tree_shapes: dict[float, list[Shape]] = {}
+        self._gains: list[tuple[float, tuple[int, ...]]] = []
+        self._gains_base = 0
         #: the nodes no booking holds (each holds its full size over any window)
         self._idle = set(range(spec.nodes))
 
@@ -312,6 +343,9 @@ class PackedPool(PoolTable):
         starts, maybe = self._maybe.setdefault(shape, ([], {}))
         nodes = maybe.get(start)
         if nodes is not None:
+            order = self._maybe_order
+            del order[(shape, start)]
+            order[(shape, start)] = None
             return nodes
         cpu, mem, c, m = self.node_cpu, self.node_mem, shape.cpu, shape.memory
         near, changed = self._nearest(starts, start)
@@ -325,11 +359,15 @@ class PackedPool(PoolTable):
                     nodes.add(n)
                 else:
                     nodes.discard(n)
-        if len(starts) > _MAYBE_MAX:
-            starts.clear()
-            maybe.clear()
+        order = self._maybe_order
+        if len(order) >= self._maybe_max:  # the least recently read goes
+            old_shape, old = next(iter(order))
+            del order[(old_shape, old)]
+            old_starts, old_maybe = self._maybe[old_shape]
+            del old_maybe[old], old_starts[bisect_left(old_starts, old)]
         maybe[start] = nodes
         insort(starts, start)
+        order[(shape, start)] = None
         return nodes
 
     def _nearest(self, starts: list[float], start: float) -> tuple[float | None, set[int]]:
@@ -574,37 +612,154 @@ class PackedPool(PoolTable):
         # room has had it always and comes after them, by index.
         nodes = self._with_room(shape, start)
         cpu, mem, c, m = self.node_cpu, self.node_mem, shape.cpu, shape.memory
+        # the shape and start's tree: only nodes whose room may last until ``end`` are
+        # read; what is learnt of the others is noted in it (sorting the set and
+        # passing over the nodes known short one by one was most of a booking's node
+        # choice at 5,000 nodes, and ranking every node given capacity back by some
+        # instant most of the rest)
+        tree = self._tree(shape, start, nodes)
         ended = self._ended_by(start, len(nodes))
         ranked = sorted(
             (-since, node) for node in (nodes if ended is None else ended & nodes)
-            if (since := max(cpu[node].free_since(c, start),
-                             mem[node].free_since(m, start))) != -inf)
+            if tree[node] >= end
+            and (since := max(cpu[node].free_since(c, start),
+                              mem[node].free_since(m, start))) != -inf)
         first = {node for _, node in ranked}
         short = self._short.setdefault((shape, start), {})
         full_at = self._full_at.setdefault(shape, {})
         version = self._version
-        # the rest in index order: sorted in C, then read only until the VMs are
-        # placed (filtering every node with room in Python first, then making a heap
-        # of them, was most of a booking's node choice at 2,000 nodes)
-        picked: list[int] = []
         full: list[int] = []  # booked full at ``start`` since the set was made
-        for node in chain((node for _, node in ranked),
-                          (node for node in sorted(nodes) if node not in first)):
+
+        def look(node: int) -> int:
+            """The node's room throughout the window, if it may have some; else 0,
+            and what was learnt noted in the tree."""
             known = short.get(node)
             if known is not None and known[0] < end and known[1] == version[node]:
-                continue
+                tree.set(node, known[0])
+                return 0
             if known is None and self._full_in(full_at, short, node, start, end):
-                continue
+                tree.set(node, short[node][0])
+                return 0
             room = self.room(node, shape, start, end)
             if room <= 0:
                 if self._short_of(full_at, short, node, shape, start):
                     full.append(node)
+                    tree.set(node, -inf)
+                else:
+                    tree.set(node, short[node][0])
+            return room
+
+        picked: list[int] = []
+        for _, node in ranked:
+            room = look(node)
+            if room > 0:
+                picked.extend([node] * min(room, vms - len(picked)))
+                if len(picked) == vms:
+                    nodes.difference_update(full)
+                    return tuple(picked)
+        # the rest in index order, off the tree
+        at = 0
+        while (found := tree.first_at_least(at, end)) is not None:
+            node, at = found, found + 1
+            if node in first:
                 continue
-            picked.extend([node] * min(room, vms - len(picked)))
-            if len(picked) == vms:
-                nodes.difference_update(full)
-                return tuple(picked)
+            if node not in nodes:
+                # no room at ``start`` (every node with room is in the set; but a
+                # booking under trial may have left room the set does not show)
+                if cpu[node].at(start) < c or mem[node].at(start) < m:
+                    tree.set(node, -inf)
+                continue
+            room = look(node)
+            if room > 0:
+                picked.extend([node] * min(room, vms - len(picked)))
+                if len(picked) == vms:
+                    nodes.difference_update(full)
+                    return tuple(picked)
         raise RuntimeError(f"slot table inconsistent: no room for {vms} VMs at {start}")
+
+    def _tree(self, shape: Shape, start: float, nodes: set[int]) -> MaxTree:
+        """The shape and start's tree (see ``_trees``), brought up to date with the
+        capacity given back since it was last read; made if there is none."""
+        key = (shape, start)
+        trees = self._trees
+        tree = trees.pop(key, None)
+        if tree is None:
+            tree = self._new_tree(shape, start, nodes)
+            if len(trees) >= _TREES_MAX:  # the least recently read goes
+                self._drop_tree(next(iter(trees)))
+            at = self._tree_shapes.get(start)
+            if at is None:
+                at = self._tree_shapes[start] = []
+                insort(self._tree_starts, start)
+            at.append(shape)
+        trees[key] = tree  # the most recently read last
+        self._catch_up(key, tree)
+        return tree
+
+    def _drop_tree(self, key: tuple[Shape, float]) -> None:
+        del self._trees[key], self._tree_seen[key]
+        at = self._tree_shapes[key[1]]
+        at.remove(key[0])
+        if not at:
+            del self._tree_shapes[key[1]]
+            starts = self._tree_starts
+            del starts[bisect_left(starts, key[1])]
+
+    def _new_tree(self, shape: Shape, start: float, nodes: set[int]) -> MaxTree:
+        """A tree for a start that has none (its ``_tree_seen`` is set): a copy of the
+        tree of the nearest start, on either side, of this shape or of one that fits
+        in it (room for a VM of this shape is room for one of that shape: when the
+        latter's runs out bounds the former's), those of its nodes that change between
+        the two starts not known; else every node in ``nodes`` not known, every other
+        one without room at ``start`` (as :meth:`_with_room` does its set)."""
+        starts, times = self._tree_starts, self._step_times
+        i = bisect_left(starts, start)
+        best: tuple[int, float, Shape] | None = None
+        for side in (range(i - 1, max(i - 1 - _TREES_LOOK, -1), -1),
+                     range(i, min(i + _TREES_LOOK, len(starts)))):
+            for j in side:
+                near = starts[j]
+                at = self._tree_shapes[near]
+                source = shape if shape in at else next(
+                    (other for other in at if other.fits_in(shape)), None)
+                if source is None:
+                    continue
+                low, high = min(near, start), max(near, start)
+                count = bisect_right(times, high) - bisect_right(times, low)
+                if best is None or count < best[0]:
+                    best = (count, near, source)
+                break
+        if best is None or best[0] > self.spec.nodes // 4:
+            self._tree_seen[(shape, start)] = self._gains_base + len(self._gains)
+            return MaxTree([inf if n in nodes else -inf for n in range(self.spec.nodes)])
+        # a node that does not change between the two starts has the same room at
+        # both (and a first instant without room after the later one is one after the
+        # earlier one): its bound holds for either. Those that change are not known
+        _, near, source = best
+        tree = self._trees[(source, near)]
+        self._catch_up((source, near), tree)
+        tree = tree.copy()
+        self._tree_seen[(shape, start)] = self._tree_seen[(source, near)]
+        low, high = min(near, start), max(near, start)
+        for t in times[bisect_right(times, low):bisect_right(times, high)]:
+            for node in self._steps_on[t]:
+                tree.set(node, inf)
+        return tree
+
+    def _catch_up(self, key: tuple[Shape, float], tree: MaxTree) -> None:
+        """Forget in ``tree`` (not known again) the nodes given capacity back since
+        it was last brought up to date, where that can give them room from its
+        start on."""
+        seen, base = self._tree_seen[key], self._gains_base
+        gains = self._gains
+        if seen - base == len(gains):
+            return
+        start = key[1]
+        for end, given in gains[max(seen - base, 0):]:
+            if end > start:
+                for node in given:
+                    tree.set(node, inf)
+        self._tree_seen[key] = base + len(gains)
 
     def _charge(self, b: Booking, sign: int) -> None:
         """Add (sign -1) or give back (sign +1) a booking's capacity."""
@@ -629,6 +784,8 @@ class PackedPool(PoolTable):
                 idle.add(node)
         for rooms in self._rooms.values():
             rooms.forget_all(nodes)
+        if sign > 0 and self._trees:
+            self._gains.append((b.end, tuple(nodes)))
         if sign > 0 and b is not self._trial:
             self._remaybe(b, nodes)
 
@@ -743,14 +900,31 @@ class PackedPool(PoolTable):
             self._short_kept = max(len(self._short), 64)
         self.cpu_free.prune(now)
         self.mem_free.prune(now)
-        for starts, maybe in self._maybe.values():
+        self._prune_trees(now)
+        for shape, (starts, maybe) in self._maybe.items():
             # the last start before ``now`` stays: kept exact like the others, it is
             # the one the next present's nodes with room are read off (else each
             # EASY step, which asks at ``now`` alone, read every node again)
             i = bisect_left(starts, now) - 1
             for t in starts[:max(i, 0)]:
-                del maybe[t]
+                del maybe[t], self._maybe_order[(shape, t)]
             del starts[:max(i, 0)]
+
+    def _prune_trees(self, now: float) -> None:
+        """The trees of starts before the last one before ``now`` go (as the remembered
+        starts do); the capacity given back is forgotten once every tree has caught
+        up with it."""
+        starts = self._tree_starts
+        i = bisect_left(starts, now) - 1
+        if i > 0:
+            for t in starts[:i]:
+                for shape in list(self._tree_shapes[t]):
+                    self._drop_tree((shape, t))
+        if len(self._gains) > 256:
+            for key, tree in self._trees.items():
+                self._catch_up(key, tree)
+            self._gains_base += len(self._gains)
+            self._gains.clear()
 
     def usage_violations(self) -> list[str]:
         spec, bookings, total = self.spec, list(self.bookings), self.spec.total()
