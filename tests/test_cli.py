@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 import tomllib
 from importlib.metadata import version
 from pathlib import Path
@@ -242,6 +244,47 @@ def test_experiment_run_writes_results_and_a_report(tmp_path):
     assert r.stdout.startswith("2 of 2 units run") and (out / "report.html").exists()
     r = leasehold("experiment", "run", str(spec), "--quiet")
     assert r.stdout.startswith("0 of 2 units run (2 were already in")
+
+
+def children(pid: int) -> list[int]:
+    """The processes ``pid`` started (Linux /proc)."""
+    path = Path(f"/proc/{pid}/task/{pid}/children")
+    return [int(c) for c in path.read_text().split()] if path.exists() else []
+
+
+def test_experiment_whose_worker_is_killed_says_so_in_one_line_and_keeps_what_finished(
+        tmp_path):
+    """A worker killed under the run (the kernel's out-of-memory killer did this to a
+    003-duration run) ends it with one line saying what happened and how to go on,
+    not a traceback of the process pool."""
+    if not Path(f"/proc/{os.getpid()}/task/{os.getpid()}/children").exists():
+        pytest.skip("this kernel does not list a process's children in /proc")
+    spec = tmp_path / "e.yaml"
+    spec.write_text(
+        "name: long\n"
+        "workload: {model: das2, preset: c64, jobs: 4000}\n"
+        "cluster: {pools: [{name: c64, nodes: 64, exclusive: true}]}\n"
+        "policies: [nop, mlip, mov, moml]\n"
+        "replications: 40\n"
+        "baseline: nop\n")
+    proc = subprocess.Popen([sys.executable, "-m", "leasehold.cli", "experiment", "run",
+                             str(spec), "--quiet", "--processes", "2"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while len(workers := children(proc.pid)) < 2 and proc.poll() is None:
+            assert time.monotonic() < deadline, "no worker processes started"
+            time.sleep(0.05)
+        assert proc.poll() is None, "the run ended before a worker could be killed"
+        os.kill(workers[0], signal.SIGKILL)
+        _, stderr = proc.communicate(timeout=300)
+    finally:
+        proc.kill()
+    assert proc.returncode == 2 and "Traceback" not in stderr, stderr
+    [line] = stderr.splitlines()
+    assert line.startswith("error: a worker process died") and "run it again" in line, line
+    results = tmp_path / "results-long" / "results.csv"
+    assert results.read_text().startswith("point,seed,")  # what finished is kept
 
 
 def test_experiment_bad_file_is_one_line_per_problem(tmp_path):

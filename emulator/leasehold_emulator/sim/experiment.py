@@ -54,6 +54,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import IO, Any, Literal
@@ -813,6 +814,13 @@ def run(spec: ExperimentSpec, out: Path, processes: int | None = None,
                 finished += 1
                 if progress:
                     progress(finished, len(units))
+        except BrokenProcessPool:
+            # a worker killed from outside (the kernel's out-of-memory killer, a
+            # signal): the units written so far stand, and a new run goes on from them
+            raise ExperimentError([
+                f"a worker process died (killed from outside, e.g. out of memory) after"
+                f" {finished} of {len(units)} units; those are kept in {path}: run it"
+                f" again to go on (--processes 1 needs the least memory)"]) from None
         finally:
             if workers != 1:
                 pool.shutdown(cancel_futures=True)
