@@ -83,3 +83,14 @@ def test_without_images_a_pool_is_as_before(tmp_path: Path) -> None:
     loaded = load(tmp_path, scenario())
     assert (loaded.pool_specs()[0].images, loaded.pool_specs()[0].vm) == (None, None)
     assert loaded.scheduler_config().suspension == "all"
+
+
+@pytest.mark.parametrize(("given", "expected"), [
+    pytest.param({}, True, id="default-on"),
+    pytest.param({"piggyback": False}, False, id="off"),
+])
+def test_piggyback_reaches_the_core(tmp_path: Path, given: dict[str, Any],
+                                    expected: bool) -> None:
+    loaded = load(tmp_path, scenario(images={"bandwidth": 10, "disk": 100, **given}))
+    images = loaded.pool_specs()[0].images
+    assert images is not None and images.piggyback is expected

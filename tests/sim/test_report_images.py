@@ -6,6 +6,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from leasehold.api.scenario import load_scenario
+from leasehold.core.model import (
+    ImagesSpec,
+    LeaseType,
+    PoolSpec,
+    Request,
+    SchedulerConfig,
+    Shape,
+)
 from leasehold_emulator.sim.engine import simulate
 from leasehold_emulator.sim.report import result_document, to_table
 
@@ -43,3 +51,21 @@ def test_the_timeline_shows_transfers() -> None:
     assert "= image transfer" in table
     [row] = [line for line in table.splitlines() if line.strip().startswith("batch-1 |")]
     assert row.split("|")[1].startswith("=#")
+
+
+def test_a_rider_lists_the_transfer_it_rides_on() -> None:
+    """b's transfer of y is scheduled behind a's of x when c (image y) comes: c rides on
+    it, and its record names whose transfer it is (the link's time counts it once)."""
+    pool = PoolSpec("p", 4, 1000, 1024, exclusive=True,
+                    images=ImagesSpec(bandwidth=10, disk=400, reuse=False))
+
+    def leased(name: str, image: str, at: float) -> Request:
+        return Request(name=name, type=LeaseType.BEST_EFFORT_CANCELLABLE, vms=1,
+                       shape=Shape(1000, 512), duration=50, submitted=at, image=image,
+                       image_mb=100)
+
+    requests = [leased("a", "x", 0), leased("b", "y", 0), leased("c", "y", 5)]
+    doc = result_document(simulate([pool], SchedulerConfig(), requests), [pool])
+    got = {r["name"]: r["transfers"] for r in doc["leases"]}
+    assert got["b"] == [{"pool": "p", "image": "y", "start": 10, "end": 20}]
+    assert got["c"] == [{"pool": "p", "image": "y", "start": 10, "end": 20, "ridesOn": "b"}]

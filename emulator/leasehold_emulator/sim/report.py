@@ -86,8 +86,11 @@ def result_document(result: SimResult, pools: Sequence[PoolSpec]) -> dict[str, A
         record["timeline"] = [[kind, _num(a), _num(b)] for kind, a, b in timelines.get(st.name, [])]
         transfers = sched.transfers(st.name)
         if transfers:  # only on pools that deploy images: other outputs stay as they were
+            # a transfer the lease rides on (piggybacking) names its owner: summing the
+            # link's time, count it there only
             record["transfers"] = [
-                {"pool": pool, "image": tr.image, "start": _num(tr.start), "end": _num(tr.end)}
+                {"pool": pool, "image": tr.image, "start": _num(tr.start), "end": _num(tr.end),
+                 **({"ridesOn": tr.lease} if tr.lease != st.name else {})}
                 for pool, tr in transfers]
         records.append(record)
     series = over_time(leases, timelines)

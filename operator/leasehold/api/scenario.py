@@ -240,6 +240,10 @@ class ImagesSpecModel(Spec):
                                   " VM-MULT).")
     multicast: Annotated[bool, Field(strict=True)] = Field(
         default=True, description="One transfer serves several nodes at once.")
+    piggyback: Annotated[bool, Field(strict=True)] = Field(
+        default=True, description="With multicast, a lease rides on a transfer of its"
+                                  " image that has not begun and ends in time instead"
+                                  " of booking its own (no effect with unicast).")
     predeployed: Annotated[bool, Field(strict=True)] | list[Name] = Field(
         default_factory=list, description="Images on every node from the start: true for"
                                           " all (004 VM-PREDEPLOY), or their names.")
@@ -254,7 +258,8 @@ class ImagesSpecModel(Spec):
     def to_images(self) -> ImagesSpec:
         names = () if isinstance(self.predeployed, bool) else tuple(self.predeployed)
         return ImagesSpec(bandwidth=self.bandwidth, disk=self.disk, cache=self.cache,
-                          reuse=self.reuse, multicast=self.multicast, predeployed=names,
+                          reuse=self.reuse, multicast=self.multicast,
+                          piggyback=self.piggyback, predeployed=names,
                           predeployed_all=self.predeployed is True)
 
 

@@ -169,6 +169,9 @@ class ImagesSpec:
     working copies. ``reuse``: a cached image is used again without a transfer (LRU
     eviction, reference counts); off, every start transfers its image (004 VM-MULT).
     ``multicast``: one transfer serves all the nodes it is sent to at once (s_I / B).
+    ``piggyback`` (with ``multicast``; unicast ignores it): a lease whose image is
+    on its way in a transfer that has not begun rides on it when it ends in time
+    instead of booking its own (Haizea's avoid-redundant-transfers).
     ``predeployed``: images already on every node (``predeployed_all``: all images,
     004 VM-PREDEPLOY), never transferred."""
 
@@ -177,6 +180,7 @@ class ImagesSpec:
     cache: float | None = None
     reuse: bool = True
     multicast: bool = True
+    piggyback: bool = True
     predeployed: tuple[str, ...] = ()
     predeployed_all: bool = False
 

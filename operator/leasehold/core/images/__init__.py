@@ -114,13 +114,14 @@ class Images:
     def booked(self, req: Request, resuming: bool, pool: str, start: float, now: float
                ) -> list[Deploy]:
         """The lease was booked on ``pool`` from ``start``: its transfer is booked
-        (moving other reservations' transfers earlier if EDF needs to); returns
-        what the shell is told of the transfers booked or moved."""
+        or ridden on (moving other reservations' transfers earlier if EDF needs
+        to); returns what the shell is told of the transfers booked, ridden on or
+        moved: one Deploy per lease each serves."""
         depot = self.depots.get(pool)
         if depot is None or req.image is None:
             return []
-        return [Deploy(now, tr.lease, pool, tr.image, tr.start, tr.end)
-                for tr in depot.booked(req, resuming, start, now)]
+        return [Deploy(now, lease, pool, tr.image, tr.start, tr.end)
+                for lease, tr in depot.booked(req, resuming, start, now)]
 
     def started(self, req: Request, booking: object, pool: str, nodes: tuple[int, ...],
                 now: float) -> None:

@@ -9,6 +9,16 @@ node is sure to be on the lease's. Otherwise one transfer is booked on the link:
 ``image_mb / bandwidth`` seconds with ``multicast`` (one send reaches every node
 of the pool at once), ``vms`` times that without (one send per VM's node).
 
+Piggybacking (``piggyback``, with ``multicast`` only: a unicast transfer reaches only
+its own lease's nodes, bound when it starts): a lease that would book a transfer
+rides instead on the transfer of its image that has not begun by now and ends
+earliest (ties: start, then the owner's name), if that one ends by its booking's
+start. It then relies on that transfer as its owner does: the transfer is taken off
+the link only when every lease it serves has given its booking back before it
+began (the first rider takes it over from an owner that leaves), and a reservation's
+transfer, once ridden on, may move earlier under EDF, never later (its deadline
+becomes its end: every rider needs the image by then).
+
 Cache references: from its booking until its start, a lease that relies on an
 image pins it on every node of the pool (it may be bound to any of them); from its
 start until its booking is given back, each of its VMs holds a reference on its
@@ -47,14 +57,16 @@ class Depot:
     transfers: dict[str, Transfer] = field(default_factory=dict)
     #: multicast transfers not yet cached on the nodes, by end
     undelivered: list[Transfer] = field(default_factory=list)
+    #: the same, by image (the transfers a lease may ride on are among them)
+    on_the_way: dict[str, list[Transfer]] = field(default_factory=dict)
     #: per image, how many booked leases that have not started rely on it
     planned: dict[str, int] = field(default_factory=dict)
     #: the image each such lease relies on
     relying: dict[str, str] = field(default_factory=dict)
     #: the references of started leases
     held: dict[str, Held] = field(default_factory=dict)
-    #: every transfer booked and not given back before it began, by lease, in
-    #: booking order (the simulator's output)
+    #: every transfer booked (or ridden on) and not given back before it began, by
+    #: lease, in booking order (the simulator's output)
     log: dict[str, list[Transfer]] = field(default_factory=dict)
     #: each start whose VMs found their image nowhere on their node (none when sound)
     violations: list[str] = field(default_factory=list)
@@ -102,34 +114,47 @@ class Depot:
 
     def ready(self, req: Request, resuming: bool, now: float) -> float:
         """The earliest its image can be on its nodes, as things stand: now, or the
-        end of its transfer (booked, or the earliest the link allows)."""
+        end of its transfer (booked, ridden on, or the earliest the link allows)."""
         tr = self.transfers.get(req.name)
         if tr is not None:
             return tr.end
         if not self.needs_transfer(req, resuming):
             return now
         length = self.length(req)
-        return self.link.earliest(length, now) + length
+        fresh = self.link.earliest(length, now) + length
+        ride = self._ride(req, fresh, now)
+        return fresh if ride is None else ride.end
 
     def in_time(self, req: Request, by: float, now: float) -> bool:
         """Whether an advance reservation's transfer can end by ``by`` (its booking's
         start) with every other reservation's still ending by theirs."""
         if req.name in self.transfers:
             return self.transfers[req.name].end <= by
+        if self._ride(req, by, now) is not None:
+            return True
         length = self.length(req)
         probe = Transfer(req.name, req.image or "", req.image_mb, by - length, by, by)
         return self.link.edf(probe, now) is not None
 
     # ---- bookings --------------------------------------------------------------------
     def booked(self, req: Request, resuming: bool, start: float, now: float
-               ) -> list[Transfer]:
+               ) -> list[tuple[str, Transfer]]:
         """The lease holds a booking from ``start``: its image is pinned and its
-        transfer, if it needs one, booked. Returns the transfers booked or moved."""
+        transfer, if it needs one, booked (or ridden on). Returns the transfers
+        booked, ridden on or moved, each with every lease it serves."""
         image = req.image
         if image is None or resuming:
             return []
-        out: list[Transfer] = []
-        if self.needs_transfer(req, resuming):
+        out: list[tuple[str, Transfer]] = []
+        ride = self._ride(req, start, now) if self.needs_transfer(req, resuming) else None
+        if ride is not None:
+            ride.riders.append(req.name)
+            if ride.deadline is not None:
+                ride.deadline = ride.end
+            self.transfers[req.name] = ride
+            self.log.setdefault(req.name, []).append(ride)
+            out.append((req.name, ride))
+        elif self.needs_transfer(req, resuming):
             length = self.length(req)
             if req.type is LeaseType.ADVANCE_RESERVATION:
                 tr = Transfer(req.name, image, req.image_mb, start - length, start, start)
@@ -137,7 +162,7 @@ class Depot:
                 if layout is not None:
                     moved = [t for t, s in layout.items() if t is not tr and s != t.start]
                     self.link.apply(layout)
-                    out.extend(moved)
+                    out.extend((lease, t) for t in moved for lease in (t.lease, *t.riders))
                 else:  # placement checked it: only a caller that did not ask lands here
                     tr.deadline = None
                     tr.start = self.link.earliest(length, now)
@@ -150,7 +175,8 @@ class Depot:
             self.log.setdefault(req.name, []).append(tr)
             if self.images.multicast:
                 self.undelivered.append(tr)
-            out.append(tr)
+                self.on_the_way.setdefault(image, []).append(tr)
+            out.append((req.name, tr))
         if req.name not in self.relying and not self.predeployed(image):
             self.relying[req.name] = image
             self.planned[image] = self.planned.get(image, 0) + 1
@@ -198,13 +224,20 @@ class Depot:
         tr = self.transfers.get(lease)
         if tr is not None and tr.start > now:
             del self.transfers[lease]
-            self.link.unbook(tr)
             log = self.log[lease]
             log.remove(tr)
             if not log:
                 del self.log[lease]
-            if tr in self.undelivered:
-                self.undelivered.remove(tr)
+            if lease in tr.riders:
+                tr.riders.remove(lease)
+            elif tr.riders:  # still needed: the first rider takes it over
+                tr.lease = tr.riders.pop(0)
+                self.link.apply({})
+            else:
+                self.link.unbook(tr)
+                if tr in self.undelivered:
+                    self.undelivered.remove(tr)
+                    self.on_the_way[tr.image].remove(tr)
 
     def deliver(self, now: float) -> None:
         """Cache every multicast transfer over by ``now`` on every node, in order of
@@ -216,12 +249,33 @@ class Depot:
         if not done:
             return
         self.undelivered = [t for t in self.undelivered if t.end > now]
+        for image in {t.image for t in done}:
+            left = [t for t in self.on_the_way[image] if t.end > now]
+            if left:
+                self.on_the_way[image] = left
+            else:
+                del self.on_the_way[image]
         for tr in done:
             pinned = self._pinned()
             for i in range(self.spec.nodes):
                 self._cache(i, tr.image, tr.size, tr.end, pinned)
 
     # ---- helpers ------------------------------------------------------------------------
+    def _ride(self, req: Request, by: float, now: float) -> Transfer | None:
+        """The transfer the lease would ride on if it needed its image by ``by``: of
+        its image, not begun by ``now``, ending by ``by``, the earliest to end (ties:
+        start, then owner) — with ``multicast`` and ``piggyback`` only."""
+        images = self.images
+        if not (images.piggyback and images.multicast) or req.image is None:
+            return None
+        best: Transfer | None = None
+        for tr in self.on_the_way.get(req.image, ()):
+            if tr.start > now and tr.end <= by and (
+                    best is None
+                    or (tr.end, tr.start, tr.lease) < (best.end, best.start, best.lease)):
+                best = tr
+        return best
+
     def _cache(self, node: int, image: str, size: float, now: float,
                pinned: frozenset[str]) -> None:
         """Into the node's cache, keeping :attr:`copies`."""

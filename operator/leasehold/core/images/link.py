@@ -8,14 +8,16 @@ deadline first, each as late as it can (:meth:`Link.edf`)."""
 from __future__ import annotations
 
 from bisect import insort
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass(slots=True, eq=False)
 class Transfer:
     """Image ``image`` sent to the nodes of lease ``lease`` over ``[start, end)``.
-    ``deadline``: the start of the reservation it serves (advance reservations:
-    the transfer may move, never past it); ``None``: fixed once booked."""
+    ``deadline``: the latest it may end — the start of the reservation it serves
+    (advance reservations: the transfer may move, never past it), or its end when a
+    lease rode on it (:attr:`riders`: it may then move earlier, never later);
+    ``None``: fixed once booked."""
 
     lease: str
     image: str
@@ -24,6 +26,8 @@ class Transfer:
     start: float
     end: float
     deadline: float | None = None
+    #: the other leases it serves (multicast piggybacking), in the order they joined
+    riders: list[str] = field(default_factory=list)
 
     @property
     def length(self) -> float:
@@ -107,7 +111,8 @@ class Link:
         return out
 
     def apply(self, layout: dict[Transfer, float]) -> None:
-        """Move transfers to the starts :meth:`edf` gave."""
+        """Move transfers to the starts :meth:`edf` gave (an empty layout: only keep
+        the order, after a transfer changed hands)."""
         for tr, start in layout.items():
             length = tr.length
             tr.start, tr.end = start, start + length
