@@ -18,6 +18,7 @@ import yaml
 from leasehold.core.model import LeaseType
 from leasehold_emulator.sim import configurations as conf
 from leasehold_emulator.sim import report004
+from leasehold_emulator.sim.engine import simulate
 from leasehold_emulator.sim.experiment import (
     METRICS_004,
     ExperimentError,
@@ -270,9 +271,8 @@ def test_the_example_files_are_valid_and_cover_004(name, monkeypatch):
 # ---- the direction 004 reports ------------------------------------------------------
 def test_suspension_shortens_all_best_effort_at_every_rho_of_table_1(shared_data, tmp_path):
     """004 Table 1 and Fig. 2: NOVM-SR completes the best-effort work no later than
-    NOVM-NOSR at [10, 20, 30%/3H/medium] (the whole trace: about 10 CPU s). Holds
-    today with NOVM-NOSR as suspend-before-blocking off; FOR THE MERGER: re-run once
-    ``suspension: none`` (cancel-and-requeue, the vmmodel part) is in the core."""
+    NOVM-NOSR at [10, 20, 30%/3H/medium] (the whole trace: about 10 CPU s), NOVM-NOSR
+    being ``suspension: none`` (cancel-and-requeue) with suspend-before-blocking off."""
     spec = validate_experiment(base(shared_data, injections=TABLE_1,
                                     configurations=["NOVM-NOSR", "NOVM-SR"]))
     run(spec, tmp_path, processes=1)
@@ -303,3 +303,18 @@ def test_the_cli_writes_the_004_report(shared_data, tmp_path):
     out = tmp_path / "results-t004"
     assert done.stdout.endswith(f"report: {out / 'report.md'}\n")
     assert "## Table 1" in (out / "report.md").read_text()
+
+
+def test_reuse_sends_less_over_the_link_than_multicast_alone(spec):
+    """Issue 22's direction: on [10%/3H/medium] over the first 1,500 jobs, the image
+    link carries less under VM-REUSE-UNIFORM than under VM-MULT (the same images drawn
+    for the same leases; a transfer that several leases share counted once)."""
+    link: dict[str, float] = {}
+    for name in ("VM-MULT", "VM-REUSE-UNIFORM"):
+        config, pools, reqs = cell_inputs(spec, 1, name)
+        reqs = sorted(reqs, key=lambda r: r.submitted)[:1500]
+        sched = simulate(pools, config, reqs, keep_actions=False).scheduler
+        sent = {id(t): t.end - t.start for r in reqs for _, t in sched.transfers(r.name)}
+        link[name] = sum(sent.values())
+        assert sched.usage_violations() == []
+    assert 0 < link["VM-REUSE-UNIFORM"] < link["VM-MULT"], link
