@@ -9,7 +9,7 @@ Haizea is not part of this project: DIR is a scratch Python-3 port made outside 
 and exits 0.
 
     HAIZEA_SCRATCH=DIR python benchmarks/bench_haizea.py [--haizea DIR] [--trace SWF]
-        [--inject LWF] [--nodes 144] [--rate 32] [--json OUT]
+        [--inject LWF] [--nodes 144] [--rate 32] [--haizea-estimate] [--json OUT]
 
 Both read the same requests (leasehold's SWF reader, with its documented drops: the
 default trace is the port's ``traces/blue/1000requests.swf``) and run in this
@@ -76,14 +76,15 @@ def run_leasehold(requests: list[Request], nodes: int, rate: float) -> tuple[Tim
     return {s.request.name: (s.first_start, s.end) for s in result.scheduler.leases()}, cpu
 
 
-def run_haizea(runner: Any, requests: list[Request], nodes: int,
-               rate: float) -> tuple[Times, float]:
+def run_haizea(runner: Any, requests: list[Request], nodes: int, rate: float,
+               override: bool = True) -> tuple[Times, float]:
     leases = [(r.name, r.submitted, r.vms, r.duration, r.actual_runtime,
                r.start if r.type == LeaseType.ADVANCE_RESERVATION else None)
               for r in requests]
     t0 = time.process_time()
     times, _ = runner.run(leases, nodes, mem=MEMORY, backfilling="aggressive",
-                          suspension="all", rate=rate, override=round(MEMORY / rate),
+                          suspension="all", rate=rate,
+                          override=round(MEMORY / rate) if override else None,
                           loglevel="WARNING")
     cpu = time.process_time() - t0
     return dict(times), cpu
@@ -131,6 +132,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--nodes", type=int, default=144)
     p.add_argument("--rate", type=float, default=32.0,
                    help="suspend and resume rate, MB/s (default 32)")
+    p.add_argument("--haizea-estimate", action="store_true",
+                   help="leave Haizea its own suspend/resume estimate, v * (v*m / rate)")
     p.add_argument("--json", type=Path, help="also write the figures here")
     args = p.parse_args(argv)
     if not args.haizea:
@@ -145,17 +148,20 @@ def main(argv: list[str] | None = None) -> int:
     runner = importlib.import_module("run_haizea")
     trace = args.trace or port / "traces/blue/1000requests.swf"
     requests = load(trace, args.inject)
-    haizea, h_cpu = run_haizea(runner, requests, args.nodes, args.rate)
+    haizea, h_cpu = run_haizea(runner, requests, args.nodes, args.rate,
+                               override=not args.haizea_estimate)
     leasehold, l_cpu = run_leasehold(requests, args.nodes, args.rate)
     figures = agreement(requests, haizea, leasehold)
     figures.update(trace=str(trace), inject=str(args.inject) if args.inject else None,
                    nodes=args.nodes, rate=args.rate,
+                   haizea_estimate=args.haizea_estimate,
                    cpu={"haizea": h_cpu, "leasehold": l_cpu,
                         "ratio": h_cpu / l_cpu if l_cpu > 0 else None},
                    machine=platform.processor() or platform.machine())
     n = figures["leases"]
     print(f"{trace.name}{' + ' + args.inject.name if args.inject else ''}: {n} leases,"
-          f" {args.nodes} nodes, EASY + suspend before blocking, {args.rate:g} MB/s")
+          f" {args.nodes} nodes, EASY + suspend before blocking, {args.rate:g} MB/s"
+          + (" (Haizea's own suspend estimate)" if args.haizea_estimate else ""))
     print(f"  starts agree {figures['starts_agree']}/{n}, ends agree {figures['ends_agree']}/{n}")
     for what in ("start", "end"):
         d = figures[f"first_{what}_divergence"]
