@@ -7,12 +7,14 @@ from collections.abc import Callable, Sequence
 from leasehold.core.model import (
     Action,
     Backfilling,
+    Deploy,
     LeaseType,
     Origin,
     PoolSpec,
     Request,
     SchedulerConfig,
     Shape,
+    Start,
 )
 from leasehold.core.replay import Input, replay
 from leasehold.core.scheduler import Scheduler
@@ -100,3 +102,13 @@ def packed_copy(spec: PoolSpec, bookings: Sequence[Booking]) -> PackedPool:
         fresh.book(Booking(b.lease, b.pool, b.start, b.end, b.vms, b.shape, b.nodes,
                            b.segments))
     return fresh
+
+
+def deploys(acts: Sequence[Action], name: str) -> list[tuple[float, float]]:
+    """The image transfers the shell was told of for lease ``name``, (start, until)."""
+    return [(a.start, a.until) for a in acts if isinstance(a, Deploy) and a.lease == name]
+
+
+def starts(acts: Sequence[Action]) -> dict[str, float]:
+    """When each lease's VMs were started (its last Start)."""
+    return {a.lease: a.time for a in acts if isinstance(a, Start)}

@@ -6,10 +6,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
-from leasehold.api.scenario import ScenarioError, load_scenario
 from leasehold.core.model import PoolStatistics
+from scenario_files import load, problems
 
 
 def scenario(config: dict[str, Any] | None = None, **pool: Any) -> dict[str, Any]:
@@ -20,18 +19,6 @@ def scenario(config: dict[str, Any] | None = None, **pool: Any) -> dict[str, Any
     if config is not None:
         data["config"] = config
     return data
-
-
-def load(tmp_path: Path, data: dict[str, Any]):
-    path = tmp_path / "s.yaml"
-    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
-    return load_scenario(path)
-
-
-def problems(tmp_path: Path, data: dict[str, Any]) -> list[str]:
-    with pytest.raises(ScenarioError) as excinfo:
-        load(tmp_path, data)
-    return [p.split(": ", 1)[1] for p in excinfo.value.problems]  # without the source
 
 
 @pytest.mark.parametrize(("data", "expected"), [

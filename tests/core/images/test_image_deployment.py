@@ -8,17 +8,15 @@ from dataclasses import replace
 
 import pytest
 
-from builders import AR, BEC, BES, config, lease, run
+from builders import AR, BEC, BES, config, deploys, lease, run, starts
 from leasehold.core.model import (
     Action,
-    Deploy,
     ImagesSpec,
     LeaseType,
     PoolSpec,
     Reject,
     Request,
     Shape,
-    Start,
     VmModel,
 )
 from leasehold.core.scheduler import Scheduler
@@ -49,14 +47,6 @@ def actions(pools: list[PoolSpec], requests: list[Request], backfilling: str = "
                 check=lambda s, now, acts: out.extend(acts))
     assert sched.usage_violations() == []
     return sched, out
-
-
-def deploys(acts: list[Action], name: str) -> list[tuple[float, float]]:
-    return [(a.start, a.until) for a in acts if isinstance(a, Deploy) and a.lease == name]
-
-
-def starts(acts: list[Action]) -> dict[str, float]:
-    return {a.lease: a.time for a in acts if isinstance(a, Start)}
 
 
 @pytest.mark.parametrize("backfilling", ["conservative", "easy"])

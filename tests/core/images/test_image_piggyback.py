@@ -6,16 +6,14 @@ from __future__ import annotations
 
 import pytest
 
-from builders import AR, BEC, drive, lease
+from builders import AR, BEC, deploys, drive, lease, starts
 from leasehold.core.model import (
     Action,
-    Deploy,
     ImagesSpec,
     LeaseType,
     PoolSpec,
     Request,
     Shape,
-    Start,
 )
 from leasehold.core.scheduler import Scheduler
 
@@ -44,14 +42,6 @@ def simulate(spec: PoolSpec, requests: list[Request],
                   check=lambda s, now, acts: out.extend(acts))
     assert sched.usage_violations() == []
     return sched, out
-
-
-def deploys(acts: list[Action], name: str) -> list[tuple[float, float]]:
-    return [(a.start, a.until) for a in acts if isinstance(a, Deploy) and a.lease == name]
-
-
-def starts(acts: list[Action]) -> dict[str, float]:
-    return {a.lease: a.time for a in acts if isinstance(a, Start)}
 
 
 def link_time(sched: Scheduler, names: list[str]) -> float:
