@@ -179,7 +179,7 @@ def lease_of(req: Request) -> LeaseSpec:
         "duration": req.duration, "ready": req.ready,
         "deadline": req.deadline if writes_deadline else None, "start": req.start,
         "runtime": req.runtime, "pool": req.pool,
-        "imageSizeMB": req.image_mb or None,
+        "image": req.image, "imageSizeMB": req.image_mb or None,
     })
 
 
