@@ -94,6 +94,16 @@ Class = tuple[int, int, int, int, int, tuple[int, ...]]
 
 #: states alive at once before the sweep gives up (the caller then samples)
 DEFAULT_STATES = 20_000
+#: summary entries (best sets and histogram bins, over all states alive at once)
+#: before the sweep gives up. The state bound alone does not bound memory: with
+#: overheads of many distinct values each state's histogram has a bin per distinct
+#: total, and 20,000 states of tens of thousands of bins each took over 20 GB
+#: (003-duration at 900 s, a queue of thousands of leases)
+DEFAULT_ENTRIES = 2_000_000
+
+
+class _TooLarge(Exception):
+    """The summaries outgrew their budget: the sweep gives up."""
 
 
 def applies(inst: Instance) -> bool:
@@ -330,12 +340,24 @@ def _pending(waiting: Waiting, b: int, w: int) -> Waiting:
 
 
 def frontier(
-    inst: Instance, max_states: int = DEFAULT_STATES, keep: Summary = ALL
+    inst: Instance, max_states: int = DEFAULT_STATES, keep: Summary = ALL,
+    max_entries: int = DEFAULT_ENTRIES,
 ) -> tuple[Frontier, Counter[int]] | None:
     """The best sets (what ``keep`` keeps, see :class:`Summary`) and the overhead
     histogram — without one, only the count, under overhead 0 — over *all* minimal
     candidate sets of ``inst`` (none if the preemptor fits as it is), or ``None`` if
-    more than ``max_states`` states were alive at once."""
+    more than ``max_states`` states, or more than ``max_entries`` summary entries
+    (a state's best sets plus its histogram's bins, summed over the states being
+    made; a summary shared by two states counts twice), were alive at once."""
+    try:
+        return _frontier(inst, max_states, keep, max_entries)
+    except _TooLarge:
+        return None
+
+
+def _frontier(
+    inst: Instance, max_states: int, keep: Summary, max_entries: int
+) -> tuple[Frontier, Counter[int]] | None:
     assert applies(inst)
     slot, order = keep.slot, keep.order
     deficit = [inst.need - f for f in inst.bins[0].free[0]]
@@ -350,13 +372,23 @@ def frontier(
     add, critical = packed.add, packed.can_be_critical
     low, bits = packed.low, line.bits
 
+    # the entries of the states being made (``nxt`` or ``settled``: one at a time);
+    # a States dict only grows while it is made, so checking as it grows gives up
+    # exactly when checking at the end would, before the memory is taken
+    entries = [0]
+
     def put(into: States, key: Key, best: Best, hist: dict[int, int],
             shift: Shift | None) -> None:
         old = into.get(key)
         if old is None:  # by far the most common case: no call
             into[key] = [best, hist, False, shift]
+            entries[0] += len(best) + len(hist)
         else:
+            size = len(old[0]) + len(old[1])
             _merge(into, key, best, hist, shift, keep)
+            entries[0] += len(old[0]) + len(old[1]) - size
+        if entries[0] > max_entries:
+            raise _TooLarge
 
     for p, d in enumerate(line.deficit):
         # the deficit here, who is critical for it, what must have been by now;
@@ -365,6 +397,7 @@ def frontier(
         q = p + 1
         guards, ahead, reach = packed.guards[q], packed.deficit[q], packed.reach[q]
         settled: States = {}
+        entries[0] = 0
 
         def settle(g: int, waiting: Waiting, best: Best, hist: dict[int, int],
                    shift: Shift | None, d: int = d, q: int = q, guards: int = guards,
@@ -404,6 +437,7 @@ def frontier(
             for i in members:
                 masks.append(masks[-1] | 1 << i)
             nxt: States = {}
+            entries[0] = 0
             for (g, waiting), (best, hist, _, shift) in states.items():
                 if final:
                     settle(g, waiting, best, hist, shift)
