@@ -35,7 +35,13 @@ from .durations import (
 )
 from .lease import TERMS, LeaseSpec, Terms, start_before_arrival
 from .podpolicy import RESTRICTED, PodPolicy, pod_parts, shape_problems
-from .scenario import PoolStatisticsSpec, field_problem, validation_problems
+from .scenario import (
+    ImagesSpecModel,
+    PoolStatisticsSpec,
+    VmModelSpec,
+    field_problem,
+    validation_problems,
+)
 
 GROUP = "leasehold.io"
 VERSION = "v1alpha1"
@@ -160,6 +166,13 @@ class NodePoolResourceSpec(_K8s):
                                   " (a scenario pool's dispatch block: local and external"
                                   " rates, VMs, durations); a field left out is estimated"
                                   " from the Leases seen (docs/dispatch.md).")
+    images: ImagesSpecModel | None = Field(
+        default=None, description="The pool's image repository and node disks (a scenario"
+                                  " pool's images block; docs/images.md): a Lease's image"
+                                  " is transferred to its nodes before its VMs start.")
+    vm: VmModelSpec | None = Field(
+        default=None, description="The VM model of 004 (a scenario pool's vm block):"
+                                  " slowdown, boot and shutdown seconds.")
     volatility: Volatility | None = Field(
         default=None, description="Reserved, not yet used: node failures (volatile pools are"
                                   " issue 23).")
