@@ -318,3 +318,20 @@ def test_reuse_sends_less_over_the_link_than_multicast_alone(spec):
         link[name] = sum(sent.values())
         assert sched.usage_violations() == []
     assert 0 < link["VM-REUSE-UNIFORM"] < link["VM-MULT"], link
+
+
+def test_vm_mult_runs_leases_in_holes_before_reservations(spec):
+    """004 §3.2: a lease goes at the later of its image's arrival and its nodes' being
+    free, and may be suspended before a blocking reservation. Under VM-MULT every
+    lease waits for its image, so its holes begin at its transfer's end: on
+    [10%/3H/medium]'s first 1,500 jobs VM-MULT suspends leases as VM-PREDEPLOY does
+    (before the fix it suspended none, and ran like a configuration without
+    suspension, plus the transfers)."""
+    suspended: dict[str, int] = {}
+    for name in ("VM-MULT", "VM-PREDEPLOY"):
+        config, pools, reqs = cell_inputs(spec, 1, name)
+        reqs = sorted(reqs, key=lambda r: r.submitted)[:1500]
+        sched = simulate(pools, config, reqs, keep_actions=False).scheduler
+        assert sched.usage_violations() == []
+        suspended[name] = sum(v.suspensions > 0 for v in sched.leases())
+    assert suspended["VM-MULT"] >= suspended["VM-PREDEPLOY"] // 2 > 0, suspended

@@ -126,11 +126,6 @@ class Placement:
             return earliest
         return self.images.ready(st.req, st.resuming, pool, earliest)
 
-    def waits_for_image(self, st: LeaseState, pool: str, now: float) -> bool:
-        """Whether the lease's booking on ``pool`` could not start at ``now`` for its
-        image."""
-        return self.ready(st, pool, now) > now
-
     def late_image(self, st: LeaseState, start: float) -> Reason | None:
         """Why an advance reservation cannot have its image on its nodes by ``start``
         on any of its pools; ``None`` if it can (or needs no transfer)."""

@@ -502,10 +502,11 @@ class Planner:
         if req.type != LeaseType.BEST_EFFORT_SUSPENDABLE:
             return False
         for name in self.placement.candidate_pools(st):
-            if self.placement.waits_for_image(st, name, now):
-                continue  # a hole runs it now: its image is not there yet
+            # the hole begins once its image can be on its nodes (004 §3.2: the
+            # later of the image's and the nodes' times), now when it needs none
+            at = self.placement.ready(st, name, now)
             pool = self.slots.pools[name]
-            window = pool.free_window(req.vms, req.shape, now)
+            window = pool.free_window(req.vms, req.shape, at)
             if window == inf or window <= 0:
                 continue
             params = pool.spec.overhead
@@ -513,48 +514,49 @@ class Planner:
             h_r = overhead.resume_seconds(req, params)
             vm = pool.spec.vm
             if vm is not None:
-                hole = self._vm_hole(st, pool.spec, now, window, h_s, h_r)
+                hole = self._vm_hole(st, pool.spec, at, window, h_s, h_r)
                 if hole is None:
                     continue
-                self._book(st, name, now, window, now, hole)
+                self._book(st, name, at, window, now, hole)
                 return True
             lead = h_r if st.resuming else 0.0
             run = window - h_s - lead
             if run < h_s + h_r or run >= st.remaining / pace(req, pool.spec):
                 continue
-            run_from, run_to = now + lead, now + lead + run
+            run_from, run_to = at + lead, at + lead + run
             segments: Segments = (
-                *((("resume", now, run_from),) if st.resuming else ()),
+                *((("resume", at, run_from),) if st.resuming else ()),
                 ("run", run_from, run_to),
-                ("suspend", run_to, now + window),
+                ("suspend", run_to, at + window),
             )
-            self._book(st, name, now, window, now, segments)
+            self._book(st, name, at, window, now, segments)
             return True
         return False
 
     @staticmethod
-    def _vm_hole(st: LeaseState, spec: PoolSpec, now: float, window: float, h_s: float,
+    def _vm_hole(st: LeaseState, spec: PoolSpec, at: float, window: float, h_s: float,
                  h_r: float) -> Segments | None:
-        """:meth:`_try_hole`'s booking on a pool with a VM model: the VMs boot (and
-        resume), run, are suspended and shut down, all in the window; ``None`` when
-        the run would not pay for the suspend and resume, or would finish anyway."""
+        """:meth:`_try_hole`'s booking on a pool with a VM model, from ``at``: the
+        VMs boot (and resume), run, are suspended and shut down, all in the window;
+        ``None`` when the run would not pay for the suspend and resume, or would
+        finish anyway."""
         vm = spec.vm
         assert vm is not None
         lead = vm.boot + (h_r if st.resuming else 0.0)
         run = window - h_s - vm.shutdown - lead
         if run < h_s + h_r or run >= st.remaining / pace(st.req, spec):
             return None
-        booted, run_from = now + vm.boot, now + lead
+        booted, run_from = at + vm.boot, at + lead
         run_to = run_from + run
         suspended = run_to + h_s
         out: list[tuple[str, float, float]] = []
         if vm.boot:
-            out.append(("boot", now, booted))
+            out.append(("boot", at, booted))
         if st.resuming:
             out.append(("resume", booted, run_from))
         out += [("run", run_from, run_to), ("suspend", run_to, suspended)]
         if vm.shutdown:
-            out.append(("shutdown", suspended, now + window))
+            out.append(("shutdown", suspended, at + window))
         return tuple(out)
 
     def _run_queue(self, now: float, released: bool, fresh: list[LeaseState]) -> None:
@@ -741,7 +743,13 @@ class Planner:
             pool, t, length = fit
             if self._holes and booking is None and t > now and earliest <= now \
                     and self._try_hole(st, now):
-                continue  # it runs in the hole now; the next lease is the head
+                if st.booking is None or st.booking.start <= now:
+                    continue  # it runs in the hole now; the next lease is the head
+                # its hole begins once its image is there: it holds the head's
+                # reservation meanwhile, as a head waiting for its image does
+                self.head = st.name
+                self._head_given_back = self._given_back
+                break
             self._book(st, pool, t, length, now)  # starting it removes it from the queue
             if t > now:
                 self.head = st.name

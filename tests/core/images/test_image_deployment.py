@@ -210,21 +210,53 @@ def test_preemption_goes_where_the_image_can_be_in_time() -> None:
     assert lease(sched, "ar").pool == "b"
 
 
-def test_no_hole_before_the_image_is_there() -> None:
-    """Suspend-before-blocking would run the lease now in the hole before the
-    reservation; its image is not there yet, so it takes no hole then."""
-    requests = [
-        Request(name="ar", type=AR, vms=2, shape=Shape(1000, 512), duration=100, submitted=0,
-                start=100),
-        # 64 MiB of memory: suspending and resuming take 18 s, worth it in a 90 s hole
-        Request(name="be", type=BES, vms=1, shape=Shape(1000, 64), duration=500, submitted=0,
-                image="x", image_mb=100),
-    ]
+def hole_case(*leases: Request) -> list[Request]:
+    """A reservation of both nodes of a 2-node pool at t=100 (for 100 s), then
+    ``leases``: a 500 s lease cannot run before it, only in the hole before it."""
+    return [Request(name="ar", type=AR, vms=2, shape=Shape(1000, 512), duration=100,
+                    submitted=0, start=100), *leases]
+
+
+def suspendable(name: str, image: str = "x") -> Request:
+    """500 s of one VM of 64 MiB (suspending and resuming take 18 s: worth it in a
+    hole of 90 s), booting from a 100 MB image (10 s at 10 MB/s)."""
+    return Request(name=name, type=BES, vms=1, shape=Shape(1000, 64), duration=500,
+                   submitted=0, image=image, image_mb=100)
+
+
+@pytest.mark.parametrize(("backfilling", "requests", "expected"), [
+    pytest.param(b, hole_case(suspendable("be")), {"be": 10}, id=f"{b}-own-transfer")
+    for b in ("conservative", "easy")
+] + [
+    # the link sends y first: x arrives at 20, and the hole begins then
+    pytest.param(b, hole_case(with_image("other", "y", duration=50), suspendable("be")),
+                 {"other": 10, "be": 20}, id=f"{b}-behind-another-transfer")
+    for b in ("conservative", "easy")
+] + [
+    # under EASY the head's hole begins later, and the next lease still takes the
+    # other node's; its image comes in its own transfer (the head's has begun: no
+    # rider joins it), so its hole begins at 20
+    pytest.param(b, hole_case(suspendable("be"), suspendable("next")),
+                 {"be": 10, "next": 20}, id=f"{b}-two-holes")
+    for b in ("conservative", "easy")
+])
+def test_a_hole_begins_once_the_image_is_there(backfilling: str, requests: list[Request],
+                                               expected: dict[str, float]) -> None:
+    """Suspend-before-blocking with an image to send (004 §3.2: a lease goes at the
+    later of the time its image can be on its nodes and the time they are free, and
+    may be suspended before a blocking lease): the lease runs in the hole from its
+    image's arrival, is suspended before the reservation, and resumes after it —
+    not held back until after the reservation."""
     out: list[Action] = []
-    sched = run([pool(nodes=2)], requests, config("conservative", sbb=True),
+    sched = run([pool(nodes=2)], requests, config(backfilling, sbb=True),
                 check=lambda s, now, acts: out.extend(acts))
     assert sched.usage_violations() == []
-    assert starts(out)["be"] >= 10
+    assert {n: t for n, t in starts(out).items() if n in expected} == expected
+    for name in expected:
+        if name != "other":
+            assert lease(sched, name).suspensions == 1
+            assert lease(sched, name).phase.value == "Completed"
+    assert starts(out)["ar"] == 100
 
 
 def test_a_reservations_image_arrives_before_its_vms_boot() -> None:
