@@ -329,6 +329,8 @@ def _first_cached(data: dict[str, Any]) -> list[Any]:
      "pools[0].images.caches: 1 caches for the pool's 2 nodes"),
     (lambda d: _first_cached(d)[0].__setitem__(1, "big"),
      "pools[0].images.caches[0].entries[0]: expected a number, got 'big'"),
+    (lambda d: _first_cached(d).append(list(_first_cached(d)[0])),
+     "pools[0].images.caches[0].entries[2]: 'centos' is cached there already"),
     (lambda d: d["pools"][0]["images"]["held"][0].__setitem__(2, ["p", 9]),
      "pools[0].images.held[0]: no booking ['p', 9]"),
     (lambda d: d["pools"][0]["images"]["transfers"][0].update(start="soon"),
@@ -337,7 +339,7 @@ def _first_cached(data: dict[str, Any]) -> list[Any]:
      "leases[0].request.image: expected an image name, got 7"),
     (lambda d: d.update(imagesNow="then"), "imagesNow: expected a number, got 'then'"),
 ], ids=["bandwidth", "reuse", "predeployed", "state missing", "state of no images", "link",
-        "caches", "entry", "held", "transfer", "request image", "now"])
+        "caches", "entry", "entry twice", "held", "transfer", "request image", "now"])
 def test_a_malformed_image_state_is_refused_saying_where(change, problem):
     data = _with_images()
     change(data)

@@ -316,7 +316,9 @@ def _load_depot(depot: Depot, data: Any, where: str,
             e = f"{w}.entries[{j}]"
             if isinstance(refs, bool) or not isinstance(refs, int) or refs < 0:
                 raise SnapshotError(f"{e}: expected a count of references, got {refs!r}")
-            cache.entries[_name(image, e)] = Entry(_float(size, e), refs, _float(used, e))
+            if _name(image, e) in cache.entries:
+                raise SnapshotError(f"{e}: {image!r} is cached there already")
+            cache.entries[image] = Entry(_float(size, e), refs, _float(used, e))
             depot.copies[image] = depot.copies.get(image, 0) + 1
         # summed as :meth:`NodeCache.add` sums it
         cache.used = fsum(x.size for x in cache.entries.values())
