@@ -16,12 +16,14 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from leasehold.core.model import (
+    ImagesSpec,
     LeaseType,
     NodeGroup,
     Origin,
     OverheadParams,
     PoolSpec,
     PoolStatistics,
+    VmModel,
 )
 
 from .clock import Clock, epoch
@@ -33,6 +35,7 @@ from .durations import (
     parse_memory_capacity,
     parse_memory_quantity,
 )
+from .fields import RuleViolations
 from .lease import TERMS, LeaseSpec, Terms, start_before_arrival
 from .podpolicy import RESTRICTED, PodPolicy, pod_parts, shape_problems
 from .scenario import (
@@ -271,10 +274,18 @@ def _as_written(value: int | str, seconds: float) -> str:
 
 def spec_error(exc: ValidationError, model: type[BaseModel], prefix: str = ""
                ) -> LeaseInputError:
-    """An object's spec that ``model`` did not validate: a problem per field, by its path."""
-    return LeaseInputError([f"{prefix}spec.{'.'.join(map(str, e['loc']))}: "
-                            f"{field_problem(e, tuple(e['loc']), model)}"
-                            for e in exc.errors()])
+    """An object's spec that ``model`` did not validate: a problem per field, by its path
+    (a rule over several fields, such as an images block's cache past its disk, names
+    the field it faults)."""
+    problems = []
+    for e in exc.errors():
+        cause = (e.get("ctx") or {}).get("error")
+        found = [(tuple(e["loc"]) + loc, message) for loc, message in cause.violations] \
+            if isinstance(cause, RuleViolations) \
+            else [(tuple(e["loc"]), field_problem(e, tuple(e["loc"]), model))]
+        problems += [f"{prefix}spec.{'.'.join(map(str, loc))}: {message}"
+                     for loc, message in found]
+    return LeaseInputError(problems)
 
 
 def terms(clock: Clock) -> Terms:
@@ -368,12 +379,17 @@ def lease_spec(obj: dict[str, Any], origin: Origin, arrival: float, clock: Clock
     return request
 
 
+#: the blocks of a NodePool's spec read on their own: one the operator cannot read is
+#: done without (the pool is scheduled as if it were absent), never the pool left out
+OPTIONAL_BLOCKS = ("dispatch", "images", "vm")
+
+
 def _nodepool_spec(obj: dict[str, Any]) -> NodePoolResourceSpec:
-    """A NodePool's spec but its ``dispatch`` block (:func:`pool_statistics` reads
-    that); raises :class:`LeaseInputError` naming each field it cannot read."""
+    """A NodePool's spec but its optional blocks (:data:`OPTIONAL_BLOCKS`, read by
+    :func:`_block`); raises :class:`LeaseInputError` naming each field it cannot read."""
     given = obj.get("spec") or {}
     if isinstance(given, dict):
-        given = {k: v for k, v in given.items() if k != "dispatch"}
+        given = {k: v for k, v in given.items() if k not in OPTIONAL_BLOCKS}
     try:
         return NodePoolResourceSpec.model_validate(given)
     except ValidationError as exc:
@@ -387,16 +403,40 @@ def pool_statistics(obj: dict[str, Any]) -> tuple[PoolStatistics | None, list[st
     gives ``None``, as if absent: its statistics are estimated, and the pool is
     scheduled all the same (issue 21: a typo in statistics must not take a pool's
     nodes away; the API server's schema refuses what it can say)."""
-    block = (obj.get("spec") or {}).get("dispatch")
-    if block is None:
+    spec, problems = _block(obj, "dispatch")
+    return (None if spec is None or spec.dispatch is None
+            else spec.dispatch.to_statistics()), problems
+
+
+def pool_images(obj: dict[str, Any]) -> tuple[ImagesSpec | None, VmModel | None]:
+    """A NodePool's ``spec.images`` and ``spec.vm`` as the core's (``None``: without
+    the block, or with one it cannot read, :func:`pool_problems`): an unreadable
+    ``images`` block schedules the pool without images (its Leases' images are not
+    deployed ahead: their pods pull them at their start), an unreadable ``vm`` block
+    without the VM model (no slowdown, boot or shutdown)."""
+    images, _ = _block(obj, "images")
+    vm, _ = _block(obj, "vm")
+    return (None if images is None or images.images is None else images.images.to_images(),
+            None if vm is None or vm.vm is None else vm.vm.to_vm())
+
+
+def pool_problems(obj: dict[str, Any]) -> list[str]:
+    """What is wrong with a NodePool's optional blocks (:data:`OPTIONAL_BLOCKS`), one
+    line per field, block by block; the pool is scheduled without those blocks."""
+    return [p for block in OPTIONAL_BLOCKS for p in _block(obj, block)[1]]
+
+
+def _block(obj: dict[str, Any], block: str) -> tuple[NodePoolResourceSpec | None, list[str]]:
+    """A spec holding only the NodePool's ``block`` (``None`` if it has none or it
+    cannot be read), and what is wrong with it, one line per field."""
+    given = (obj.get("spec") or {}).get(block)
+    if given is None:
         return None, []
     try:
-        spec = NodePoolResourceSpec.model_validate({"dispatch": block})
+        return NodePoolResourceSpec.model_validate({block: given}), []
     except ValidationError as exc:
         return None, spec_error(exc, NodePoolResourceSpec,
                                 f"NodePool {obj['metadata']['name']}: ").problems
-    assert spec.dispatch is not None
-    return spec.dispatch.to_statistics(), []
 
 
 def pod_policy(obj: dict[str, Any]) -> PodPolicy:
@@ -452,9 +492,10 @@ def pool_spec(obj: dict[str, Any], nodes: int | None = None, cpu: int | None = N
         params = replace(params, **given)
     if len({g.size for g in groups}) < 2:
         groups = ()  # of one size: a pool of one size
+    images, vm = pool_images(obj)
     return PoolSpec(name, count, cpu, memory, exclusive=spec.exclusive, overhead=params,
                     groups=groups, speed=1.0 if spec.speed is None else spec.speed,
-                    statistics=pool_statistics(obj)[0])
+                    statistics=pool_statistics(obj)[0], images=images, vm=vm)
 
 
 def _emulated_groups(emulated: Emulated, exclusive: bool, problems: list[str]
