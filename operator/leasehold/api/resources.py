@@ -37,7 +37,7 @@ from .durations import (
 )
 from .fields import RuleViolations
 from .lease import TERMS, LeaseSpec, Terms, start_before_arrival
-from .podpolicy import RESTRICTED, PodPolicy, pod_parts, shape_problems
+from .podpolicy import RESTRICTED, PodPolicy, image_problem, pod_parts, shape_problems
 from .scenario import (
     ImagesSpecModel,
     PoolStatisticsSpec,
@@ -337,6 +337,11 @@ def lease_spec(obj: dict[str, Any], origin: Origin, arrival: float, clock: Clock
                         " non-empty list (metadata is optional)")
     elif template is not None:
         problems.extend(pod_parts(template, policy, spec.pool)[2])
+    # the image reaches pods (their annotations; the VM's container runs it): one
+    # the kubelet cannot parse is refused here, not at each pod
+    wrong = None if spec.image is None else image_problem(spec.image)
+    if wrong is not None:
+        problems.append(f"spec.image: {wrong}")
     exact = times["start"]
     if exact is not None and exact < arrival:  # the scenario's rule, before its seconds
         # could not be negative (a start before the emulated clock began)

@@ -35,6 +35,10 @@ RUNTIME = "leasehold.io/runtime-seconds"
 RESUME = "leasehold.io/resume-seconds"
 API_VERSION = f"{GROUP}/{VERSION}"
 PLACEHOLDER = {"name": "vm", "image": "registry.k8s.io/pause:3.10"}
+#: a Lease's image on its pods (issue 22 item 6): its name, and its size in MB (a
+#: decimal number; "0": nothing to transfer), read by the emulated kubelet
+IMAGE = "leasehold.io/image"
+IMAGE_SIZE = "leasehold.io/image-size-mb"
 
 #: Kubernetes' limits: an object name (DNS subdomain) and a label value
 NAME_MAX = 253
@@ -69,17 +73,29 @@ def owner_uid(pod: Obj) -> str | None:
     return None
 
 
+def image_notes(image: str | None, image_mb: float) -> dict[str, str]:
+    """The annotations of a pod of a Lease with ``image`` (none without one)."""
+    if image is None:
+        return {}
+    return {IMAGE: image, IMAGE_SIZE: f"{image_mb:f}".rstrip("0").rstrip(".")}
+
+
 def build(namespace: str, lease: str, uid: str, template: Obj | None, vm: int, node: str,
           cpu_m: int, memory_mib: int, annotations: dict[str, str],
-          policy: PodPolicy = RESTRICTED) -> Obj:
+          policy: PodPolicy = RESTRICTED, image: str | None = None, image_mb: float = 0.0
+          ) -> Obj:
     """The pod of VM ``vm`` on ``node``: what ``policy`` (its NodePool's) allows of the
-    template (:mod:`leasehold.api.podpolicy`; a placeholder container without one),
-    its containers sized to the VM's ``cpu_m`` and ``memory_mib``."""
+    template (:mod:`leasehold.api.podpolicy`; a placeholder container without one,
+    running the Lease's ``image`` if it has one: the VM boots from it), its
+    containers sized to the VM's ``cpu_m`` and ``memory_mib``. A template's
+    containers are kept as they are (a tenant's image is the tenant's); the pod
+    carries the Lease's image and its size (``image_mb``) in annotations either way."""
     if template is None:
-        template = {"spec": {"containers": [PLACEHOLDER]}}
+        template = {"spec": {"containers": [
+            PLACEHOLDER if image is None else {**PLACEHOLDER, "image": image}]}}
     meta, spec, _ = pod_parts(template, policy)  # the problems were the admission's
     resize(template, spec, cpu_m, memory_mib)
-    notes = {**(meta.get("annotations") or {}), **annotations}
+    notes = {**(meta.get("annotations") or {}), **annotations, **image_notes(image, image_mb)}
     label = lease_label(lease)
     if label != lease:
         notes[LEASE_NAME] = lease

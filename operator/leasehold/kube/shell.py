@@ -944,7 +944,8 @@ class Shell:
             annotations[vm.RUNTIME] = f"{max(t.runtime - done, 0.0) / st.pace:.3f}"
         shape = st.request.shape
         pod = vm.build(t.namespace, t.name, t.uid, t.template, i, node, shape.cpu,
-                       shape.memory, annotations, self._policy(st.request.pool))
+                       shape.memory, annotations, self._policy(st.request.pool),
+                       st.request.image, st.request.image_mb)
         path = f"/api/v1/namespaces/{t.namespace}/pods"
         try:
             created = await self.client.create(path, pod)
