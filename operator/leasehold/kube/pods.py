@@ -108,6 +108,47 @@ def build(namespace: str, lease: str, uid: str, template: Obj | None, vm: int, n
         "spec": {**spec, "nodeName": node}}
 
 
+#: a pre-pull pod's role (issue 22 item 6): it brings its Lease's image to its node
+#: before the Lease starts, and asks the node for nothing
+ROLE_LABEL = "leasehold.io/role"
+PULL_ROLE = "image-pull"
+#: what a pull pod runs once its image is there: it ends at once (an image without
+#: it fails to start, which ends the pod as well, its image pulled all the same)
+PULL_COMMAND = ["true"]
+
+
+def pull_name(lease: str, k: int) -> str:
+    return _shorten(lease, NAME_MAX, f"-pull-{k}")
+
+
+def is_pull(pod: Obj) -> bool:
+    return (pod["metadata"].get("labels") or {}).get(ROLE_LABEL) == PULL_ROLE
+
+
+def build_pull(namespace: str, lease: str, uid: str, image: str, image_mb: float, k: int,
+               node: str) -> Obj:
+    """The pre-pull pod ``k`` of a Lease's image on ``node``: bound there, asking
+    nothing, never restarted, owned by the Lease (its deletion takes the pod with
+    it), and restricted as a VM's pod is. A kubelet pulls its image to run it."""
+    template = {"spec": {"restartPolicy": "Never", "terminationGracePeriodSeconds": 0,
+                         "containers": [{"name": "pull", "image": image,
+                                         "command": PULL_COMMAND}]}}
+    _, spec, _ = pod_parts(template, RESTRICTED)
+    for c in spec["containers"]:
+        c["resources"] = {"requests": {"cpu": "0", "memory": "0"}}
+    label = lease_label(lease)
+    notes = image_notes(image, image_mb)
+    if label != lease:
+        notes[LEASE_NAME] = lease
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {
+        "name": pull_name(lease, k), "namespace": namespace,
+        "labels": {LEASE_LABEL: label, ROLE_LABEL: PULL_ROLE},
+        "annotations": notes,
+        "ownerReferences": [{"apiVersion": API_VERSION, "kind": "Lease", "name": lease,
+                             "uid": uid, "controller": True, "blockOwnerDeletion": True}]},
+        "spec": {**spec, "nodeName": node}}
+
+
 def phase(pod: Obj) -> str | None:
     return (pod.get("status") or {}).get("phase")
 
