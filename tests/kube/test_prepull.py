@@ -93,6 +93,11 @@ async def _events(client: KubeClient, reason: str) -> list[str]:
     return [e["message"] for e in items if e["reason"] == reason]
 
 
+def _condition(lease: dict[str, Any], kind: str) -> dict[str, str]:
+    [found] = [c for c in lease["status"]["conditions"] if c["type"] == kind]
+    return found
+
+
 async def _phase(client: KubeClient, shell: Shell, name: str, phase: str) -> None:
     """The kubelet's part: the pod's phase, written and seen (as the watch would)."""
     pod = await client.merge_patch(f"{PODS}/{name}/status", {"status": {"phase": phase}})
@@ -108,6 +113,11 @@ def test_pull_pods_appear_at_the_transfers_start_as_the_contract_says(api_server
         # as late as possible before the reservation's start (004's EDF): 100 s
         assert (pool, transfer.start, transfer.end) == ("p", 500.0, 600.0)
         assert await _pods(client) == {}
+        # the tenant reads when in the Lease's status, as RFC 3339 times
+        ready = _condition(await client.get(f"{LEASES}/ar"), "ImageReady")
+        assert (ready["status"], ready["reason"], ready["message"]) == (
+            "False", "TransferPlanned", "image centos is planned to be sent to the nodes of"
+            " pool p from 2027-01-15T08:08:20Z until 2027-01-15T08:10:00Z")
         await _at(shell, wall, 499.0)
         assert await _pods(client) == {}
         await _at(shell, wall, 500.0)
@@ -139,6 +149,8 @@ def test_pull_pods_appear_at_the_transfers_start_as_the_contract_says(api_server
         assert sorted(await _pods(client)) == ["ar-pull-0", "ar-pull-2"]
         lease = await client.get(f"{LEASES}/ar")
         assert lease["status"]["phase"] == "Running"
+        ready = _condition(lease, "ImageReady")
+        assert (ready["status"], ready["reason"]) == ("True", "Started")
         # its end takes its last pull pods with it
         await _at(shell, wall, 600.0 + 3600)
         assert (await client.get(f"{LEASES}/ar"))["status"]["phase"] == "Completed"
@@ -175,20 +187,25 @@ def test_a_refused_pull_pod_is_told_on_its_lease_alone(api_server):
                                    "metadata": {"name": "ar-pull-1", "namespace": "lab"},
                                    "spec": {"containers": [{"name": "x", "image": "x"}]}})
         shell.submit(await client.create(LEASES, _lease("ar")), Origin.EXTERNAL)
-        shell.submit(await client.create(LEASES, _lease("other", vms=1, start="20m")),
-                     Origin.EXTERNAL)
+        # another image: it cannot ride on ar's transfer
+        other = _lease("other", vms=1, start="20m", image="debian")
+        shell.submit(await client.create(LEASES, other), Origin.EXTERNAL)
         await _at(shell, wall, 0.0)
-        await _at(shell, wall, 1200.0 - 100)  # both transfers begun by then
-        pulls = await _pods(client)
-        assert sorted(pulls) == ["ar-pull-0", "ar-pull-2", "other-pull-0", "other-pull-1",
-                                 "other-pull-2"]
+        await _at(shell, wall, 550.0)  # ar's transfer begun, other's not yet
+        assert sorted(await _pods(client)) == ["ar-pull-0", "ar-pull-2"]
         [refused] = await _events(client, "PrePullFailed")
         assert refused.startswith("the API server refused its pull pods (ar-pull-1 on p-1:")
         assert refused.endswith("image centos is pulled on those nodes when its VMs start"
                                 " there")
-        for name in ("ar", "other"):
-            status = (await client.get(f"{LEASES}/{name}"))["status"]
-            assert status["phase"] in ("Scheduled", "Running"), status
+        ready = _condition(await client.get(f"{LEASES}/ar"), "ImageReady")
+        assert (ready["status"], ready["reason"], ready["message"]) == (
+            "False", "PrePullFailed", refused)
+        # the other Lease's transfer and start go on as planned
+        await _at(shell, wall, 1100.0)
+        assert sorted(n for n in await _pods(client) if n.startswith("other")) == [
+            "other-pull-0", "other-pull-1", "other-pull-2"]
+        for name, phase in (("ar", "Running"), ("other", "Scheduled")):
+            assert (await client.get(f"{LEASES}/{name}"))["status"]["phase"] == phase
     _run(api_server, body)
 
 
@@ -199,6 +216,8 @@ def test_a_pool_without_images_plans_no_transfer_and_makes_no_pull_pods(api_serv
         assert shell.core.transfers("lab/ar") == []
         await _at(shell, wall, 600.0)
         assert await _pods(client) == {}
+        assert [c["type"] for c in (await client.get(f"{LEASES}/ar"))["status"][
+            "conditions"]] == ["Admitted"]
         pods = await _pods(client, role=None)
         assert len(pods) == 2  # its VMs, carrying the image all the same
         assert {p["metadata"]["annotations"][IMAGE] for p in pods.values()} == {"centos"}

@@ -1035,6 +1035,10 @@ class Shell:
         plan, whose pull pods, if made already, stay (a transfer under way is not
         cancelled)."""
         self._deploys[deploy.lease] = deploy  # the loop wakes for it (_pull_due)
+        t = self.tracked.get(deploy.lease)
+        if t is not None:  # its status says when (ImageReady)
+            t.deploy, t.pull_refused = deploy, None
+            self._shown.pop(deploy.lease, None)
 
     def _replan_pulls(self, pods: list[Obj], now: float) -> None:
         """After a restart: the transfers the core has planned that have not ended
@@ -1121,9 +1125,11 @@ class Shell:
         if refused:
             log.warning("pull pods of %s/%s refused: %s", t.namespace, t.name,
                         "; ".join(refused))
-            self._event(t, "PrePullFailed", "the API server refused its pull pods ("
-                        + "; ".join(sorted(refused)) + f"): image {deploy.image} is pulled"
-                        " on those nodes when its VMs start there", warning=True)
+            t.pull_refused = ("the API server refused its pull pods ("
+                              + "; ".join(sorted(refused)) + f"): image {deploy.image} is"
+                              " pulled on those nodes when its VMs start there")
+            self._shown.pop(deploy.lease, None)
+            self._event(t, "PrePullFailed", t.pull_refused, warning=True)
 
     def _node(self, node: str) -> str:
         return self.nodes.get(node, node)
