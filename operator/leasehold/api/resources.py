@@ -93,13 +93,17 @@ class LeaseResourceSpec(_K8s):
         default=None, description="Must match the namespace's origin, which the cluster's"
                                   " admins configure (a Lease cannot make itself local); set"
                                   " by the operator.")
-    image: str | None = Field(default=None, description="Reserved, not yet used: the VM"
-                                                        " image's name (image transfers"
-                                                        " and caches are issue 22).")
+    image: str | None = Field(
+        default=None, description="The image the VMs boot from, an image reference"
+                                  ' ("registry.example.com/vms/centos:7"): on a NodePool'
+                                  " with images it is sent to the nodes before the VMs"
+                                  " start (docs/images.md); the VM pods carry it, and run"
+                                  " it when there is no template.")
     image_size_mb: float | None = Field(
         default=None, ge=0, alias="imageSizeMB",
-        description="The image's size in MB: a pool with the haizea overhead model adds its"
-                    " transfer to a migration's cost. Needs image.")
+        description="The image's size in MB: what a NodePool with images transfers and"
+                    " caches; a pool with the haizea overhead model adds its transfer to a"
+                    " migration's cost. Needs image.")
     template: dict[str, Any] | None = Field(
         default=None, description="A pod template (metadata and spec) for what runs in each"
                                   " VM; default: a placeholder container.")
