@@ -62,7 +62,9 @@ def _lease(name: str, **spec: Any) -> dict[str, Any]:
 
 
 def _run(api_server: Any, body: Callable[[KubeClient, Shell, Moved], Awaitable[None]],
-         pool: ClusterPool | None = None) -> None:
+         pool: ClusterPool | None = None, lead: float = 0.0) -> None:
+    """``body`` against a shell on the moved clock; its pull pods made ``lead``
+    wall seconds (at scale 1: emulated seconds) before their transfers' starts."""
     async def scenario() -> None:
         async with KubeClient.from_kubeconfig(api_server.kubeconfig) as client:
             with contextlib.suppress(KubeError):
@@ -71,6 +73,7 @@ def _run(api_server: Any, body: Callable[[KubeClient, Shell, Moved], Awaitable[N
             wall = Moved()
             shell = Shell(client, [pool or _pool()], SchedulerConfig(),
                           Clock(1.0, ORIGIN, wall=wall))
+            shell.pull_lead = lead
             await body(client, shell, wall)
     asyncio.run(scenario())
 
@@ -209,6 +212,21 @@ def test_a_refused_pull_pod_is_told_on_its_lease_alone(api_server):
     _run(api_server, body)
 
 
+def test_pull_pods_are_made_the_lead_before_the_transfers_start(api_server):
+    """The operator's step and the kubelet's watch take a moment: pull pods made at
+    the start exactly would end after it. They are made ``pull_lead`` wall seconds
+    early (here 5: 5 emulated seconds at scale 1)."""
+    async def body(client: KubeClient, shell: Shell, wall: Moved) -> None:
+        shell.submit(await client.create(LEASES, _lease("ar")), Origin.EXTERNAL)
+        await _at(shell, wall, 0.0)
+        assert shell.clock.wall_of(495.0) == ORIGIN + 495.0
+        await _at(shell, wall, 494.9)
+        assert await _pods(client) == {}
+        await _at(shell, wall, 495.0)
+        assert len(await _pods(client)) == NODES
+    _run(api_server, body, lead=5.0)
+
+
 def test_a_pool_without_images_plans_no_transfer_and_makes_no_pull_pods(api_server):
     async def body(client: KubeClient, shell: Shell, wall: Moved) -> None:
         shell.submit(await client.create(LEASES, _lease("ar")), Origin.EXTERNAL)
@@ -248,6 +266,7 @@ def test_a_restarted_operator_makes_the_pull_pods_its_predecessor_planned(api_se
         await _at(shell, wall, 0.0)
         again = Shell(client, [_pool()], SchedulerConfig(), shell.clock,
                       journal=Journal(client, "leasehold-system"))
+        again.pull_lead = 0.0
         wall.t = 250.0
         leases = (await client.get(f"/apis/{API_VERSION}/leases"))["items"]
         await again.recover(leases, {}, (await client.get(PODS))["items"])

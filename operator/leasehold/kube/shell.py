@@ -92,6 +92,11 @@ RETRY_MAX = 30.0
 #: are not made (their node still busy, the API server refusing for a while); then
 #: the start is undone and the lease waits to be placed again
 HOLD_MAX = 30.0
+#: pull pods are made this many wall-clock seconds before their transfer's planned
+#: start: the operator's step and the kubelet's watch take a moment, and a pull that
+#: begins late ends late, after the VMs it is for were to start (one that begins a
+#: moment early ends early, or queues behind the transfer before it on the link)
+PULL_LEAD = 1.0
 #: the metrics' gauges go over every lease: read at most this often (wall seconds),
 #: however many steps a second the shell takes
 GAUGES_EVERY = 1.0
@@ -198,6 +203,8 @@ class Shell:
         #: pull pods that ended (succeeded, or failed), by ``namespace/name``: deleted
         #: at the next step
         self._pulled: dict[str, Obj] = {}
+        #: how early (wall seconds) pull pods are made (:data:`PULL_LEAD`)
+        self.pull_lead = PULL_LEAD
 
     # ---- inputs (from the Kopf handlers) ------------------------------------------
     def submit(self, obj: Obj, origin: Origin) -> None:
@@ -1058,8 +1065,9 @@ class Shell:
                                     transfer.end))
 
     def _pull_due(self) -> float | None:
-        """When (the core's time) the next planned transfer begins."""
-        return min((d.start for d in self._deploys.values()), default=None)
+        """When (the core's time) the next planned transfer's pull pods are due."""
+        first = min((d.start for d in self._deploys.values()), default=None)
+        return None if first is None else first - self.pull_lead * self.clock.scale
 
     def _pull_seen(self, kind: str, pod: Obj) -> None:
         meta = pod["metadata"]
@@ -1073,7 +1081,8 @@ class Shell:
     async def _pull(self, now: float) -> None:
         """The planned transfers whose start has come: their pull pods made; the pull
         pods that ended: deleted."""
-        due = sorted((d for d in self._deploys.values() if d.start <= now),
+        lead = self.pull_lead * self.clock.scale
+        due = sorted((d for d in self._deploys.values() if d.start - lead <= now),
                      key=lambda d: (d.start, d.lease))
         for d in due:
             del self._deploys[d.lease]
