@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+import pss
 from leasehold.api.clock import Clock
 from leasehold.api.resources import POOL_LABEL, usable
 from leasehold.core.model import Deploy, ImagesSpec, Origin, PoolSpec, SchedulerConfig
@@ -136,6 +137,9 @@ def test_pull_pods_appear_at_the_transfers_start_as_the_contract_says(api_server
             assert [c["image"] for c in spec["containers"]] == ["centos"]
             assert [c["resources"] for c in spec["containers"]] == [
                 {"requests": {"cpu": "0", "memory": "0"}}]
+            # Pod Security "restricted", as the VM pods: admitted where they are
+            assert {rule: broken for rule, check in pss.RESTRICTED.items()
+                    if (broken := check(pod))} == {}
             assert meta["ownerReferences"] == [{
                 "apiVersion": API_VERSION, "kind": "Lease", "name": "ar",
                 "uid": lease["metadata"]["uid"], "controller": True,
