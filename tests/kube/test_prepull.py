@@ -279,3 +279,29 @@ def test_a_restarted_operator_makes_the_pull_pods_its_predecessor_planned(api_se
         await _at(again, wall, 500.0)
         assert sorted(await _pods(client)) == ["ar-pull-0", "ar-pull-1", "ar-pull-2"]
     _run(api_server, body)
+
+
+def test_a_deleted_lease_takes_its_pull_pods_with_it(api_server):
+    """Owner references: the API server's garbage collector deletes a deleted
+    Lease's pull pods (the emulated one does, as kube-controller-manager does); the
+    operator, told of the deletion, makes none of its planned ones."""
+    async def body(client: KubeClient, shell: Shell, wall: Moved) -> None:
+        for name, start, image in (("ar", "10m", "centos"), ("later", "30m", "debian")):
+            shell.submit(await client.create(LEASES, _lease(name, vms=1, start=start,
+                                                            image=image)), Origin.EXTERNAL)
+        await _at(shell, wall, 0.0)
+        await _at(shell, wall, 500.0)
+        assert sorted(await _pods(client)) == ["ar-pull-0", "ar-pull-1", "ar-pull-2"]
+        for name in ("ar", "later"):
+            lease = await client.get(f"{LEASES}/{name}")
+            await client.delete(f"{LEASES}/{name}")
+            shell.cancel("lab", name, lease["metadata"]["uid"])
+        await _at(shell, wall, 501.0)
+        for _ in range(200):  # the collector runs in the background
+            if not await _pods(client):
+                break
+            await asyncio.sleep(0.05)
+        assert await _pods(client) == {}
+        await _at(shell, wall, 1800.0)  # later's transfer would have begun
+        assert await _pods(client) == {}
+    _run(api_server, body)
