@@ -33,17 +33,23 @@ import aiohttp
 from leasehold.api.clock import CLOCK_PATH, Clock, epoch, rfc3339
 from leasehold.api.resources import POOL_LABEL
 from leasehold.kube.client import KubeClient, KubeError, Obj
+from leasehold_emulator.imagepulls import Need, Pulls, Transfer, repository
 
 log = logging.getLogger("leasehold.nodes")
 
 IMAGE_PULL = "leasehold.io/image-pull-seconds"
 RESUME = "leasehold.io/resume-seconds"
 RUNTIME = "leasehold.io/runtime-seconds"
+#: the image a pod's VM runs, and its size in MB (the operator sets them)
+IMAGE = "leasehold.io/image"
+IMAGE_SIZE = "leasehold.io/image-size-mb"
+#: ``image-pull``: a pod that only pulls its image onto its node (a core Deploy)
+ROLE = "leasehold.io/role"
 EMULATED_LABEL = "leasehold.io/emulated"
 NODEPOOLS = "/apis/leasehold.io/v1alpha1/nodepools"
 #: the client name the emulated kubelets use (the API server counts requests by it)
 KUBELET = "leasehold-kubelet"
-
+MB = 1024 * 1024
 
 
 def _since(stamp: str | None) -> float:
@@ -67,6 +73,20 @@ def _seconds(annotations: dict[str, str], key: str) -> float | None:
     except ValueError:
         log.warning("annotation %s=%r is not a number of seconds; ignored", key, value)
         return None
+
+
+def _megabytes(annotations: dict[str, str]) -> float:
+    value = annotations.get(IMAGE_SIZE)
+    if value is None:
+        return 0.0
+    try:
+        mb = float(value)
+    except ValueError:
+        mb = -1.0
+    if not mb >= 0 or mb == float("inf"):
+        log.warning("annotation %s=%r is not a number of MB; no pull", IMAGE_SIZE, value)
+        return 0.0
+    return mb
 
 
 def node_sizes(emulated: dict[str, Any]) -> list[tuple[str, str]]:
@@ -115,6 +135,28 @@ def running_status(pod: Obj, started: str) -> Obj:
                                   for i, c in enumerate(containers)]}
 
 
+def waiting_status(pod: Obj, message: str) -> Obj:
+    """Pending, its containers being created: a real kubelet's status while it pulls
+    a pod's image."""
+    containers = (pod.get("spec") or {}).get("containers") or []
+    return {"phase": "Pending",
+            "conditions": [{"type": "PodScheduled", "status": "True"}],
+            "containerStatuses": [{"name": c.get("name", f"c{i}"), "image": c.get("image", ""),
+                                   "imageID": "", "ready": False, "started": False,
+                                   "restartCount": 0,
+                                   "state": {"waiting": {"reason": "ContainerCreating",
+                                                         "message": message}}}
+                                  for i, c in enumerate(containers)]}
+
+
+def node_images(pulls: Pulls, node: str, now: float) -> list[Obj]:
+    """A Node's ``status.images``: the images on its disk, then the named predeployed
+    ones (their size unknown: no ``sizeBytes``)."""
+    on_disk = [{"names": [image], "sizeBytes": round(mb * MB)}
+               for image, mb in pulls.images(node, now)]
+    return on_disk + [{"names": [image]} for image in sorted(pulls.repo.predeployed)]
+
+
 def succeeded_status(pod: Obj, finished: str) -> Obj:
     status = dict(pod.get("status") or {})
     started = status.get("startTime", finished)
@@ -143,16 +185,32 @@ class NodeEmulator:
         #: startTime has whole seconds, and its Running event may come more than a
         #: second late, so the stamp alone would cut its run by up to a second
         self._started: dict[str, float] = {}
+        self.clock = Clock(time_scale or 1.0)
+        #: pool -> its repository link and node caches (pools with a readable images block)
+        self.pulls: dict[str, Pulls] = {}
+        #: pool -> what was wrong with its images block, as said (said once)
+        self._unreadable: dict[str, str] = {}
+        #: node -> the status.images last written
+        self._listed: dict[str, list[Obj]] = {}
+        #: pod uid -> (its pool, the pod as last seen), while its image is in use for it
+        self._users: dict[str, tuple[str, Obj]] = {}
+        #: pod uid -> the waiting message last written, or the event already posted
+        self._told: dict[str, str] = {}
+        #: pod uid -> the transfer bringing its image, until its Pulled event is posted
+        self._pulling: dict[str, Transfer] = {}
+        #: the transfers' landing steps, by transfer
+        self._landings: dict[int, asyncio.Task[None]] = {}
 
     # ---- time ---------------------------------------------------------------------
     async def _read_clock(self) -> None:
         if self.time_scale is not None:
+            self.clock = Clock(self.time_scale)
             return
         try:
-            self.time_scale = Clock.from_configmap(
-                (await self.client.get(CLOCK_PATH)).get("data")).scale
+            self.clock = Clock.from_configmap((await self.client.get(CLOCK_PATH)).get("data"))
         except (KubeError, ValueError):
-            self.time_scale = 1.0
+            self.clock = Clock()
+        self.time_scale = self.clock.scale
 
     def real(self, emulated_seconds: float) -> float:
         return emulated_seconds / (self.time_scale or 1.0)
@@ -197,23 +255,57 @@ class NodeEmulator:
     # ---- pools and nodes ----------------------------------------------------------
     async def _pool(self, kind: str, pool: Obj) -> None:
         name = pool["metadata"]["name"]
-        emulated = (pool.get("spec") or {}).get("emulated")
+        spec = pool.get("spec") or {}
+        emulated = spec.get("emulated")
         want = 0 if kind == "DELETED" or not emulated else len(node_sizes(emulated))
         have = sorted((n for n, p in self.nodes.items() if p == name),
                       key=lambda n: int(n.rsplit("-", 1)[1]))
+        pulls = self._repository(name, spec.get("images") if want else None)
         for i in range(want):
             node = node_object(name, i, emulated or {})
-            new = node["metadata"]["name"] not in self.nodes
-            self.nodes[node["metadata"]["name"]] = name
-            await self._ensure_node(node)
+            node_name = node["metadata"]["name"]
+            new = node_name not in self.nodes
+            self.nodes[node_name] = name
+            current = await self._ensure_node(node)
+            if pulls is not None and new and current is not None:
+                now = self.clock.now()  # a restart: the images its node lists are there
+                for listed in (current.get("status") or {}).get("images") or []:
+                    if listed.get("names") and listed.get("sizeBytes"):
+                        pulls.seed(now, node_name, listed["names"][0], listed["sizeBytes"] / MB)
+            await self._list_images(node_name)
             if new:
-                await self._adopt(node["metadata"]["name"])
+                await self._adopt(node_name)
         for node_name in have[want:]:
             self.nodes.pop(node_name, None)
+            self._listed.pop(node_name, None)
             with contextlib.suppress(KubeError):
                 await self.client.delete(f"/api/v1/nodes/{node_name}")
 
-    async def _ensure_node(self, node: Obj) -> None:
+    def _repository(self, pool: str, images: Any) -> Pulls | None:
+        """The pool's pulls from its ``images`` block (None: it pulls nothing). A
+        changed block applies to the pulls asked for from now on; the caches stay.
+        An unreadable one is said once (again only when it changes)."""
+        if images is None:
+            self.pulls.pop(pool, None)
+            self._unreadable.pop(pool, None)
+            return None
+        try:
+            repo = repository(images)
+        except ValueError as exc:
+            self.pulls.pop(pool, None)
+            if self._unreadable.get(pool) != str(exc):
+                self._unreadable[pool] = str(exc)
+                log.warning("NodePool %s: %s; its nodes pull no images", pool, exc)
+            return None
+        self._unreadable.pop(pool, None)
+        pulls = self.pulls.get(pool)
+        if pulls is None:
+            pulls = self.pulls[pool] = Pulls(repo)
+        pulls.repo = repo
+        return pulls
+
+    async def _ensure_node(self, node: Obj) -> Obj | None:
+        """Create or update an emulated node; the node as it was (None: new)."""
         path = f"/api/v1/nodes/{node['metadata']['name']}"
         try:
             current = await self.client.get(path)
@@ -223,16 +315,38 @@ class NodeEmulator:
             await self.client.create("/api/v1/nodes", node)
             with contextlib.suppress(KubeError):  # servers without /status take it in POST
                 await self.client.merge_patch(f"{path}/status", {"status": node["status"]})
-            return
+            return None
         if current["metadata"].get("labels", {}).get(EMULATED_LABEL) != "true":
             log.warning("node %s exists and is not emulated: left alone",
                         node["metadata"]["name"])
-            return
+            return None
         if current["metadata"].get("labels") != node["metadata"]["labels"]:
             await self.client.merge_patch(path, {"metadata": {"labels":
                                                               node["metadata"]["labels"]}})
         if (current.get("status") or {}).get("capacity") != node["status"]["capacity"]:
             await self.client.merge_patch(f"{path}/status", {"status": node["status"]})
+        return current
+
+    async def _list_images(self, node: str) -> None:
+        """Keep the node's ``status.images`` to what is on its disk (written only when
+        that changed; never on a pool without images, as a node there never pulls)."""
+        pool = self.nodes.get(node)
+        pulls = self.pulls.get(pool) if pool is not None else None
+        if pulls is None and node not in self._listed:
+            return
+        listed = [] if pulls is None else node_images(pulls, node, self.clock.now())
+        if self._listed.get(node) == listed:
+            return
+        try:
+            await self.client.merge_patch(f"/api/v1/nodes/{node}/status",
+                                          {"status": {"images": listed}})
+        except KubeError as exc:
+            log.warning("node %s: could not list its images: %s", node, exc)
+            return
+        if pulls is None:
+            self._listed.pop(node, None)
+        else:
+            self._listed[node] = listed
 
     # ---- the kubelet --------------------------------------------------------------
     async def _pod(self, kind: str, pod: Obj) -> None:
@@ -242,6 +356,7 @@ class NodeEmulator:
         if kind == "DELETED" or node not in self.nodes:
             self._cancel(uid)
             self._started.pop(uid, None)
+            await self._leave(uid)
             return
         path = f"/api/v1/namespaces/{meta['namespace']}/pods/{meta['name']}"
         annotations = meta.get("annotations") or {}
@@ -252,10 +367,13 @@ class NodeEmulator:
             self._plan(uid, "delete", _since(meta["deletionTimestamp"]) + self.real(grace),
                        lambda: self._remove(path))
         elif phase == "Pending":
+            there = await self._image(pod, node)
+            if there is None:
+                return  # waiting for room on its node's disk
             delay = (_seconds(annotations, IMAGE_PULL) or 0) + (_seconds(annotations, RESUME)
                                                                 or 0)
-            self._plan(uid, "start", _since(meta.get("creationTimestamp")) + self.real(delay),
-                       lambda: self._start(path, pod))
+            self._plan(uid, "start", max(_since(meta.get("creationTimestamp")), there)
+                       + self.real(delay), lambda: self._start(path, pod))
         elif phase == "Running":
             runtime = _seconds(annotations, RUNTIME)
             if runtime is not None:
@@ -267,6 +385,127 @@ class NodeEmulator:
         else:
             self._cancel(uid)
             self._started.pop(uid, None)
+            await self._leave(uid)
+
+    # ---- image pulls --------------------------------------------------------------
+    async def _image(self, pod: Obj, node: str) -> float | None:
+        """When (wall-clock seconds) the pod's image is on its node: 0 when it needs
+        none (no image, no size, or a pool without images), None while it waits for
+        room on the disk. The first time, the pull is asked for, and the pod's
+        status and events say so."""
+        meta = pod["metadata"]
+        annotations = meta.get("annotations") or {}
+        image, size = annotations.get(IMAGE), _megabytes(annotations)
+        pool = self.nodes[node]
+        pulls = self.pulls.get(pool)
+        if not image or not size or pulls is None:
+            return 0.0
+        uid = meta["uid"]
+        self._users[uid] = (pool, pod)
+        need = pulls.need(self.clock.now(), uid, node, image, size)
+        await self._list_images(node)  # it may have evicted images
+        return await self._tell(pod, node, pulls, need)
+
+    async def _tell(self, pod: Obj, node: str, pulls: Pulls, need: Need) -> float | None:
+        uid = pod["metadata"]["uid"]
+        image = pod["metadata"]["annotations"][IMAGE]
+        if need.ready is None:
+            await self._wait(pod, f"waiting for room on {node}'s disk for {image}:"
+                                  f" {need.room:g} MB more than the {pulls.repo.disk:g} MB"
+                                  f" images in use leave")
+            return None
+        if need.transfer is None:
+            if uid not in self._told:
+                self._told[uid] = "present"
+                await self._event(pod, node, "Pulled",
+                                  f'Container image "{image}" already present on machine')
+            return self.clock.wall_of(need.ready)
+        transfer = need.transfer
+        if not self._told.get(uid, "").startswith("pulling "):  # the first time
+            self._pulling[uid] = transfer
+            await self._event(pod, node, "Pulling", f'Pulling image "{image}"')
+        await self._wait(pod, f"pulling {image}: {transfer.size:g} MB at"
+                              f" {pulls.repo.bandwidth:g} MB/s")
+        if id(transfer) not in self._landings and transfer.end > self.clock.now():
+            self._landings[id(transfer)] = asyncio.create_task(self._land(pulls, transfer))
+        return self.clock.wall_of(need.ready)
+
+    async def _wait(self, pod: Obj, message: str) -> None:
+        """Write the pod's waiting status, once per message."""
+        meta = pod["metadata"]
+        if self._told.get(meta["uid"]) == message:
+            return
+        self._told[meta["uid"]] = message
+        with contextlib.suppress(KubeError):  # gone meanwhile: its deletion follows
+            await self.client.merge_patch(
+                f"/api/v1/namespaces/{meta['namespace']}/pods/{meta['name']}/status",
+                {"metadata": {"uid": meta["uid"]}, "status": waiting_status(pod, message)})
+
+    async def _land(self, pulls: Pulls, transfer: Transfer) -> None:
+        """When a transfer ends: its nodes list the image, the pods that waited for
+        it are told, and pods waiting for room there may have it now."""
+        try:
+            await asyncio.sleep(max(self.clock.wall_of(transfer.end) - time.time(), 0.0))
+            for uid in [u for u, t in self._pulling.items() if t is transfer]:
+                await self._pulled(uid)
+            for node in transfer.nodes:
+                await self._list_images(node)
+                await self._moved(pulls.retry(self.clock.now(), node))
+        finally:
+            self._landings.pop(id(transfer), None)
+
+    async def _pulled(self, uid: str) -> None:
+        transfer = self._pulling.pop(uid, None)
+        user = self._users.get(uid)
+        if transfer is None or user is None:
+            return
+        pod = user[1]
+        # as a real kubelet says it, in emulated seconds
+        await self._event(pod, pod["spec"]["nodeName"], "Pulled",
+                          f'Successfully pulled image "{transfer.image}" in'
+                          f" {transfer.end - transfer.start:g}s"
+                          f" ({transfer.end - transfer.requested:g}s including waiting)."
+                          f" Image size: {round(transfer.size * MB)} bytes.")
+
+    async def _moved(self, moved: list[tuple[str, Need]]) -> None:
+        """Pods that had waited for room and have it now: planned again."""
+        for uid, _ in moved:
+            if uid in self._users:
+                await self._pod("MODIFIED", self._users[uid][1])
+
+    async def _leave(self, uid: str) -> None:
+        """The pod no longer uses its image (it ended, or is gone)."""
+        self._told.pop(uid, None)
+        self._pulling.pop(uid, None)
+        user = self._users.pop(uid, None)
+        if user is None or user[0] not in self.pulls:
+            return
+        pulls = self.pulls[user[0]]
+        node = user[1]["spec"]["nodeName"]
+        moved = pulls.release(self.clock.now(), uid)
+        await self._list_images(node)
+        await self._moved(moved)
+
+    async def _event(self, pod: Obj, node: str, reason: str, message: str) -> None:
+        """A core/v1 Event about the pod, as a kubelet posts one."""
+        meta = pod["metadata"]
+        stamp = rfc3339()
+        containers = (pod.get("spec") or {}).get("containers") or [{}]
+        event = {"apiVersion": "v1", "kind": "Event",
+                 "metadata": {"generateName": f"{meta['name'][:200]}.",
+                              "namespace": meta["namespace"]},
+                 "involvedObject": {"apiVersion": "v1", "kind": "Pod", "name": meta["name"],
+                                    "namespace": meta["namespace"], "uid": meta["uid"],
+                                    "fieldPath": f"spec.containers{{{containers[0].get('name')}}}"},
+                 "reason": reason, "message": message, "type": "Normal",
+                 "firstTimestamp": stamp, "lastTimestamp": stamp, "count": 1,
+                 "source": {"component": "kubelet", "host": node},
+                 "reportingComponent": "kubelet", "reportingInstance": node}
+        try:
+            await self.client.create(f"/api/v1/namespaces/{meta['namespace']}/events", event)
+        except KubeError as exc:
+            log.warning("could not post event %s on pod %s/%s: %s", reason, meta["namespace"],
+                        meta["name"], exc)
 
     def _plan(self, uid: str, what: str, at: float,
               action: Callable[[], Awaitable[None]]) -> None:
@@ -302,6 +541,14 @@ class NodeEmulator:
     # same name.
     async def _start(self, path: str, pod: Obj) -> None:
         uid = pod["metadata"]["uid"]
+        await self._pulled(uid)  # before it runs, if its landing step has not said it
+        if ((pod["metadata"].get("labels") or {}).get(ROLE)) == "image-pull":
+            # a pre-pull pod's work is done once its image is there
+            stamp = rfc3339()
+            await self.client.merge_patch(f"{path}/status", {
+                "metadata": {"uid": uid},
+                "status": succeeded_status({"status": running_status(pod, stamp)}, stamp)})
+            return
         # noted before the write: its Running event may be handled before the answer
         self._started[uid] = now = time.time()
         try:
@@ -320,8 +567,9 @@ class NodeEmulator:
         await self.client.delete(path, gracePeriodSeconds=0)
 
     async def stop(self) -> None:
-        for task in list(self._timers.values()):
+        for task in [*self._timers.values(), *self._landings.values()]:
             task.cancel()
+        self._landings.clear()
         self._timers.clear()
         self._plans.clear()
         self._started.clear()

@@ -18,6 +18,7 @@ the pool allows service accounts and the template asks for one."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -469,3 +470,41 @@ def resize(template: Obj | None, spec: Obj, cpu_m: int, memory_mib: int) -> None
 def _resources(cpu_m: int, memory_mib: int) -> Obj:
     amount = {"cpu": f"{cpu_m}m", "memory": f"{memory_mib}Mi"}
     return {"requests": dict(amount), "limits": dict(amount)}
+
+
+# ---- an image reference, as the kubelet parses it -------------------------------------
+# The grammar of github.com/distribution/reference (regexp.go), which the kubelet parses
+# a pod's image with: a name that does not parse makes its pods InvalidImageName, so a
+# Lease's image is checked here, before any pod carries it
+_COMPONENT = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
+_DOMAIN_PART = r"(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])"
+_HOST = rf"(?:{_DOMAIN_PART}(?:\.{_DOMAIN_PART})*|\[[a-fA-F0-9:]+\])"
+_DOMAIN = rf"{_HOST}(?::[0-9]+)?"
+_TAG = r"[\w][\w.-]{0,127}"
+_DIGEST = r"[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}"
+_REFERENCE = re.compile(
+    rf"(?P<name>(?:(?P<domain>{_DOMAIN})/)?{_COMPONENT}(?:/{_COMPONENT})*)"
+    rf"(?::(?P<tag>{_TAG}))?(?:@(?P<digest>{_DIGEST}))?")
+#: the longest repository name the grammar allows
+NAME_MAX = 255
+
+
+def image_problem(image: str) -> str | None:
+    """Why ``image`` is no image reference a kubelet would pull (``None``: it is one):
+    ``[registry[:port]/]path[:tag][@digest]``, the path in lower case."""
+    match = _REFERENCE.fullmatch(image)
+    if match is not None and match["domain"] is not None \
+            and not ("." in match["domain"] or ":" in match["domain"]
+                     or match["domain"] == "localhost"):
+        # a first part that is no host is part of the path (docker.io/library/…)
+        match = None if match["domain"] != match["domain"].lower() else match
+    if match is None:
+        return (f"{describe(image)} is not an image reference; write"
+                " [registry[:port]/]name[:tag][@digest], the name in lower case"
+                ' (e.g. "registry.example.com/vms/centos:7")')
+    if len(match["name"]) > NAME_MAX:
+        return f"{describe(image)}: its name is longer than {NAME_MAX} characters"
+    if re.fullmatch(r"[a-f0-9]{64}", image):
+        return (f"{describe(image)} is an image ID, not a reference; name the image"
+                " (with @sha256:<digest> to pin it)")
+    return None

@@ -16,12 +16,14 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from leasehold.core.model import (
+    ImagesSpec,
     LeaseType,
     NodeGroup,
     Origin,
     OverheadParams,
     PoolSpec,
     PoolStatistics,
+    VmModel,
 )
 
 from .clock import Clock, epoch
@@ -33,8 +35,9 @@ from .durations import (
     parse_memory_capacity,
     parse_memory_quantity,
 )
+from .fields import RuleViolations
 from .lease import TERMS, LeaseSpec, Terms, start_before_arrival
-from .podpolicy import RESTRICTED, PodPolicy, pod_parts, shape_problems
+from .podpolicy import RESTRICTED, PodPolicy, image_problem, pod_parts, shape_problems
 from .scenario import (
     ImagesSpecModel,
     PoolStatisticsSpec,
@@ -90,13 +93,17 @@ class LeaseResourceSpec(_K8s):
         default=None, description="Must match the namespace's origin, which the cluster's"
                                   " admins configure (a Lease cannot make itself local); set"
                                   " by the operator.")
-    image: str | None = Field(default=None, description="Reserved, not yet used: the VM"
-                                                        " image's name (image transfers"
-                                                        " and caches are issue 22).")
+    image: str | None = Field(
+        default=None, description="The image the VMs boot from, an image reference"
+                                  ' ("registry.example.com/vms/centos:7"): on a NodePool'
+                                  " with images it is sent to the nodes before the VMs"
+                                  " start (docs/images.md); the VM pods carry it, and run"
+                                  " it when there is no template.")
     image_size_mb: float | None = Field(
         default=None, ge=0, alias="imageSizeMB",
-        description="The image's size in MB: a pool with the haizea overhead model adds its"
-                    " transfer to a migration's cost. Needs image.")
+        description="The image's size in MB: what a NodePool with images transfers and"
+                    " caches; a pool with the haizea overhead model adds its transfer to a"
+                    " migration's cost. Needs image.")
     template: dict[str, Any] | None = Field(
         default=None, description="A pod template (metadata and spec) for what runs in each"
                                   " VM; default: a placeholder container.")
@@ -271,10 +278,18 @@ def _as_written(value: int | str, seconds: float) -> str:
 
 def spec_error(exc: ValidationError, model: type[BaseModel], prefix: str = ""
                ) -> LeaseInputError:
-    """An object's spec that ``model`` did not validate: a problem per field, by its path."""
-    return LeaseInputError([f"{prefix}spec.{'.'.join(map(str, e['loc']))}: "
-                            f"{field_problem(e, tuple(e['loc']), model)}"
-                            for e in exc.errors()])
+    """An object's spec that ``model`` did not validate: a problem per field, by its path
+    (a rule over several fields, such as an images block's cache past its disk, names
+    the field it faults)."""
+    problems = []
+    for e in exc.errors():
+        cause = (e.get("ctx") or {}).get("error")
+        found = [(tuple(e["loc"]) + loc, message) for loc, message in cause.violations] \
+            if isinstance(cause, RuleViolations) \
+            else [(tuple(e["loc"]), field_problem(e, tuple(e["loc"]), model))]
+        problems += [f"{prefix}spec.{'.'.join(map(str, loc))}: {message}"
+                     for loc, message in found]
+    return LeaseInputError(problems)
 
 
 def terms(clock: Clock) -> Terms:
@@ -326,6 +341,11 @@ def lease_spec(obj: dict[str, Any], origin: Origin, arrival: float, clock: Clock
                         " non-empty list (metadata is optional)")
     elif template is not None:
         problems.extend(pod_parts(template, policy, spec.pool)[2])
+    # the image reaches pods (their annotations; the VM's container runs it): one
+    # the kubelet cannot parse is refused here, not at each pod
+    wrong = None if spec.image is None else image_problem(spec.image)
+    if wrong is not None:
+        problems.append(f"spec.image: {wrong}")
     exact = times["start"]
     if exact is not None and exact < arrival:  # the scenario's rule, before its seconds
         # could not be negative (a start before the emulated clock began)
@@ -368,12 +388,17 @@ def lease_spec(obj: dict[str, Any], origin: Origin, arrival: float, clock: Clock
     return request
 
 
+#: the blocks of a NodePool's spec read on their own: one the operator cannot read is
+#: done without (the pool is scheduled as if it were absent), never the pool left out
+OPTIONAL_BLOCKS = ("dispatch", "images", "vm")
+
+
 def _nodepool_spec(obj: dict[str, Any]) -> NodePoolResourceSpec:
-    """A NodePool's spec but its ``dispatch`` block (:func:`pool_statistics` reads
-    that); raises :class:`LeaseInputError` naming each field it cannot read."""
+    """A NodePool's spec but its optional blocks (:data:`OPTIONAL_BLOCKS`, read by
+    :func:`_block`); raises :class:`LeaseInputError` naming each field it cannot read."""
     given = obj.get("spec") or {}
     if isinstance(given, dict):
-        given = {k: v for k, v in given.items() if k != "dispatch"}
+        given = {k: v for k, v in given.items() if k not in OPTIONAL_BLOCKS}
     try:
         return NodePoolResourceSpec.model_validate(given)
     except ValidationError as exc:
@@ -387,16 +412,40 @@ def pool_statistics(obj: dict[str, Any]) -> tuple[PoolStatistics | None, list[st
     gives ``None``, as if absent: its statistics are estimated, and the pool is
     scheduled all the same (issue 21: a typo in statistics must not take a pool's
     nodes away; the API server's schema refuses what it can say)."""
-    block = (obj.get("spec") or {}).get("dispatch")
-    if block is None:
+    spec, problems = _block(obj, "dispatch")
+    return (None if spec is None or spec.dispatch is None
+            else spec.dispatch.to_statistics()), problems
+
+
+def pool_images(obj: dict[str, Any]) -> tuple[ImagesSpec | None, VmModel | None]:
+    """A NodePool's ``spec.images`` and ``spec.vm`` as the core's (``None``: without
+    the block, or with one it cannot read, :func:`pool_problems`): an unreadable
+    ``images`` block schedules the pool without images (its Leases' images are not
+    deployed ahead: their pods pull them at their start), an unreadable ``vm`` block
+    without the VM model (no slowdown, boot or shutdown)."""
+    images, _ = _block(obj, "images")
+    vm, _ = _block(obj, "vm")
+    return (None if images is None or images.images is None else images.images.to_images(),
+            None if vm is None or vm.vm is None else vm.vm.to_vm())
+
+
+def pool_problems(obj: dict[str, Any]) -> list[str]:
+    """What is wrong with a NodePool's optional blocks (:data:`OPTIONAL_BLOCKS`), one
+    line per field, block by block; the pool is scheduled without those blocks."""
+    return [p for block in OPTIONAL_BLOCKS for p in _block(obj, block)[1]]
+
+
+def _block(obj: dict[str, Any], block: str) -> tuple[NodePoolResourceSpec | None, list[str]]:
+    """A spec holding only the NodePool's ``block`` (``None`` if it has none or it
+    cannot be read), and what is wrong with it, one line per field."""
+    given = (obj.get("spec") or {}).get(block)
+    if given is None:
         return None, []
     try:
-        spec = NodePoolResourceSpec.model_validate({"dispatch": block})
+        return NodePoolResourceSpec.model_validate({block: given}), []
     except ValidationError as exc:
         return None, spec_error(exc, NodePoolResourceSpec,
                                 f"NodePool {obj['metadata']['name']}: ").problems
-    assert spec.dispatch is not None
-    return spec.dispatch.to_statistics(), []
 
 
 def pod_policy(obj: dict[str, Any]) -> PodPolicy:
@@ -452,9 +501,10 @@ def pool_spec(obj: dict[str, Any], nodes: int | None = None, cpu: int | None = N
         params = replace(params, **given)
     if len({g.size for g in groups}) < 2:
         groups = ()  # of one size: a pool of one size
+    images, vm = pool_images(obj)
     return PoolSpec(name, count, cpu, memory, exclusive=spec.exclusive, overhead=params,
                     groups=groups, speed=1.0 if spec.speed is None else spec.speed,
-                    statistics=pool_statistics(obj)[0])
+                    statistics=pool_statistics(obj)[0], images=images, vm=vm)
 
 
 def _emulated_groups(emulated: Emulated, exclusive: bool, problems: list[str]

@@ -25,17 +25,21 @@ class _Status(BaseModel):
 class Condition(_Status):
     """One of the Lease's conditions, as Kubernetes conditions are written."""
 
-    type: Literal["Admitted", "Preempted", "Finished"] = Field(
+    type: Literal["Admitted", "Preempted", "Finished", "ImageReady"] = Field(
         description="Admitted: the operator took the Lease in (False while it is held back"
                     " or when it is rejected). Preempted: another Lease preempted it."
-                    " Finished: it reached a final phase.")
+                    " Finished: it reached a final phase. ImageReady: its image's transfer"
+                    " to its pool's nodes (a NodePool with images): False while planned,"
+                    " True once its VMs started.")
     status: Literal["True", "False", "Unknown"] = Field(
         description="Whether the condition holds.")
     reason: str = Field(
         description="Why, in one CamelCase word: Admitted, Rejected, InvalidSpec,"
                     " NamespaceCap (its namespace has too many Leases pending),"
-                    " PoolMissing (its spec.pool does not exist yet), PreemptedBy, or the"
-                    " final phase.")
+                    " PoolMissing (its spec.pool does not exist yet), PreemptedBy, the"
+                    " final phase, TransferPlanned (the message says when), PrePullFailed"
+                    " (its pull pods were refused: its VMs pull the image when they start)"
+                    " or Started.")
     message: str = Field(description="Why, in words (empty when there is nothing to add).")
     last_transition_time: str = Field(
         alias="lastTransitionTime", json_schema_extra={"format": "date-time"},
@@ -131,6 +135,6 @@ class LeaseResourceStatus(_Status):
                                   " that names its pool, a local one, or one not"
                                   " dispatched yet.")
     conditions: list[Condition] = _optional(
-        "Admitted, and when they apply Preempted and Finished.",
+        "Admitted, and when they apply Preempted, Finished and ImageReady.",
         json_schema_extra={"x-kubernetes-list-type": "map",
                            "x-kubernetes-list-map-keys": ["type"]})

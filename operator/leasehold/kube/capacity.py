@@ -26,8 +26,8 @@ from leasehold.api.resources import (
     node_size,
     pod_policy,
     pool_from_nodes,
+    pool_problems,
     pool_spec,
-    pool_statistics,
     sized_pool,
     usable,
 )
@@ -42,7 +42,8 @@ log = logging.getLogger("leasehold.operator")
 class ClusterPool:
     """A pool now: its spec (``nodes``: its index space), the cluster's node name at
     each index, the indices that are down, what its Leases' pods may have, and what
-    of its NodePool could not be read and is done without (its ``dispatch`` block)."""
+    of its NodePool could not be read and is done without (its ``dispatch``,
+    ``images`` or ``vm`` block: :data:`~leasehold.api.resources.OPTIONAL_BLOCKS`)."""
 
     spec: PoolSpec
     names: tuple[str, ...]
@@ -59,12 +60,21 @@ class ClusterPool:
         return self.spec.nodes - len(self.down)
 
 
+#: what a pool is scheduled without, by the block of its NodePool that cannot be read
+WITHOUT = {"dispatch": "with its dispatch statistics estimated",
+           "images": "without images (its Leases' images are not deployed ahead: their"
+                     " pods pull them at their start)",
+           "vm": "without the VM model (no slowdown, boot or shutdown)"}
+
+
 async def read_pools(client: KubeClient, before: dict[str, ClusterPool]) -> list[ClusterPool]:
     """Every NodePool the operator can read, in name order; ``before``: the pools as
     last read (their indices and shapes are kept). A NodePool it cannot read is left
-    out, with a warning that names the field. One whose ``dispatch`` block it cannot
-    read is kept, its statistics estimated as without the block: a typo there must
-    not take the pool's nodes away; the warning names the field, once while the
+    out, with a warning that names the field. One whose ``dispatch``, ``images`` or
+    ``vm`` block it cannot read is kept, scheduled as without that block (its
+    statistics estimated; no images deployed ahead, its Leases' pods pulling them at
+    their start; no VM model): a typo there must not take the pool's nodes away; the
+    warning names the field and what the pool does without it, once while the
     block stays as it is."""
     listing = await client.get(f"/apis/{GROUP}/{VERSION}/nodepools")
     out = []
@@ -74,15 +84,18 @@ async def read_pools(client: KubeClient, before: dict[str, ClusterPool]) -> list
             nodes = (await client.get("/api/v1/nodes", labelSelector=node_selector(item))
                      ).get("items", [])
             pool = replace(_pool(item, nodes, before.get(name)), policy=pod_policy(item),
-                           problems=tuple(pool_statistics(item)[1]))
+                           problems=tuple(pool_problems(item)))
         except LeaseInputError as exc:
             log.warning("NodePool %s left out: %s", name, exc)
             continue
         was = before.get(name)
         if pool.problems and (was is None or was.problems != pool.problems):
-            log.warning("%s; spec.dispatch not used: NodePool %s is scheduled with its"
-                        " dispatch statistics estimated, as without the block",
-                        "; ".join(pool.problems), name)
+            for block, without in WITHOUT.items():
+                lines = [p for p in pool.problems if p.startswith(f"NodePool {name}: spec."
+                                                                  f"{block}")]
+                if lines:
+                    log.warning("%s; spec.%s not used: NodePool %s is scheduled %s, as"
+                                " without the block", "; ".join(lines), block, name, without)
         out.append(pool)
     return out
 

@@ -35,6 +35,10 @@ RUNTIME = "leasehold.io/runtime-seconds"
 RESUME = "leasehold.io/resume-seconds"
 API_VERSION = f"{GROUP}/{VERSION}"
 PLACEHOLDER = {"name": "vm", "image": "registry.k8s.io/pause:3.10"}
+#: a Lease's image on its pods (issue 22 item 6): its name, and its size in MB (a
+#: decimal number; "0": nothing to transfer), read by the emulated kubelet
+IMAGE = "leasehold.io/image"
+IMAGE_SIZE = "leasehold.io/image-size-mb"
 
 #: Kubernetes' limits: an object name (DNS subdomain) and a label value
 NAME_MAX = 253
@@ -69,23 +73,76 @@ def owner_uid(pod: Obj) -> str | None:
     return None
 
 
+def image_notes(image: str | None, image_mb: float) -> dict[str, str]:
+    """The annotations of a pod of a Lease with ``image`` (none without one)."""
+    if image is None:
+        return {}
+    return {IMAGE: image, IMAGE_SIZE: f"{image_mb:f}".rstrip("0").rstrip(".")}
+
+
 def build(namespace: str, lease: str, uid: str, template: Obj | None, vm: int, node: str,
           cpu_m: int, memory_mib: int, annotations: dict[str, str],
-          policy: PodPolicy = RESTRICTED) -> Obj:
+          policy: PodPolicy = RESTRICTED, image: str | None = None, image_mb: float = 0.0
+          ) -> Obj:
     """The pod of VM ``vm`` on ``node``: what ``policy`` (its NodePool's) allows of the
-    template (:mod:`leasehold.api.podpolicy`; a placeholder container without one),
-    its containers sized to the VM's ``cpu_m`` and ``memory_mib``."""
+    template (:mod:`leasehold.api.podpolicy`; a placeholder container without one,
+    running the Lease's ``image`` if it has one: the VM boots from it), its
+    containers sized to the VM's ``cpu_m`` and ``memory_mib``. A template's
+    containers are kept as they are (a tenant's image is the tenant's); the pod
+    carries the Lease's image and its size (``image_mb``) in annotations either way."""
     if template is None:
-        template = {"spec": {"containers": [PLACEHOLDER]}}
+        template = {"spec": {"containers": [
+            PLACEHOLDER if image is None else {**PLACEHOLDER, "image": image}]}}
     meta, spec, _ = pod_parts(template, policy)  # the problems were the admission's
     resize(template, spec, cpu_m, memory_mib)
-    notes = {**(meta.get("annotations") or {}), **annotations}
+    notes = {**(meta.get("annotations") or {}), **annotations, **image_notes(image, image_mb)}
     label = lease_label(lease)
     if label != lease:
         notes[LEASE_NAME] = lease
     return {"apiVersion": "v1", "kind": "Pod", "metadata": {
         "name": pod_name(lease, vm), "namespace": namespace,
         "labels": {**(meta.get("labels") or {}), LEASE_LABEL: label, VM_LABEL: str(vm)},
+        "annotations": notes,
+        "ownerReferences": [{"apiVersion": API_VERSION, "kind": "Lease", "name": lease,
+                             "uid": uid, "controller": True, "blockOwnerDeletion": True}]},
+        "spec": {**spec, "nodeName": node}}
+
+
+#: a pre-pull pod's role (issue 22 item 6): it brings its Lease's image to its node
+#: before the Lease starts, and asks the node for nothing
+ROLE_LABEL = "leasehold.io/role"
+PULL_ROLE = "image-pull"
+#: what a pull pod runs once its image is there: it ends at once (an image without
+#: it fails to start, which ends the pod as well, its image pulled all the same)
+PULL_COMMAND = ["true"]
+
+
+def pull_name(lease: str, k: int) -> str:
+    return _shorten(lease, NAME_MAX, f"-pull-{k}")
+
+
+def is_pull(pod: Obj) -> bool:
+    return (pod["metadata"].get("labels") or {}).get(ROLE_LABEL) == PULL_ROLE
+
+
+def build_pull(namespace: str, lease: str, uid: str, image: str, image_mb: float, k: int,
+               node: str) -> Obj:
+    """The pre-pull pod ``k`` of a Lease's image on ``node``: bound there, asking
+    nothing, never restarted, owned by the Lease (its deletion takes the pod with
+    it), and restricted as a VM's pod is. A kubelet pulls its image to run it."""
+    template = {"spec": {"restartPolicy": "Never", "terminationGracePeriodSeconds": 0,
+                         "containers": [{"name": "pull", "image": image,
+                                         "command": PULL_COMMAND}]}}
+    _, spec, _ = pod_parts(template, RESTRICTED)
+    for c in spec["containers"]:
+        c["resources"] = {"requests": {"cpu": "0", "memory": "0"}}
+    label = lease_label(lease)
+    notes = image_notes(image, image_mb)
+    if label != lease:
+        notes[LEASE_NAME] = lease
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {
+        "name": pull_name(lease, k), "namespace": namespace,
+        "labels": {LEASE_LABEL: label, ROLE_LABEL: PULL_ROLE},
         "annotations": notes,
         "ownerReferences": [{"apiVersion": API_VERSION, "kind": "Lease", "name": lease,
                              "uid": uid, "controller": True, "blockOwnerDeletion": True}]},

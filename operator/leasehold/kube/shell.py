@@ -45,6 +45,7 @@ from leasehold.core.model import (
     Action,
     Cancel,
     Complete,
+    Deploy,
     Dispatch,
     Fail,
     Lost,
@@ -91,6 +92,11 @@ RETRY_MAX = 30.0
 #: are not made (their node still busy, the API server refusing for a while); then
 #: the start is undone and the lease waits to be placed again
 HOLD_MAX = 30.0
+#: pull pods are made this many wall-clock seconds before their transfer's planned
+#: start: the operator's step and the kubelet's watch take a moment, and a pull that
+#: begins late ends late, after the VMs it is for were to start (one that begins a
+#: moment early ends early, or queues behind the transfer before it on the link)
+PULL_LEAD = 1.0
 #: the metrics' gauges go over every lease: read at most this often (wall seconds),
 #: however many steps a second the shell takes
 GAUGES_EVERY = 1.0
@@ -190,6 +196,15 @@ class Shell:
         #: when (wall clock) to try again what was refused for a while, and the wait
         self._retry_at: float | None = None
         self._retry = RETRY_FIRST
+        #: image transfers the core planned (its Deploys), by lease, whose pull pods
+        #: are not made yet: made once the core's time reaches their start
+        #: (:meth:`_pull`); a later Deploy of a lease replaces its earlier one
+        self._deploys: dict[str, Deploy] = {}
+        #: pull pods that ended (succeeded, or failed), by ``namespace/name``: deleted
+        #: at the next step
+        self._pulled: dict[str, Obj] = {}
+        #: how early (wall seconds) pull pods are made (:data:`PULL_LEAD`)
+        self.pull_lead = PULL_LEAD
 
     # ---- inputs (from the Kopf handlers) ------------------------------------------
     def submit(self, obj: Obj, origin: Origin) -> None:
@@ -308,6 +323,9 @@ class Shell:
             self._wake.set()  # a pod may wait for this one's room
         if uid is None or uid not in self._uids:
             return
+        if vm.is_pull(pod):  # no VM: its end is its image on its node
+            self._pull_seen(kind, pod)
+            return
         if kind == "DELETED" or gone(pod) or vm.phase(pod) == "Succeeded":
             self._pods_changed.add(uid)
             self._wake.set()
@@ -346,7 +364,7 @@ class Shell:
 
     async def _steps(self) -> None:
         while True:
-            due = self.core.next_event_time()
+            due = _first(self.core.next_event_time(), self._pull_due())
             wake = None if due is None else self.clock.wall_of(due)
             if self._retry_at is not None:
                 wake = self._retry_at if wake is None else min(wake, self._retry_at)
@@ -390,6 +408,7 @@ class Shell:
         for r in rejected:
             self._reject_input(*r)
         touched = await self._settle(actions, now, started=set())
+        await self._pull(now)
         # timers move phases on without an action (a suspension's VMs written out, a
         # resume's overhead over): those leases are written too
         for st in self.core.leases():
@@ -809,6 +828,7 @@ class Shell:
         await self._journal([entry(x) for x in away])
         actions = await self._decide(away, now) if away else []
         self.pods.fill(pods)
+        self._replan_pulls(pods, now)
         await self._settle(actions, now, started=set())
         for st in self.core.leases():
             if st.placed and self._succeeded(st.name, st):
@@ -855,7 +875,8 @@ class Shell:
             if t is None:
                 continue
             wanted_uids.add(t.uid)
-            have = dict(self.pods.of(t.uid))
+            # pull pods are no VMs: they go when they are done (:meth:`_pull`)
+            have = {k: p for k, p in self.pods.of(t.uid).items() if not vm.is_pull(p)}
             for i, node in enumerate(placed):
                 key = f"{t.namespace}/{vm.pod_name(t.name, i)}"
                 pod = have.pop(key, None)
@@ -869,7 +890,9 @@ class Shell:
         for uid in self.pods.owners():
             name = self._uids.get(uid)
             if uid not in wanted_uids and name:
-                deletes.extend(p for p in self.pods.of(uid).values() if not gone(p))
+                # its pull pods stay: a transfer under way is not cancelled
+                deletes.extend(p for p in self.pods.of(uid).values()
+                               if not gone(p) and not vm.is_pull(p))
         await _together(self._delete(pod, 0) for pod in deletes)
         creates = self._room_for(creates)
         failures: dict[str, str] = {}
@@ -944,7 +967,8 @@ class Shell:
             annotations[vm.RUNTIME] = f"{max(t.runtime - done, 0.0) / st.pace:.3f}"
         shape = st.request.shape
         pod = vm.build(t.namespace, t.name, t.uid, t.template, i, node, shape.cpu,
-                       shape.memory, annotations, self._policy(st.request.pool))
+                       shape.memory, annotations, self._policy(st.request.pool),
+                       st.request.image, st.request.image_mb)
         path = f"/api/v1/namespaces/{t.namespace}/pods"
         try:
             created = await self.client.create(path, pod)
@@ -990,8 +1014,131 @@ class Shell:
                             exc)
 
     async def _delete_pods(self, t: Tracked, grace: float) -> None:
+        """The Lease's pods; its pull pods only once it ended (one suspended, moved or
+        placed again may still need its image: a transfer under way is not cancelled)."""
+        st = self.core.lease(self._uids.get(t.uid, ""))
+        ended = st is None or st.phase.terminal
         await _together(self._delete(pod, grace) for pod in list(self.pods.of(t.uid).values())
-                        if not gone(pod))
+                        if not gone(pod) and (ended or not vm.is_pull(pod)))
+
+    # ---- image pre-pulls: the core's Deploys (issue 22 item 6) ------------------------
+    # A Deploy plans a transfer of the lease's image to its pool's nodes over [start,
+    # until): once the core's time reaches start, one pull pod per target node is made
+    # (:func:`.pods.build_pull`), which a kubelet runs by pulling the image; it is
+    # deleted when it ends (succeeded, or failed: the image is pulled either way) or
+    # with its Lease (when it ends, here; when it is deleted, by the garbage collector,
+    # as the pods are owned by it). A pull pod the API server refuses (a quota,
+    # admission) is told on its Lease alone: its VMs pull the image when they start.
+    async def _ours(self, path: str, uid: str) -> bool:
+        """Whether the pod at ``path`` is there and the Lease of ``uid`` owns it."""
+        try:
+            return vm.owner_uid(await self.client.get(path)) == uid
+        except KubeError:
+            return False
+
+    def planned(self, deploy: Deploy) -> None:
+        """The core planned a transfer of a lease's image (a Deploy): its pull pods are
+        made once the core's time reaches its start. It replaces the lease's earlier
+        plan, whose pull pods, if made already, stay (a transfer under way is not
+        cancelled)."""
+        self._deploys[deploy.lease] = deploy  # the loop wakes for it (_pull_due)
+        t = self.tracked.get(deploy.lease)
+        if t is not None:  # its status says when (ImageReady)
+            t.deploy, t.pull_refused = deploy, None
+            self._shown.pop(deploy.lease, None)
+
+    def _replan_pulls(self, pods: list[Obj], now: float) -> None:
+        """After a restart: the transfers the core has planned that have not ended
+        are planned again (their pull pods made at their start, or now; those made
+        already are kept), and the pull pods that ended are deleted."""
+        for pod in pods:
+            if vm.is_pull(pod) and vm.owner_uid(pod) in self._uids:
+                self._pull_seen("ADDED", pod)
+        for name in self.tracked:
+            st = self.core.lease(name)
+            if st is None or st.phase.terminal or st.placed:
+                continue
+            booked = self.core.transfers(name)
+            if booked and booked[-1][1].end > now:
+                pool, transfer = booked[-1]
+                self.planned(Deploy(now, name, pool, transfer.image, transfer.start,
+                                    transfer.end))
+
+    def _pull_due(self) -> float | None:
+        """When (the core's time) the next planned transfer's pull pods are due."""
+        first = min((d.start for d in self._deploys.values()), default=None)
+        return None if first is None else first - self.pull_lead * self.clock.scale
+
+    def _pull_seen(self, kind: str, pod: Obj) -> None:
+        meta = pod["metadata"]
+        key = f"{meta['namespace']}/{meta['name']}"
+        if kind == "DELETED" or gone(pod):
+            self._pulled.pop(key, None)
+        elif vm.phase(pod) in ("Succeeded", "Failed"):
+            self._pulled[key] = pod
+            self._wake.set()
+
+    async def _pull(self, now: float) -> None:
+        """The planned transfers whose start has come: their pull pods made; the pull
+        pods that ended: deleted."""
+        lead = self.pull_lead * self.clock.scale
+        due = sorted((d for d in self._deploys.values() if d.start - lead <= now),
+                     key=lambda d: (d.start, d.lease))
+        for d in due:
+            del self._deploys[d.lease]
+        await _together(self._guarded(self._pre_pull(d), d.lease) for d in due)
+        ended, self._pulled = self._pulled, {}
+        await _together(self._delete(pod, 0) for pod in ended.values() if not gone(pod))
+
+    async def _pre_pull(self, deploy: Deploy) -> None:
+        """The pull pods of ``deploy``: one on each of its nodes (none given: every
+        node of its pool that is up, as a multicast transfer reaches all of them)."""
+        t = self.tracked.get(deploy.lease)
+        st = self.core.lease(deploy.lease)
+        spec = self.core.pools.get(deploy.pool)
+        if t is None or st is None or spec is None or st.phase.terminal or t.deleted:
+            return
+        names = spec.node_names()
+        down = self.core.down(deploy.pool)
+        index = {n: k for k, n in enumerate(names)}
+        targets = [(index[n], n) for n in deploy.nodes if n in index] if deploy.nodes \
+            else list(enumerate(names))
+        path = f"/api/v1/namespaces/{t.namespace}/pods"
+        made: list[str] = []
+        refused: list[str] = []
+
+        async def create(k: int, node: str) -> None:
+            pod = vm.build_pull(t.namespace, t.name, t.uid, deploy.image,
+                                st.request.image_mb, k, self._node(node))
+            try:
+                self.pods.created(await self.client.create(path, pod))
+                self._count("create")
+                made.append(self._node(node))
+            except Exception as exc:  # judged here, one pod's
+                if isinstance(exc, KubeError) and exc.code == 409 and await self._ours(
+                        f"{path}/{pod['metadata']['name']}", t.uid):
+                    return  # an earlier Deploy's pull pod: its transfer goes on
+                if transient(exc):
+                    # asked again at the next try; the pods made meanwhile are there
+                    self._deploys.setdefault(deploy.lease, deploy)
+                    self._retry_at = time.time() + RETRY_FIRST
+                    return
+                message = exc.message if isinstance(exc, KubeError) else str(exc)
+                refused.append(f"{pod['metadata']['name']} on {self._node(node)}: {message}")
+        await _together(create(k, node) for k, node in targets if k not in down)
+        if made:
+            self._event(t, "PullingImage", f"pre-pulling image {deploy.image} on"
+                                           f" {_nodes(tuple(made))} (pool {deploy.pool}),"
+                                           f" planned to end by"
+                                           f" {self.clock.stamp(deploy.until)}")
+        if refused:
+            log.warning("pull pods of %s/%s refused: %s", t.namespace, t.name,
+                        "; ".join(refused))
+            t.pull_refused = ("the API server refused its pull pods ("
+                              + "; ".join(sorted(refused)) + f"): image {deploy.image} is"
+                              " pulled on those nodes when its VMs start there")
+            self._shown.pop(deploy.lease, None)
+            self._event(t, "PrePullFailed", t.pull_refused, warning=True)
 
     def _node(self, node: str) -> str:
         return self.nodes.get(node, node)
@@ -1073,6 +1220,8 @@ class Shell:
                                         f" {self.clock.stamp(action.end)}")
         elif isinstance(action, Dispatch):
             self.dispatched(action)
+        elif isinstance(action, Deploy):
+            self.planned(action)
 
     def dispatched(self, action: Dispatch) -> None:
         """The core's dispatch strategy sent an external lease that named no pool to
@@ -1273,6 +1422,11 @@ async def _together(writes: Iterable[Coroutine[Any, Any, None]]) -> None:
         async with gate:
             await write
     await asyncio.gather(*(one(w) for w in writes))
+
+
+def _first(a: float | None, b: float | None) -> float | None:
+    """The earlier of two times, either of which may be none."""
+    return b if a is None else a if b is None else min(a, b)
 
 
 def _nodes(nodes: tuple[str, ...]) -> str:

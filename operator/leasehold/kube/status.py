@@ -11,7 +11,7 @@ from typing import Any
 
 from leasehold.api.clock import Clock
 from leasehold.api.durations import format_duration
-from leasehold.core.model import Dispatch, Origin, Phase
+from leasehold.core.model import Deploy, Dispatch, Origin, Phase
 from leasehold.core.reason import Reason
 from leasehold.core.view import LeaseView
 
@@ -39,6 +39,10 @@ class Tracked:
     #: where the core's dispatch strategy sent it, and why (the latest, if the
     #: core sent it more than once): an external lease that named no pool
     dispatch: Dispatch | None = None
+    #: the latest transfer of its image the core planned (a NodePool with images)
+    deploy: Deploy | None = None
+    #: why its pull pods were refused, if they were
+    pull_refused: str | None = None
 
 
 #: what a tenant is told of a Lease in another namespace, unless the admins allow more
@@ -116,8 +120,25 @@ def status_of(st: LeaseView, t: Tracked, clock: Clock, now: float,
     if st.phase.terminal:
         conditions.append(condition("Finished", "True", st.phase.value, reason or "",
                                     stamp))
+    if t.deploy is not None:
+        conditions.append(_image_ready(st, t, t.deploy, clock, stamp))
     status["conditions"] = conditions
     return status
+
+
+def _image_ready(st: LeaseView, t: Tracked, deploy: Deploy, clock: Clock, stamp: str
+                 ) -> dict[str, str]:
+    """Where its image is: planned to be sent (when, as RFC 3339 times), its pull
+    pods refused, or there (its VMs started)."""
+    if st.first_start is not None:
+        return condition("ImageReady", "True", "Started",
+                         f"its VMs started from image {deploy.image}", stamp)
+    if t.pull_refused is not None:
+        return condition("ImageReady", "False", "PrePullFailed", t.pull_refused, stamp)
+    return condition("ImageReady", "False", "TransferPlanned",
+                     f"image {deploy.image} is planned to be sent to the nodes of pool"
+                     f" {deploy.pool} from {clock.stamp(deploy.start)} until"
+                     f" {clock.stamp(deploy.until)}", stamp)
 
 
 def _canonical(value: Any) -> Any:
