@@ -410,9 +410,10 @@ class NodeEmulator:
         uid = pod["metadata"]["uid"]
         image = pod["metadata"]["annotations"][IMAGE]
         if need.ready is None:
-            await self._wait(pod, f"waiting for room on {node}'s disk for {image}:"
-                                  f" {need.room:g} MB more than the {pulls.repo.disk:g} MB"
-                                  f" images in use leave")
+            size = _megabytes(pod["metadata"]["annotations"])
+            await self._wait(pod, f"waiting for room on {node}'s disk for {image}: {size:g} MB,"
+                                  f" and the images in use leave {size - need.room:g} of its"
+                                  f" {pulls.repo.disk:g} MB")
             return None
         if need.transfer is None:
             if uid not in self._told:
