@@ -13,6 +13,18 @@ and a kubelet that plays the pods bound to them.
   :data:`RUNTIME`; absent: 0, 0, and running until deleted).
 - A deleted pod (``deletionTimestamp`` set) disappears when its grace period — the
   modelled suspend time, in emulated seconds — is over.
+- **Image pulls**, on a NodePool with ``spec.images`` (read with the scenario pool's
+  model; an unreadable block is logged once, and the pool then pulls nothing): a
+  pod with :data:`IMAGE` and :data:`IMAGE_SIZE` (MB; 0 or absent: no pull) whose
+  image is not on its node stays Pending — container waiting ``ContainerCreating``,
+  "pulling <image>: <MB> MB at <B> MB/s", event ``Pulling`` — until its pull over
+  the pool's link has ended (event ``Pulled``), then starts after its other delays.
+  The link, the nodes' caches (LRU under ``disk``, images in use kept, predeployed
+  ones there from the start) and the rules are :mod:`leasehold_emulator.imagepulls`.
+  Each node's ``status.images`` lists what is on its disk. A pod labelled
+  :data:`ROLE` ``image-pull`` (the operator's pre-pull for a Deploy) succeeds as
+  soon as its image is on its node. A restarted kubelet takes a node's listed
+  images as there.
 
 Emulated time runs ``timeScale`` times faster than real time (the ConfigMap
 ``kube-system/leasehold-clock``). It talks to the API through :mod:`leasehold.kube.client`, so it
