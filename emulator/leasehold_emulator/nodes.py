@@ -464,6 +464,10 @@ class NodeEmulator:
             for node in transfer.nodes:
                 await self._list_images(node)
                 await self._moved(pulls.retry(self.clock.now(), node))
+        except (KubeError, aiohttp.ClientError, OSError) as exc:
+            # the pods' own steps go on; a node's list is brought up to date by its
+            # next change
+            log.warning("after the pull of %s: %s", transfer.image, exc)
         finally:
             self._landings.pop(id(transfer), None)
 
@@ -516,7 +520,7 @@ class NodeEmulator:
                  "reportingComponent": "kubelet", "reportingInstance": node}
         try:
             await self.client.create(f"/api/v1/namespaces/{meta['namespace']}/events", event)
-        except KubeError as exc:
+        except (KubeError, aiohttp.ClientError, OSError) as exc:
             log.warning("could not post event %s on pod %s/%s: %s", reason, meta["namespace"],
                         meta["name"], exc)
 
