@@ -20,7 +20,7 @@ import pytest
 from hypothesis import given, note, settings
 from hypothesis import strategies as st
 
-from leasehold_emulator.imagepulls import Need, Pulls, Repository, repository
+from leasehold_emulator.imagepulls import Need, Pulls, Repository, Transfer, repository
 
 IMAGES = ("alpine", "centos", "debian", "fedora")
 
@@ -35,7 +35,7 @@ def test_a_pull_takes_size_over_bandwidth_and_the_next_one_waits_its_turn():
     p = pulls(bandwidth=10)
     assert p.need(0, "a", "n0", "centos", 600).ready == 60
     assert p.need(5, "b", "n1", "debian", 100).ready == 70  # FIFO behind centos
-    assert [(t.image, t.start, t.end) for t in p.transfers] == [
+    assert [(t.image, t.start, t.end) for t in p.link] == [
         ("centos", 0, 60), ("debian", 60, 70)]
 
 
@@ -44,7 +44,7 @@ def test_a_second_pod_on_the_node_finds_the_image_there_or_on_its_way():
     assert p.need(0, "a", "n0", "centos", 600).ready == 60
     assert p.need(10, "b", "n0", "centos", 600).ready == 60  # the same pull
     assert p.need(90, "c", "n0", "centos", 600) == Need(90)  # cached: no transfer
-    assert len(p.transfers) == 1
+    assert p.link == []  # the pull has ended, and no other was asked for
 
 
 @pytest.mark.parametrize(("multicast", "ends"), [
@@ -62,8 +62,7 @@ def test_lru_eviction_under_a_small_disk_keeps_images_in_use():
     p.need(0, "a", "n0", "alpine", 400)    # lands at 4
     p.need(0, "b", "n0", "centos", 400)    # lands at 8
     p.release(10, "b")                     # centos last used at 10, alpine at 4
-    p.need(20, "c", "n0", "debian", 400)   # alpine is in use (a): centos goes
-    assert p.evictions == [(20, "n0", "centos")]
+    assert p.need(20, "c", "n0", "debian", 400).evicted == ("centos",)  # alpine is in use
     assert [i for i, _ in p.images("n0", 100)] == ["alpine", "debian"]
 
 
@@ -73,8 +72,7 @@ def test_a_pod_waits_for_room_until_a_pod_leaves():
     waiting = p.need(10, "b", "n0", "centos", 600)
     assert waiting == Need(None, room=200)
     assert p.release(20, "a") == [("b", p.need_of("b"))]
-    assert p.need_of("b") == Need(26, p.transfers[-1])
-    assert p.evictions == [(20, "n0", "alpine")]
+    assert p.need_of("b") == Need(26, p.link[-1], evicted=("alpine",))
 
 
 @pytest.mark.parametrize(("predeployed", "everything"), [
@@ -84,7 +82,7 @@ def test_a_pod_waits_for_room_until_a_pod_leaves():
 def test_predeployed_images_need_no_pull_and_take_no_disk(predeployed, everything):
     p = pulls(disk=100, predeployed=predeployed, everything=everything)
     assert p.need(5, "a", "n0", "centos", 600) == Need(5)
-    assert p.transfers == [] and p.used("n0") == 0
+    assert p.link == [] and p.used("n0") == 0
 
 
 @pytest.mark.parametrize(("block", "message"), [
@@ -140,6 +138,9 @@ class Run:
     #: way, left while there; order: 2k before step k (the k-th batch), 2k+1 in it
     touches: list[tuple[float, str, str, int]] = field(default_factory=list)
     batches: list[Batch] = field(default_factory=list)
+    #: every transfer, in the order asked; (when, node, image) of every eviction
+    transfers: list[Transfer] = field(default_factory=list)
+    evictions: list[tuple[float, str, str]] = field(default_factory=list)
 
 
 @st.composite
@@ -167,6 +168,9 @@ def play(repo: Repository, sizes: dict[str, float], ops) -> tuple[Pulls, Run]:
     def took(t: float, user: str, need: Need) -> None:
         node, image = run.pods[user][0], run.pods[user][1]
         run.needs[user] = need
+        run.evictions += [(t, node, gone) for gone in need.evicted]
+        if need.transfer is not None and all(x is not need.transfer for x in run.transfers):
+            run.transfers.append(need.transfer)
         if need.ready is None or p.present(image):
             return
         if image not in disks.setdefault(node, {}):
@@ -178,9 +182,9 @@ def play(repo: Repository, sizes: dict[str, float], ops) -> tuple[Pulls, Run]:
 
     def step(t: float, node: str, act) -> None:
         before = dict(disks.get(node, {}))
-        k, c = len(p.evictions), len(run.copies)
+        k, c = len(run.evictions), len(run.copies)
         act()
-        evicted = p.evictions[k:]
+        evicted = run.evictions[k:]
         assert all(w == t and n == node for w, n, _ in evicted), evicted
         for _, _, image in evicted:
             del disks[node][image]
@@ -193,8 +197,8 @@ def play(repo: Repository, sizes: dict[str, float], ops) -> tuple[Pulls, Run]:
         assert p.used(node) == on_disk
 
     def landings(upto: float) -> None:
-        for t in sorted({x.end for x in p.transfers if now < x.end <= upto}):
-            for transfer in [x for x in p.transfers if x.end == t]:
+        for t in sorted({x.end for x in run.transfers if now < x.end <= upto}):
+            for transfer in [x for x in run.transfers if x.end == t]:
                 for node in transfer.nodes:
                     run.touches.append((t, node, transfer.image, 2 * len(run.batches)))
                     step(t, node, lambda t=t, node=node: [
@@ -223,7 +227,7 @@ def play(repo: Repository, sizes: dict[str, float], ops) -> tuple[Pulls, Run]:
                               if life[0] == node and life[3] is None}
                     on = disks.get(node, {})
                     free = sum(s for i, s in on.items() if i not in pinned and max(
-                        x.end for x in p.transfers if x.image == i and node in x.nodes) <= now)
+                        x.end for x in run.transfers if x.image == i and node in x.nodes) <= now)
                     assert need.room == sum(on.values()) - free + sizes[image] - repo.disk > 0
             step(now, node, ask)
         else:
@@ -239,8 +243,8 @@ def play(repo: Repository, sizes: dict[str, float], ops) -> tuple[Pulls, Run]:
     return p, run
 
 
-def check_link(p: Pulls, repo: Repository) -> None:
-    ts = p.transfers
+def check_link(run: Run) -> None:
+    ts, repo = run.transfers, run.repo
     for a in range(len(ts)):
         for b in range(a + 1, len(ts)):
             assert ts[a].end <= ts[b].start or ts[b].end <= ts[a].start, (ts[a], ts[b])
@@ -258,21 +262,21 @@ def check_link(p: Pulls, repo: Repository) -> None:
                            for e in ts[:b]), f"{later} should have joined a send under way"
 
 
-def presence(p: Pulls, run: Run) -> dict[tuple[str, str], list[tuple[float, float]]]:
+def presence(run: Run) -> dict[tuple[str, str], list[tuple[float, float]]]:
     """(node, image) -> the intervals it was on the node: from the end of the send
     that brought it to its eviction."""
     spans: dict[tuple[str, str], list[tuple[float, float]]] = {}
     for when, node, image, _ in run.copies:
-        landed = min(t.end for t in p.transfers
+        landed = min(t.end for t in run.transfers
                      if t.image == image and node in t.nodes and t.end > when)
-        gone = min((e for e, n, i in p.evictions if n == node and i == image and e > when),
+        gone = min((e for e, n, i in run.evictions if n == node and i == image and e > when),
                    default=float("inf"))
         spans.setdefault((node, image), []).append((landed, gone))
     return spans
 
 
 def check_pods(p: Pulls, run: Run) -> None:
-    spans = presence(p, run)
+    spans = presence(run)
     for user, (node, image, asked, left) in run.pods.items():
         need = run.needs[user]
         if need.ready is None:
@@ -296,7 +300,7 @@ def check_disk(p: Pulls, run: Run) -> None:
                        and order <= 2 * k)
 
         def landed(image: str, b=b) -> bool:  # the copy there now
-            return min(t.end for t in p.transfers if t.image == image
+            return min(t.end for t in run.transfers if t.image == image
                        and b.node in t.nodes and t.end > b.began[image]) <= b.when
         candidates = sorted((last_use(i), i) for i in b.before
                             if i not in b.pinned and landed(i))
@@ -313,7 +317,7 @@ def check_disk(p: Pulls, run: Run) -> None:
 def test_the_link_the_disks_and_the_pods_keep_their_rules(case):
     repo, sizes, ops = case
     p, run = play(repo, sizes, ops)
-    note(f"transfers {p.transfers}\nevictions {p.evictions}")
-    check_link(p, repo)
+    note(f"transfers {run.transfers}\nevictions {run.evictions}")
+    check_link(run)
     check_pods(p, run)
     check_disk(p, run)

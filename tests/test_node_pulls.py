@@ -27,7 +27,7 @@ def pool(name: str, nodes: int, **images) -> dict:
 
 
 POOLS = [pool("img", 6, bandwidth=10, disk=2000),
-         pool("uni", 2, bandwidth=10, disk=2000, multicast=False),
+         pool("uni", 3, bandwidth=10, disk=2000, multicast=False),
          pool("pre", 1, bandwidth=10, disk=1000, predeployed=["centos"])]
 
 
@@ -57,7 +57,7 @@ def cluster(tmp_path_factory):
     pools.write_text(yaml.safe_dump_all(POOLS))
     c = Emulated(data)
     c.start(0, "--time-scale", "60", "--pools", str(pools))
-    until(lambda: len(c.get("nodes")["items"]) == 9)
+    until(lambda: len(c.get("nodes")["items"]) == 10)
     yield c
     c.stop()
 
@@ -130,6 +130,22 @@ def test_a_full_disk_evicts_the_least_recently_used_image_no_pod_uses(cluster):
     watch_phases(cluster, ["evict-c"], "Running")
     assert images(cluster, "img-1") == [{"names": ["debian"], "sizeBytes": 900 * MB},
                                         {"names": ["busybox"], "sizeBytes": 600 * MB}]
+
+
+def test_a_pod_waits_for_room_on_a_disk_full_of_images_in_use(cluster):
+    cluster.apply(vm("room-a", "uni-2", "oracle", 1500))
+    watch_phases(cluster, ["room-a"], "Running")
+    cluster.apply(vm("room-b", "uni-2", "suse", 900))
+
+    def waiting() -> str | None:
+        status = pods(cluster)["room-b"].get("status") or {}
+        return ((status.get("containerStatuses") or [{}])[0].get("state", {})
+                .get("waiting", {}).get("message"))
+    assert until(waiting) == ("waiting for room on uni-2's disk for suse: 900 MB, and the"
+                              " images in use leave 500 of its 2000 MB")
+    cluster.kubectl("delete", "pod", "room-a", "--wait=false")
+    watch_phases(cluster, ["room-b"], "Running")
+    assert images(cluster, "uni-2") == [{"names": ["suse"], "sizeBytes": 900 * MB}]
 
 
 @pytest.mark.parametrize(("pool", "apart"), [

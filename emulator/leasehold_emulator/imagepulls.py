@@ -83,13 +83,14 @@ class Copy:
 @dataclass(frozen=True, slots=True)
 class Need:
     """Where a pod's image stands: on its node from ``ready`` (emulated seconds;
-    when it was asked for, if it was there), brought by ``transfer`` (None: it was there, or
-    is predeployed); or, with ``room`` set, waiting for that much room on the disk
-    (``ready`` None)."""
+    when it was asked for, if it was there), brought by ``transfer`` (None: it was
+    there, or is predeployed), after ``evicted`` made room for it; or, with ``room``
+    set, waiting for that many MB more room on the disk (``ready`` None)."""
 
     ready: float | None
     transfer: Transfer | None = None
     room: float | None = None
+    evicted: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,10 +105,10 @@ class Pulls:
 
     def __init__(self, repo: Repository) -> None:
         self.repo = repo
-        #: every transfer ever asked for, in the order asked (the link's FIFO)
-        self.transfers: list[Transfer] = []
-        #: (when, node, image) of each eviction, in order
-        self.evictions: list[tuple[float, str, str]] = []
+        #: the transfers on the link or waiting for it, in the order asked (its FIFO);
+        #: those that have ended leave it
+        self.link: list[Transfer] = []
+        self._free = 0.0
         self._disks: dict[str, dict[str, Copy]] = {}
         self._users: dict[str, _Use] = {}
         self._needs: dict[str, Need] = {}
@@ -141,7 +142,7 @@ class Pulls:
 
     def link_free(self) -> float:
         """When the link has sent everything asked of it."""
-        return self.transfers[-1].end if self.transfers else 0.0
+        return self._free
 
     # ---- changes ----------------------------------------------------------------
     def need(self, now: float, user: str, node: str, image: str, size: float) -> Need:
@@ -149,6 +150,7 @@ class Pulls:
         where it stands. The image is in use on the node until :meth:`release`."""
         if user in self._needs:
             return self._needs[user]
+        self._sent(now)
         if self.present(image):
             need = Need(now)
         else:
@@ -176,6 +178,7 @@ class Pulls:
     def retry(self, now: float, node: str) -> list[tuple[str, Need]]:
         """Give room on ``node`` to the pods waiting for it that now fit, in the order
         they came (an image landing unused, or a pod leaving, may have made room)."""
+        self._sent(now)
         moved = []
         for user in list(self._waiting.get(node, [])):
             self._waiting[node].remove(user)
@@ -202,42 +205,46 @@ class Pulls:
             if copy.landed <= now:
                 return Need(now)
             return Need(copy.landed, self._transfer_to(use.node, use.image, now))
-        short = self._make_room(now, use.node, use.size)
+        short, evicted = self._make_room(now, use.node, use.size)
         if short > 0:
             self._waiting.setdefault(use.node, []).append(user)
             return Need(None, room=short)
         transfer = self._join(now, use.image) or self._send(now, use.image, use.size)
         transfer.nodes.append(use.node)
         disk[use.image] = Copy(transfer.size, transfer.end, transfer.end)
-        return Need(transfer.end, transfer)
+        return Need(transfer.end, transfer, evicted=evicted)
+
+    def _sent(self, now: float) -> None:
+        """The transfers that have ended leave the link (FIFO: they end in order)."""
+        ended = 0
+        while ended < len(self.link) and self.link[ended].end <= now:
+            ended += 1
+        del self.link[:ended]
 
     def _transfer_to(self, node: str, image: str, now: float) -> Transfer | None:
-        for t in reversed(self.transfers):
-            if t.image == image and node in t.nodes and t.end > now:
-                return t
-        return None
+        return next((t for t in self.link if t.image == image and node in t.nodes
+                     and t.end > now), None)
 
     def _join(self, now: float, image: str) -> Transfer | None:
         if not self.repo.multicast:
             return None
-        for t in reversed(self.transfers):
-            if t.image == image and t.end > now:
-                return t
-        return None
+        return next((t for t in self.link if t.image == image and t.end > now), None)
 
     def _send(self, now: float, image: str, size: float) -> Transfer:
-        start = max(now, self.link_free())
+        start = max(now, self._free)
         transfer = Transfer(image, size, now, start, start + size / self.repo.bandwidth)
-        self.transfers.append(transfer)
+        self.link.append(transfer)
+        self._free = transfer.end
         return transfer
 
-    def _make_room(self, now: float, node: str, size: float) -> float:
+    def _make_room(self, now: float, node: str, size: float) -> tuple[float, tuple[str, ...]]:
         """Evict until ``size`` MB fit on ``node``; nothing is evicted unless that
-        makes them fit. Returns the MB still missing (0: they fit)."""
+        makes them fit. Returns the MB still missing (0: they fit), and the images
+        evicted."""
         disk = self._disks.setdefault(node, {})
         free = self.repo.disk - self.used(node)
         if size <= free:
-            return 0.0
+            return 0.0, ()
         pinned = self.pinned(node)
         victims = sorted((c.used, name) for name, c in disk.items()
                          if c.landed <= now and name not in pinned)
@@ -248,8 +255,7 @@ class Pulls:
             chosen.append(name)
             freed += disk[name].size
         if free + freed < size:
-            return size - free - freed
+            return size - free - freed, ()
         for name in chosen:
             del disk[name]
-            self.evictions.append((now, node, name))
-        return 0.0
+        return 0.0, tuple(chosen)

@@ -13,6 +13,18 @@ and a kubelet that plays the pods bound to them.
   :data:`RUNTIME`; absent: 0, 0, and running until deleted).
 - A deleted pod (``deletionTimestamp`` set) disappears when its grace period — the
   modelled suspend time, in emulated seconds — is over.
+- **Image pulls**, on a NodePool with ``spec.images`` (read with the scenario pool's
+  model; an unreadable block is logged once, and the pool then pulls nothing): a
+  pod with :data:`IMAGE` and :data:`IMAGE_SIZE` (MB; 0 or absent: no pull) whose
+  image is not on its node stays Pending — container waiting ``ContainerCreating``,
+  "pulling <image>: <MB> MB at <B> MB/s", event ``Pulling`` — until its pull over
+  the pool's link has ended (event ``Pulled``), then starts after its other delays.
+  The link, the nodes' caches (LRU under ``disk``, images in use kept, predeployed
+  ones there from the start) and the rules are :mod:`leasehold_emulator.imagepulls`.
+  Each node's ``status.images`` lists what is on its disk. A pod labelled
+  :data:`ROLE` ``image-pull`` (the operator's pre-pull for a Deploy) succeeds as
+  soon as its image is on its node. A restarted kubelet takes a node's listed
+  images as there.
 
 Emulated time runs ``timeScale`` times faster than real time (the ConfigMap
 ``kube-system/leasehold-clock``). It talks to the API through :mod:`leasehold.kube.client`, so it
@@ -410,9 +422,10 @@ class NodeEmulator:
         uid = pod["metadata"]["uid"]
         image = pod["metadata"]["annotations"][IMAGE]
         if need.ready is None:
-            await self._wait(pod, f"waiting for room on {node}'s disk for {image}:"
-                                  f" {need.room:g} MB more than the {pulls.repo.disk:g} MB"
-                                  f" images in use leave")
+            size = _megabytes(pod["metadata"]["annotations"])
+            await self._wait(pod, f"waiting for room on {node}'s disk for {image}: {size:g} MB,"
+                                  f" and the images in use leave {size - need.room:g} of its"
+                                  f" {pulls.repo.disk:g} MB")
             return None
         if need.transfer is None:
             if uid not in self._told:
@@ -451,6 +464,10 @@ class NodeEmulator:
             for node in transfer.nodes:
                 await self._list_images(node)
                 await self._moved(pulls.retry(self.clock.now(), node))
+        except (KubeError, aiohttp.ClientError, OSError) as exc:
+            # the pods' own steps go on; a node's list is brought up to date by its
+            # next change
+            log.warning("after the pull of %s: %s", transfer.image, exc)
         finally:
             self._landings.pop(id(transfer), None)
 
@@ -503,7 +520,7 @@ class NodeEmulator:
                  "reportingComponent": "kubelet", "reportingInstance": node}
         try:
             await self.client.create(f"/api/v1/namespaces/{meta['namespace']}/events", event)
-        except KubeError as exc:
+        except (KubeError, aiohttp.ClientError, OSError) as exc:
             log.warning("could not post event %s on pod %s/%s: %s", reason, meta["namespace"],
                         meta["name"], exc)
 
