@@ -12,6 +12,8 @@ import contextlib
 import time
 from typing import Any
 
+import pytest
+
 from leasehold.api.clock import Clock
 from leasehold.core.model import Origin, PoolSpec, SchedulerConfig, VmModel
 from leasehold.kube.capacity import ClusterPool
@@ -126,3 +128,52 @@ def test_a_completed_leases_pods_terminate_for_its_vms_shutdown(api_server):
             assert abs(pod["metadata"]["deletionGracePeriodSeconds"]
                        - (end + 3600 - complete)) <= 1, (pod["metadata"], end, complete)
     asyncio.run(scenario())
+
+
+#: the merger of i39-imgop (which reads a NodePool's spec.vm into the core's pool)
+#: removes this mark: on its own this branch schedules an emulated pool without its
+#: VM model. Run on a scratch merge of both branches, it passed (docs: the report).
+NEEDS_IMGOP = pytest.mark.skip(reason="needs i39-imgop: NodePool spec.vm read into the core")
+
+
+@NEEDS_IMGOP
+def test_on_the_emulated_cluster_a_pools_vms_boot_run_and_shut_down(tmp_path):
+    """End to end (the emulated cluster and `leasehold operator`): a NodePool whose
+    VMs boot for 5 emulated minutes and shut down for 5: the Lease is Running with
+    Booted False and its pod Pending while they boot, then Booted True and the pod
+    Running; completed, its pod terminates for the shutdown."""
+    import yaml
+
+    from operated import operated
+    pools = tmp_path / "pools.yaml"
+    pools.write_text(yaml.safe_dump({
+        "apiVersion": API_VERSION, "kind": "NodePool", "metadata": {"name": "p"},
+        "spec": {"emulated": {"nodes": 1, "cpu": 2, "memory": "2Gi"},
+                 "vm": {"boot": 300, "shutdown": 300}}}))
+    c = operated(tmp_path / "cluster", "moml", pools)
+    try:
+        c.until(lambda: c.recoveries() == 1)
+        c.apply({"apiVersion": API_VERSION, "kind": "Lease",
+                 "metadata": {"name": "a", "namespace": "lab"},
+                 "spec": {"type": "BestEffortSuspendable", "vms": 1, "duration": "2m",
+                          "resources": {"cpu": 1, "memory": "256Mi"}}})
+
+        def seen() -> tuple[dict[str, Any], dict[str, Any]] | None:
+            status = c.lease("lab", "a").get("status", {})
+            pods = c.get("pods", "-n", "lab")["items"]
+            return (status, pods[0]) if pods and _booted(status) else None
+        status, pod = c.until(seen)
+        assert status["phase"] == "Running" and _booted(status)["status"] == "False", status
+        assert pod["status"].get("phase") == "Pending", pod["status"]
+        assert status["progress"]["ranSeconds"] == 0
+        c.until(lambda: (_booted(c.lease("lab", "a")["status"]) or {}).get("status")
+                == "True", 15)
+        c.until(lambda: c.get("pods", "-n", "lab")["items"][0]["status"].get("phase")
+                == "Running", 5)
+        c.until(lambda: c.lease("lab", "a")["status"]["phase"] == "Completed", 15)
+        # its VM shuts down: the pod terminates, for the shutdown's 5 minutes
+        meta = c.until(lambda: (p := c.get("pods", "-n", "lab")["items"])
+                       and p[0]["metadata"].get("deletionTimestamp") and p[0]["metadata"], 5)
+        assert abs(meta["deletionGracePeriodSeconds"] - 300) <= 2, meta
+    finally:
+        c.stop_all()
