@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from leasehold.api.clock import Clock
-from leasehold.core.model import Origin, PoolSpec, SchedulerConfig, VmModel
+from leasehold.core.model import Origin, OverheadParams, PoolSpec, SchedulerConfig, VmModel
 from leasehold.kube.capacity import ClusterPool
 from leasehold.kube.client import KubeClient, KubeError
 from leasehold.kube.pods import API_VERSION, RESUME, RUNTIME
@@ -177,3 +177,39 @@ def test_on_the_emulated_cluster_a_pools_vms_boot_run_and_shut_down(tmp_path):
         assert abs(meta["deletionGracePeriodSeconds"] - 300) <= 2, meta
     finally:
         c.stop_all()
+
+
+def test_a_requeued_leases_pods_terminate_for_its_stop_and_shutdown(api_server):
+    """No suspension: a lease that gives way has its pods deleted with the grace the
+    core gives its VMs to stop (the pool's stopSeconds, then the VMs' shutdown), not
+    at once; the Lease waits to start again, saying it was re-queued."""
+    async def scenario() -> None:
+        async with KubeClient.from_kubeconfig(api_server.kubeconfig) as client:
+            await client.create("/api/v1/nodes", {"apiVersion": "v1", "kind": "Node",
+                                                  "metadata": {"name": "p-0"}})
+            spec = PoolSpec("p", 1, 4000, 16384, overhead=OverheadParams(stop_seconds=60),
+                            vm=VmModel(shutdown=120))
+            shell = Shell(client, [ClusterPool(spec, ("p-0",), frozenset())],
+                          SchedulerConfig(suspension="none"), Clock(SCALE, time.time()))
+            await _submit(client, shell, "a", duration="1h")
+            await _step(shell)
+            assert (await _status(client, "a"))["phase"] == "Running"
+            await asyncio.sleep(60 / SCALE)
+            body = {"apiVersion": API_VERSION, "kind": "Lease",
+                    "metadata": {"name": "b", "namespace": "lab"},
+                    "spec": {"vms": 1, "type": "DeadlineNonPreemptable", "duration": "10m",
+                             "deadline": "1h",
+                             "resources": {"cpu": "4", "memory": "1Gi"}}}
+            shell.submit(await client.create(
+                f"/apis/{API_VERSION}/namespaces/lab/leases", body), Origin.LOCAL)
+            await _step(shell)
+            assert shell.core.lease("lab/a").requeues == 1
+            status = await _status(client, "a")
+            assert status["phase"] in ("Queued", "Scheduled"), status
+            assert any(c["type"] == "Requeued" for c in status["conditions"]), status
+            assert (await _events(client, "a"))["Requeued"].startswith("gave way to lab/b")
+            pod = await client.get("/api/v1/namespaces/lab/pods/a-vm-0")
+            assert pod["metadata"].get("deletionTimestamp"), pod["metadata"]
+            assert abs(pod["metadata"]["deletionGracePeriodSeconds"] - 180) <= 1, \
+                pod["metadata"]
+    asyncio.run(scenario())
