@@ -409,6 +409,10 @@ class Shell:
         for name in touched:
             self._write_status(name)
         self._write_overwritten(touched)
+        # boots over by now: their statuses were written, or wait (the lease's pods
+        # wait) and are written when they can, the booting they showed being stale;
+        # never a wake for a time gone by
+        self._booting = {n: at for n, at in self._booting.items() if at > self.core.now}
         self._stalled = stops(self.core, self._unfed, self._unmade(), now)
         if self._room_again():  # a held Lease may enter: at the next step
             self._wake.set()
