@@ -28,6 +28,7 @@ from .commands import (
     missing,
     needs,
 )
+from .core.model import SUSPENSION_NAMES
 
 if TYPE_CHECKING:
     from .api.tenancy import Tenancy
@@ -84,7 +85,8 @@ def operator_config(args: argparse.Namespace) -> SchedulerConfig:
         policy=args.policy or spec.policy, alpha=alpha,
         backfilling=Backfilling(args.backfilling) if args.backfilling else spec.backfilling,
         suspend_before_blocking=spec.suspend_before_blocking,
-        dispatch=args.dispatch or spec.dispatch, dispatch_seed=spec.dispatch_seed)
+        dispatch=args.dispatch or spec.dispatch, dispatch_seed=spec.dispatch_seed,
+        suspension=args.suspension or spec.suspension)
 
 
 #: the key of the operator's own block in ``--config`` (not a scenario's)
@@ -183,8 +185,9 @@ def add_operator(sub: Subparsers) -> None:
     op.add_argument("--kubeconfig", help="the cluster's kubeconfig (default: $KUBECONFIG)")
     op.add_argument("--config", metavar="FILE",
                     help="configuration: YAML with a scenario's config keys"
-                         " (policy, alpha, backfilling, suspendBeforeBlocking), the"
-                         " dispatch strategy and a tenancy block (docs/operator.md);"
+                         " (policy, alpha, backfilling, suspendBeforeBlocking,"
+                         " suspension), the dispatch strategy and a tenancy block"
+                         " (docs/operator.md);"
                          " flags given here win over it")
     op.add_argument("--policy", choices=POLICIES,
                     help="preemption policy (default: the config's, else moml)")
@@ -194,6 +197,11 @@ def add_operator(sub: Subparsers) -> None:
     op.add_argument("--dispatch", choices=DISPATCH,
                     help="how an external Lease that names no NodePool gets one (default:"
                          f" the config's, else {DISPATCH[0]})")
+    op.add_argument("--suspension", choices=SUSPENSION_NAMES,
+                    help="what a best-effort lease that must give way undergoes: all, it is"
+                         " preempted by its type (suspended); none, it is cancelled and"
+                         " re-queued to run again from the start (default: the config's,"
+                         " else all)")
     op.add_argument("--metrics-port", type=int, default=8080, metavar="PORT",
                     help="serve /metrics and /healthz on PORT (default: 8080; 0: off)")
     op.add_argument("--metrics-address", default="127.0.0.1", metavar="ADDRESS",

@@ -120,7 +120,8 @@ def test_the_config_map_is_the_scheduler_values():
                   and d["metadata"]["name"] == "lh-leasehold-config")
     assert yaml.safe_load(config["data"]["config.yaml"]) == {
         "policy": "mov", "alpha": "p75", "backfilling": "easy",
-        "suspendBeforeBlocking": True, "dispatch": "earliest", "tenancy": {
+        "suspendBeforeBlocking": True, "dispatch": "earliest", "suspension": "all",
+        "tenancy": {
             "localNamespaces": ["owners"], "trustNamespaceLabels": True,
             "localNamespaceSelector": {"matchLabels": {"example.com/owners": "true"}},
             "maxPendingLeases": 500, "maxPendingVMs": None, "discloseOtherTenants": True}}

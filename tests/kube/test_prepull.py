@@ -18,8 +18,6 @@ import contextlib
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-import pytest
-
 import pss
 from leasehold.api.clock import Clock
 from leasehold.api.resources import POOL_LABEL, usable
@@ -246,9 +244,6 @@ def test_a_pool_without_images_plans_no_transfer_and_makes_no_pull_pods(api_serv
     _run(api_server, body, _pool(images=None))
 
 
-@pytest.mark.xfail(strict=True, reason="the journal keeps a Lease's image only with the"
-                   " snap helper's core/snapshot.py (request_data drops it on main): the"
-                   " restarted core plans no transfer")
 def test_a_restarted_operator_makes_the_pull_pods_its_predecessor_planned(api_server):
     """The Deploy was told to the operator that stopped; the new one finds the
     transfer in the core it rebuilt from the journal, and makes its pull pods at its

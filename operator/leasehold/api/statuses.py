@@ -25,21 +25,25 @@ class _Status(BaseModel):
 class Condition(_Status):
     """One of the Lease's conditions, as Kubernetes conditions are written."""
 
-    type: Literal["Admitted", "Preempted", "Finished", "ImageReady"] = Field(
+    type: Literal["Admitted", "Preempted", "Requeued", "Booted", "Finished", "ImageReady"] = Field(
         description="Admitted: the operator took the Lease in (False while it is held back"
                     " or when it is rejected). Preempted: another Lease preempted it."
-                    " Finished: it reached a final phase. ImageReady: its image's transfer"
-                    " to its pool's nodes (a NodePool with images): False while planned,"
-                    " True once its VMs started.")
+                    " Requeued: it gave way to another Lease and was cancelled and"
+                    " re-queued, to run again from the start (the operator's suspension:"
+                    " none); the message says the work lost. Booted: on a NodePool with a"
+                    " VM model, whether its VMs have booted (False while they boot: its run"
+                    " begins once they have). Finished: it reached a final phase."
+                    " ImageReady: its image's transfer to its pool's nodes (a NodePool with"
+                    " images): False while planned, True once its VMs started.")
     status: Literal["True", "False", "Unknown"] = Field(
         description="Whether the condition holds.")
     reason: str = Field(
         description="Why, in one CamelCase word: Admitted, Rejected, InvalidSpec,"
                     " NamespaceCap (its namespace has too many Leases pending),"
-                    " PoolMissing (its spec.pool does not exist yet), PreemptedBy, the"
-                    " final phase, TransferPlanned (the message says when), PrePullFailed"
-                    " (its pull pods were refused: its VMs pull the image when they start)"
-                    " or Started.")
+                    " PoolMissing (its spec.pool does not exist yet), PreemptedBy, GaveWay"
+                    " (Requeued), Booting or Booted, the final phase, TransferPlanned (the"
+                    " message says when), PrePullFailed (its pull pods were refused: its VMs"
+                    " pull the image when they start) or Started.")
     message: str = Field(description="Why, in words (empty when there is nothing to add).")
     last_transition_time: str = Field(
         alias="lastTransitionTime", json_schema_extra={"format": "date-time"},
@@ -66,7 +70,10 @@ class Progress(_Status):
 
     ran_seconds: float = Field(alias="ranSeconds",
                                description="Seconds it has run, counting the current run up"
-                                           " to when the status was written.")
+                                           " to when the status was written (a re-queued"
+                                           " Lease's lost runs included: their work is lost,"
+                                           " and remainingSeconds starts again from its"
+                                           " whole duration).")
     remaining_seconds: float = Field(alias="remainingSeconds",
                                      description="Seconds of its duration (work, at speed"
                                                  " 1.0) still to run; on a NodePool of"
@@ -135,6 +142,7 @@ class LeaseResourceStatus(_Status):
                                   " that names its pool, a local one, or one not"
                                   " dispatched yet.")
     conditions: list[Condition] = _optional(
-        "Admitted, and when they apply Preempted, Finished and ImageReady.",
+        "Admitted, and when they apply Preempted, Requeued, Booted, Finished and"
+        " ImageReady.",
         json_schema_extra={"x-kubernetes-list-type": "map",
                            "x-kubernetes-list-map-keys": ["type"]})

@@ -27,6 +27,7 @@ from leasehold.core.model import (
     Origin,
     Phase,
     Reject,
+    Requeue,
     Start,
     Suspend,
 )
@@ -44,6 +45,9 @@ SETS = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 5000, 10000)
 RETAIN_SECONDS = 3600.0
 #: the label of a lease whose spec could not be read far enough to know its type
 UNKNOWN = "unknown"
+#: what a preempted lease undergoes: ``leasehold_preemptions_total``'s ``action``
+#: (``requeue``: cancelled and re-queued to start over, under ``suspension: none``)
+PREEMPTION_ACTIONS = ("suspend", "cancel", "migrate", "requeue")
 
 
 def _split(core_name: str) -> tuple[str, str]:
@@ -85,6 +89,10 @@ class Metrics:
         self.preemptions = Counter("leasehold_preemptions", "Leases preempted",
                                    ["policy", "action", "type"], registry=r)
         self.preempted_vms = Counter("leasehold_preempted_vms", "VMs preempted", registry=r)
+        self.lost_work = Counter("leasehold_requeue_lost_work_seconds",
+                                 "Work (seconds at speed 1.0) that leases cancelled and"
+                                 " re-queued to start over lost (suspension: none)",
+                                 registry=r)
         self.overhead = Histogram("leasehold_preemption_overhead_seconds",
                                   "Overhead of each preemption decision (000 eq. 3-8)",
                                   buckets=SECONDS, registry=r)
@@ -162,7 +170,7 @@ class Metrics:
             return deadline_given(st.name) if deadline_given is not None else True
         if core.config.policy not in self._policies:
             self._policies.add(core.config.policy)
-            for verb in ("suspend", "cancel", "migrate"):
+            for verb in PREEMPTION_ACTIONS:
                 for lease_type in LeaseType:
                     self.preemptions.labels(core.config.policy, verb, lease_type.value)
         for pool in core.pools:  # a pool may come at any step
@@ -184,10 +192,13 @@ class Metrics:
                                            action.cause).inc()
                     if action.cause == "deadline" and given(st):
                         self.deadline_misses.labels(req.origin.value).inc()
-            elif isinstance(action, Suspend | Cancel | Migrate) and st.preempted_by:
-                kind = {Suspend: "suspend", Cancel: "cancel", Migrate: "migrate"}[type(action)]
+            elif isinstance(action, Suspend | Cancel | Migrate | Requeue) and st.preempted_by:
+                kind = {Suspend: "suspend", Cancel: "cancel", Migrate: "migrate",
+                        Requeue: "requeue"}[type(action)]
                 self.preemptions.labels(core.config.policy, kind, req.type.value).inc()
                 self.preempted_vms.inc(req.vms)
+                if isinstance(action, Requeue):
+                    self.lost_work.inc(action.lost)
             elif isinstance(action, Start) and st.first_start == action.time:
                 self.wait.observe(max(action.time - req.submitted, 0.0))
             elif isinstance(action, Complete):

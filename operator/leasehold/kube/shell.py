@@ -53,6 +53,7 @@ from leasehold.core.model import (
     Origin,
     Phase,
     Reject,
+    Requeue,
     Reserve,
     Resume,
     SchedulerConfig,
@@ -78,6 +79,7 @@ from .status import (
     Tracked,
     condition,
     in_user_terms,
+    preemptor,
     redacted,
     status_of,
 )
@@ -155,8 +157,13 @@ class Shell:
         self._uids: dict[str, str] = {}  # a submitted Lease's uid -> the core's name
         #: a Lease's ``namespace/name`` -> the core's name for its latest incarnation
         self._current: dict[str, str] = {}
-        #: the status each lease last showed (its phase and reservation)
+        #: the status each lease last showed (its phase and reservation, and whether
+        #: its VMs were booting)
         self._shown: dict[str, tuple[Any, ...]] = {}
+        #: by lease, while its VMs boot (a pool with a VM model), when they have booted
+        #: and its run begins (the core's time): its status is written again then,
+        #: where the core has no timer
+        self._booting: dict[str, float] = {}
         #: Leases rejected for their spec this step
         self._rejected: list[Rejected] = []
         #: a pod waits for others to leave its node (their deletion wakes the loop)
@@ -368,6 +375,9 @@ class Shell:
             wake = None if due is None else self.clock.wall_of(due)
             if self._retry_at is not None:
                 wake = self._retry_at if wake is None else min(wake, self._retry_at)
+            if self._booting:  # a boot's end: the lease's status says Booted
+                booted = self.clock.wall_of(min(self._booting.values()))
+                wake = booted if wake is None else min(wake, booted)
             if self._stalled:  # its timers are due, and wait for pods
                 wake = min(self._owed_since.values(), default=time.time()) + self.hold_max
                 if self._retry_at is not None:
@@ -412,11 +422,16 @@ class Shell:
         # timers move phases on without an action (a suspension's VMs written out, a
         # resume's overhead over): those leases are written too
         for st in self.core.leases():
-            if self._shown.get(st.name) != _shown(st):
+            if self._shown.get(st.name) != _shown(st, self._booted_at(st)
+                                                  > self.core.now):
                 touched[st.name] = None
         for name in touched:
             self._write_status(name)
         self._write_overwritten(touched)
+        # boots over by now: their statuses were written, or wait (the lease's pods
+        # wait) and are written when they can, the booting they showed being stale;
+        # never a wake for a time gone by
+        self._booting = {n: at for n, at in self._booting.items() if at > self.core.now}
         self._stalled = stops(self.core, self._unfed, self._unmade(), now)
         if self._room_again():  # a held Lease may enter: at the next step
             self._wake.set()
@@ -452,6 +467,7 @@ class Shell:
         for name in gone:
             t = self.tracked.pop(name, None)
             self._shown.pop(name, None)
+            self._booting.pop(name, None)
             if t is not None:
                 if not t.deleted:
                     self.ended.add(t.uid)
@@ -1196,6 +1212,11 @@ class Shell:
         elif isinstance(action, Suspend):
             await self._delete_pods(t, grace=action.vacated - now)
             self._preempted(t, st, "suspended", reason)
+        elif isinstance(action, Requeue):
+            # its VMs stop as a cancelled lease's do, by ``vacated``; the core placed
+            # it again (Queued), and its next start makes new pods
+            await self._delete_pods(t, grace=action.vacated - now)
+            self._requeued(t, st, action, reason)
         elif isinstance(action, Cancel):
             await self._delete_pods(t, grace=0)
             if st.preempted_by:
@@ -1203,9 +1224,15 @@ class Shell:
             else:
                 self._event(t, "Cancelled", reason)
         elif isinstance(action, Complete):
-            await self._delete_pods(t, grace=0)
+            # in VMs, they shut down first: the pods terminate until then
+            await self._delete_pods(t, grace=0 if action.vacated is None
+                                    else action.vacated - now)
+            # a re-queued lease ran more than its duration: what it lost is said
+            lost = "" if not st.requeues else (
+                f"; {format_duration(st.lost_work)} of work lost to {st.requeues}"
+                f" requeue{'s' if st.requeues > 1 else ''}")
             self._event(t, "Completed", f"ran {format_duration(st.ran)} of"
-                                        f" {format_duration(st.request.duration)}")
+                                        f" {format_duration(st.request.duration)}{lost}")
         elif isinstance(action, Fail):
             await self._delete_pods(t, grace=0)
             self._event(t, "Failed", reason, warning=True)
@@ -1246,7 +1273,12 @@ class Shell:
         if t is None:
             return
         if isinstance(action, Start):
-            self._event(t, "Started", f"running on {self._names(action.nodes)}")
+            where = self._names(action.nodes)
+            if action.running is not None and action.running > action.time:
+                self._event(t, "Started", f"booting on {where}; running at"
+                                          f" {self.clock.stamp(action.running)}")
+            else:
+                self._event(t, "Started", f"running on {where}")
         elif isinstance(action, Resume | Migrate):
             verb = "Migrated" if isinstance(action, Migrate) else "Resumed"
             where = f" to {self._names(action.nodes)}" if action.nodes else ""
@@ -1268,6 +1300,21 @@ class Shell:
         if by is not None:
             victim = f"{t.namespace}/{t.name}" if disclose else OTHER_TENANT
             self._event(by, "PreemptedOthers", f"{how} {victim}")
+
+    def _requeued(self, t: Tracked, st: LeaseView, action: Requeue, reason: str) -> None:
+        """The events of a requeue (no suspension), on both sides: the victim's says
+        whom it gave way to and the work lost, the preemptor's whom it re-queued;
+        named as :meth:`_preempted` names them."""
+        by = self.tracked.get(st.preempted_by or "")
+        disclose = self.tenancy.disclose_other_tenants \
+            or (by is not None and by.namespace == t.namespace)
+        self._event(t, "Requeued", f"gave way to {preemptor(st, t.namespace, disclose)};"
+                    f" {format_duration(action.lost)} of work lost, it runs again from the"
+                    f" start: {redacted(reason, t.namespace, disclose, st.preempted_by)}",
+                    warning=True)
+        if by is not None:
+            victim = f"{t.namespace}/{t.name}" if disclose else OTHER_TENANT
+            self._event(by, "PreemptedOthers", f"re-queued {victim}")
 
     def _count(self, kind: str) -> None:
         self.writes[kind] = self.writes.get(kind, 0) + 1
@@ -1323,10 +1370,24 @@ class Shell:
         st = self.core.lease(name)
         if t is None or st is None or name in self._deferred:
             return
-        self._shown[name] = _shown(st)
         now = self.core.now if math.isfinite(self.core.now) else self.clock.now()
+        booted_at = self._booted_at(st)
+        if booted_at > now:
+            self._booting[name] = booted_at
+        else:
+            self._booting.pop(name, None)
+        self._shown[name] = _shown(st, booted_at > now)
         self._patch_status(t, status_of(st, t, self.clock, now, self.nodes,
-                                        self.tenancy.disclose_other_tenants))
+                                        self.tenancy.disclose_other_tenants,
+                                        booted_at if math.isfinite(booted_at) else None))
+
+    def _booted_at(self, st: LeaseView) -> float:
+        """When the VMs the lease holds on a pool with a VM model have booted (and
+        resumed) and its run begins; -inf where none boot (no VM model, not placed)."""
+        spec = self.core.pools.get(st.pool) if st.pool is not None else None
+        if spec is None or spec.vm is None or not st.placed or st.running_since is None:
+            return -math.inf
+        return st.running_since
 
     async def _patch(self, t: Tracked, status: dict[str, Any]) -> None:
         # the whole status replaced, not merged: nothing another writer put there stays
@@ -1380,8 +1441,8 @@ def _run_timed(core: Scheduler, told: list[Input], now: float, unmade: frozenset
     return actions, time.thread_time() - cpu, unfed
 
 
-def _shown(st: LeaseView) -> tuple[Any, ...]:
-    return st.phase, st.reservation
+def _shown(st: LeaseView, booting: bool) -> tuple[Any, ...]:
+    return st.phase, st.reservation, booting
 
 
 def in_creation_order(inputs: list[tuple[str, str, Any]]) -> list[tuple[str, str, Any]]:

@@ -74,11 +74,13 @@ def condition(kind: str, status: str, reason: str, message: str, stamp: str
 
 
 def status_of(st: LeaseView, t: Tracked, clock: Clock, now: float,
-              nodes: dict[str, str] | None = None, disclose: bool = False
-              ) -> dict[str, Any]:
+              nodes: dict[str, str] | None = None, disclose: bool = False,
+              booted_at: float | None = None) -> dict[str, Any]:
     """A Lease's status from the core's state at ``now`` (the core's time); ``nodes``
     renames the core's nodes to the cluster's. Its preemptor is named only if in its
-    own namespace, or ``disclose`` (the admins allow it)."""
+    own namespace, or ``disclose`` (the admins allow it). ``booted_at``: on a pool
+    with a VM model, when the VMs it holds have booted and its run begins (None: no
+    VMs to boot)."""
     nodes = nodes or {}
     stamp = clock.stamp(now)
     ran = st.ran_by(now)
@@ -117,6 +119,15 @@ def status_of(st: LeaseView, t: Tracked, clock: Clock, now: float,
                                     "preempted by " + redacted(
                                         st.preempted_by, t.namespace, disclose,
                                         st.preempted_by), stamp))
+    if st.requeues:
+        conditions.append(condition("Requeued", "True", "GaveWay",
+                                    requeued(st, t.namespace, disclose), stamp))
+    if booted_at is not None:
+        conditions.append(
+            condition("Booted", "False", "Booting", "its VMs are booting; its run begins"
+                      f" at {clock.stamp(booted_at)}", stamp) if now < booted_at else
+            condition("Booted", "True", "Booted", f"its VMs booted at"
+                      f" {clock.stamp(booted_at)}", stamp))
     if st.phase.terminal:
         conditions.append(condition("Finished", "True", st.phase.value, reason or "",
                                     stamp))
@@ -139,6 +150,24 @@ def _image_ready(st: LeaseView, t: Tracked, deploy: Deploy, clock: Clock, stamp:
                      f"image {deploy.image} is planned to be sent to the nodes of pool"
                      f" {deploy.pool} from {clock.stamp(deploy.start)} until"
                      f" {clock.stamp(deploy.until)}", stamp)
+
+
+def preemptor(st: LeaseView, namespace: str, disclose: bool) -> str:
+    """The Lease that preempted ``st`` last, as a tenant of ``namespace`` may read it."""
+    who = st.preempted_by
+    return redacted(who, namespace, disclose, who) if who else "another lease"
+
+
+def requeued(st: LeaseView, namespace: str, disclose: bool) -> str:
+    """What a re-queued lease lost (no suspension): the Requeued condition's message.
+    The work is the core's (seconds at speed 1.0), in a user's durations."""
+    lost = format_duration(st.lost_work)
+    who = preemptor(st, namespace, disclose)
+    # said so that it holds after the lease has run again too
+    if st.requeues == 1:
+        return f"gave way to {who} and started over; {lost} of work lost"
+    return (f"gave way {st.requeues} times, last to {who}, and started over; {lost} of"
+            " work lost in all")
 
 
 def _canonical(value: Any) -> Any:
