@@ -9,6 +9,7 @@ query of the slot table, after every step, that no waiting lease is left that fi
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -16,12 +17,23 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from builders import AR, BEC, BES, DM, config, drive, exclusive, req, run, shared, spans
-from leasehold.core.model import Action, Backfilling, Phase, PoolSpec, Request, SchedulerConfig
+from leasehold.core.model import (
+    Action,
+    Backfilling,
+    Capacity,
+    Phase,
+    PoolSpec,
+    Request,
+    SchedulerConfig,
+    Start,
+    VmModel,
+)
+from leasehold.core.placement import Placement
+from leasehold.core.profile import Profile
 from leasehold.core.replay import Input, submissions
 from leasehold.core.replay import run as run_inputs
 from leasehold.core.scheduler import Scheduler
-from leasehold.core.slots.exclusive import ExclusivePool
-from strategies import preempting_workloads
+from strategies import SPEEDS, preempting_workloads, workloads
 
 POOLS = {
     "one": [exclusive(6)],
@@ -132,13 +144,15 @@ def long_queues(draw: Any) -> tuple[list[PoolSpec], list[Request], SchedulerConf
     return [exclusive(nodes)], out, config("easy"), inputs
 
 
-def actions(workload: Any, index_scan: bool) -> list[Action]:
+def actions(workload: Any, index_scan: bool = True, direct_asks: bool = True,
+            changes: list[Input] | None = None) -> list[Action]:
     pools, requests, cfg, reports = workload
     sched = Scheduler(pools, cfg)
     sched.planner.index_scan = index_scan
+    sched.planner.direct_asks = direct_asks
     inputs = [*submissions(requests),
               *(Input.cancel(n, t) if k == "cancel" else Input.finished(n, t)
-                for t, k, n in reports)]
+                for t, k, n in reports), *(changes or [])]
     got = run_inputs(sched, inputs)
     assert sched.usage_violations() == []
     return got
@@ -156,17 +170,23 @@ def test_the_scan_from_the_size_buckets_plans_as_filtering_the_whole_queue(
     assert actions(workload, True) == actions(workload, False)
 
 
-def count_fits(monkeypatch: pytest.MonkeyPatch) -> Callable[[], int]:
-    """Count the exclusive pools' fit queries (the real method, counted)."""
+def count_calls(monkeypatch: pytest.MonkeyPatch, cls: type, method: str) -> Callable[[], int]:
+    """Count the calls of ``cls.method`` (the real method, counted)."""
     calls = [0]
-    real = ExclusivePool.fit
+    real = getattr(cls, method)
 
-    def fit(self: ExclusivePool, *args: Any, **kwargs: Any) -> float | None:
+    def counted(self: Any, *args: Any, **kwargs: Any) -> Any:
         calls[0] += 1
         return real(self, *args, **kwargs)
 
-    monkeypatch.setattr(ExclusivePool, "fit", fit)
+    monkeypatch.setattr(cls, method, counted)
     return lambda: calls[0]
+
+
+def count_fits(monkeypatch: pytest.MonkeyPatch) -> Callable[[], int]:
+    """Count the fit queries of exclusive pools: each asks the free-node profile once
+    (through the pool's ``fit``, or directly: ``Planner._ask``)."""
+    return count_calls(monkeypatch, Profile, "fit")
 
 
 def test_a_lease_that_did_not_fit_is_not_asked_again_until_it_can(
@@ -272,3 +292,82 @@ def test_arrivals_are_asked_as_the_plain_way_asks_them(
     assert got == actions(workload, False)
     sched = run([exclusive(4)], requests, config(mode))
     assert {name: spans(sched)[name][0] for name in starts} == starts
+
+
+# ---- asks on one plain pool -------------------------------------------------------
+# On one exclusive pool without a VM model or images, the EASY/FCFS queue asks a
+# lease's fit of the pool's free-node profile directly, not through
+# Placement.best_fit's chain of calls; every action must be what best_fit gives.
+
+ASK_POOLS = [
+    pytest.param([exclusive(4)], True, id="one-exclusive-pool"),
+    pytest.param([replace(exclusive(4), speed=2.0)], True, id="a-faster-pool"),
+    pytest.param([exclusive(4, "a"), exclusive(2, "b")], False, id="two-pools"),
+    pytest.param([replace(exclusive(4), vm=VmModel(boot=5, shutdown=2))], False, id="vm-model"),
+    pytest.param([shared(4, 1000, 1024)], False, id="shared-pool"),
+]
+
+
+@pytest.mark.parametrize("mode", ["easy", "none"])
+@pytest.mark.parametrize(("pools", "direct"), ASK_POOLS)
+def test_queue_asks_on_one_plain_pool_skip_best_fit(
+        monkeypatch: pytest.MonkeyPatch, pools: list[PoolSpec], direct: bool, mode: str) -> None:
+    """Arrivals to an empty queue, behind a head, blocked, and scans at ends."""
+    best_fits = count_calls(monkeypatch, Placement, "best_fit")
+    requests = [req("A", 3, 100), req("H", 4, 10, at=1), req("C", 1, 50, at=2),
+                req("D", 1, 150, at=3), req("E", 2, 30, at=4)]
+    sched = run(pools, requests, config(mode))
+    assert all(p == "Completed" for _, _, p in spans(sched).values())
+    assert (best_fits() == 0) == direct
+
+
+def plain_pool(pools: list[PoolSpec]) -> list[PoolSpec]:
+    return [exclusive(6)] if len(pools) > 1 else pools
+
+
+@st.composite
+def queue_workloads(draw: Any) -> Any:
+    """EASY and FCFS workloads, most on one exclusive pool (of a drawn speed): queues
+    of many sizes; the mixed leases of the other property tests (guaranteed ones
+    that preempt, suspended leases that resume with an overhead, holes); some
+    requests naming the pool."""
+    pools, requests, cfg, inputs = draw(st.one_of(
+        long_queues(), easy_workloads(), preempting_workloads(),
+        workloads().filter(lambda w: w[2].backfilling != Backfilling.CONSERVATIVE)))
+    if draw(st.integers(0, 3)):  # else keep its pools: the asks go through best_fit
+        pools = [replace(p, speed=draw(SPEEDS)) for p in plain_pool(pools)]
+    if cfg.backfilling == Backfilling.CONSERVATIVE:
+        cfg = replace(cfg, backfilling=Backfilling.EASY)
+    named = draw(st.sets(st.sampled_from([r.name for r in requests])))
+    requests = [replace(r, pool=pools[0].name) if r.name in named else r for r in requests]
+    return pools, requests, cfg, inputs
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                  HealthCheck.filter_too_much])
+@given(queue_workloads())
+def test_the_queues_direct_asks_plan_as_best_fit(workload: Any) -> None:
+    """Every action, in order, the same whichever way the queue's fits are asked:
+    a wrong length (the pool's speed), a resuming lease's overhead, a lease naming
+    the pool, a lease too large: each would show in the schedule."""
+    assert actions(workload, direct_asks=True) == actions(workload, direct_asks=False)
+
+
+@pytest.mark.parametrize(("mode", "starts"), [
+    pytest.param("easy", {"A", "S"}, id="easy"),
+    pytest.param("none", {"A"}, id="fcfs"),  # S waits behind H
+])
+def test_a_lease_no_node_holds_after_a_change_is_not_asked_into_the_pool(
+        mode: str, starts: set[str]) -> None:
+    """4 nodes of 1 cpu: A (3 VMs) runs, the head H (4 VMs) waits, B (1 VM) is queued
+    behind it. At 5 s the nodes become 0.5-cpu ones (A is lost): no node holds a VM
+    of H or B any more, so neither may start, asked either way; under EASY a later
+    0.5-cpu lease S runs."""
+    small = PoolSpec("p", 4, 500, 1024, exclusive=True)
+    requests = [req("A", 3, 100), req("H", 4, 10, at=1), req("B", 1, 150, at=2),
+                req("S", 1, 10, at=6, cpu=500)]
+    change = [Input.capacity_change(Capacity(small), 5)]
+    workload = ([exclusive(4)], requests, config(mode), [])
+    got = actions(workload, changes=change)
+    assert got == actions(workload, direct_asks=False, changes=change)
+    assert {a.lease for a in got if isinstance(a, Start)} == starts

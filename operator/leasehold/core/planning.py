@@ -62,6 +62,9 @@ _WAITING = (Phase.QUEUED, Phase.SUSPENDED)
 _NONE = sys.maxsize
 #: what the EASY scan found for a lease it blocked (its earliest start is later)
 _BLOCKED: Fit = ("", inf, inf)
+#: :meth:`Planner._ask`'s one plain pool: its name, free-node profile, speed, nodes,
+#: and the cpu and memory of a node
+_Plain = tuple[str, Profile, float, int, int, int]
 
 
 class Planner:
@@ -69,6 +72,10 @@ class Planner:
     #: buckets (the usual way) or filters the whole queue (the plain way: the same
     #: leases in the same order, slower; tests compare the two)
     index_scan = True
+    #: whether the EASY/FCFS queue's asks on one plain pool go to its free-node
+    #: profile directly (the usual way, :meth:`_ask`) or through
+    #: ``Placement.best_fit`` (the plain way: the same answers; tests compare)
+    direct_asks = True
 
     def __init__(self, config: SchedulerConfig, slots: SlotTable, lifecycle: Lifecycle,
                  placement: Placement, preemptor: Preemptor) -> None:
@@ -119,6 +126,7 @@ class Planner:
         self._one_exclusive = len(self._pools) == 1 and self._pools[0].spec.exclusive
         self._free_now = self._pools[0].free_now if len(self._pools) == 1 else self._free_max
         self._nodes_free = self._free_nodes()
+        self._plain = self._plain_pool()
         #: what is free now for the head's shape bounds every queued lease: on
         #: exclusive pools a VM takes a node whatever its shape; a shared pool's bound
         #: holds for that shape alone (a counted pool of 60-cpu VMs with none free may
@@ -155,6 +163,7 @@ class Planner:
         self._one_exclusive = len(self._pools) == 1 and self._pools[0].spec.exclusive
         self._free_now = self._pools[0].free_now if len(self._pools) == 1 else self._free_max
         self._nodes_free = self._free_nodes()
+        self._plain = self._plain_pool()
         #: what is free now for the head's shape bounds every queued lease: on
         #: exclusive pools a VM takes a node whatever its shape; a shared pool's bound
         #: holds for that shape alone (a counted pool of 60-cpu VMs with none free may
@@ -656,7 +665,7 @@ class Planner:
         """A lease arriving to an empty queue: what :meth:`_run_head` does with it as
         the head (it starts if it fits now, or holds a reservation at its earliest
         start), without entering the queue if it starts."""
-        fit = self.placement.best_fit(st, max(now, st.earliest))
+        fit = self._ask(st, max(now, st.earliest))
         if fit is not None and fit[1] <= now:
             self.lifecycle.book(st, fit[0], fit[1], fit[2], now)  # it starts
             return
@@ -697,7 +706,7 @@ class Planner:
                     self._enqueue(st)
                 continue
             if block:
-                found = self.placement.best_fit(st, now)
+                found = self._ask(st, now)
                 if found is None or found[1] > now:
                     t = inf if found is None else found[1]
                     self._enqueue(st, index=False)
@@ -705,7 +714,7 @@ class Planner:
                     heappush(self._wakeups, (t, seq, st))
                     continue
             else:
-                found = self.placement.best_fit(st, now, now)
+                found = self._ask(st, now, now)
                 if found is None:
                     self._enqueue(st)
                     continue
@@ -737,7 +746,7 @@ class Planner:
                 self._unblock()  # its old slot is given back
                 fit = (booking.pool, t, length)
             else:
-                fit = self.placement.best_fit(st, earliest)
+                fit = self._ask(st, earliest)
             if fit is None:
                 break  # too large while nodes are down: the head waits for them
             pool, t, length = fit
@@ -785,14 +794,14 @@ class Planner:
                     or (not self._one_bound and vms > self._free_now(req.shape, now)):
                 found = None
             elif block:
-                found = self.placement.best_fit(st, now)
+                found = self._ask(st, now)
                 if found is None or found[1] > now:
                     t = inf if found is None else found[1]
                     self._blocked[st.name] = t
                     heappush(self._wakeups, (t, seq, st))
                     found = _BLOCKED  # out of the buckets until it wakes
             else:
-                found = self.placement.best_fit(st, now, now)
+                found = self._ask(st, now, now)
             if found is not None and found is not _BLOCKED:
                 # booked from found[1], which is now (as _start_now books it)
                 if self.lifecycle.book(st, found[0], found[1], found[2], now):
@@ -843,7 +852,7 @@ class Planner:
                 self._try_hole(st, now)
             return False
         if block:
-            found = self.placement.best_fit(st, now)
+            found = self._ask(st, now)
             if found is None or found[1] > now:
                 t = inf if found is None else found[1]
                 self._blocked[st.name] = t
@@ -851,7 +860,7 @@ class Planner:
                 self._unindex(st)
                 return False
         else:
-            found = self.placement.best_fit(st, now, now)
+            found = self._ask(st, now, now)
         if found is not None:
             # found[1] is now, but for a lease whose image is still on its way: it
             # starts once the image is there (DESIGN §2.6)
@@ -870,6 +879,44 @@ class Planner:
         if isinstance(pool, CountedPool) and type(pool.slots_free) is Profile:
             return pool.slots_free
         return None
+
+    def _plain_pool(self) -> _Plain | None:
+        """On one exclusive pool without a VM model, where no pool deploys images:
+        what :meth:`_ask` needs to answer off the pool's free-node profile."""
+        prof = self._nodes_free
+        table = self._pools[0]
+        if prof is None or not isinstance(table, CountedPool) \
+                or self.placement.images is not None:
+            return None
+        spec = self.placement.pools[table.spec.name]  # what Placement.length reads
+        if spec.vm is not None:
+            return None
+        return spec.name, prof, spec.speed, table.total, table.spec.cpu, table.spec.memory
+
+    def _ask(self, st: LeaseState, earliest: float, latest: float = inf) -> Fit | None:
+        """``placement.best_fit(st, earliest, latest)`` for a best-effort lease of the
+        EASY/FCFS queue.
+
+        EASY asks at most arrivals and at many ends (118k asks on Lublin99 100k), and
+        ``best_fit`` reaches its one profile query through seven more calls (the
+        candidate pools, the lease's home, the booking's length and pace, the pool's
+        fit and its shape check). On one plain pool (:meth:`_plain_pool`), for a
+        lease that names no pool and is not resuming, each of those has one answer,
+        known beforehand, so the profile is asked directly; any other lease goes
+        through ``best_fit``. With one pool, a lease's pool, if it has one, is that
+        one, as ``candidate_pools`` would say."""
+        plain = self._plain
+        req = st.req
+        if plain is None or st.resuming or req.pool is not None or st.dispatched is not None \
+                or not self.direct_asks:
+            return self.placement.best_fit(st, earliest, latest)
+        name, prof, speed, total, cpu, memory = plain
+        vms, shape = req.vms, req.shape
+        if vms > total or shape.cpu > cpu or shape.memory > memory:
+            return None  # the pool can never hold it (CountedPool.fit)
+        length = st.remaining / speed  # Placement.length: a best-effort lease's pace
+        t = prof.fit(vms, length, earliest, latest)
+        return None if t is None else (name, t, length)
 
     def _free_max(self, shape: Shape, now: float) -> float:
         """A cheap upper bound on the VMs of ``shape`` that can start now."""
