@@ -1136,6 +1136,9 @@ class Shell:
                     return  # an earlier Deploy's pull pod: its transfer goes on
                 if transient(exc):
                     # asked again at the next try; the pods made meanwhile are there
+                    log.warning("pull pod %s of %s/%s: %s; trying again in %g s",
+                                pod["metadata"]["name"], t.namespace, t.name, exc,
+                                RETRY_FIRST)
                     self._deploys.setdefault(deploy.lease, deploy)
                     self._retry_at = time.time() + RETRY_FIRST
                     return
