@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as hs
 
 from builders import AR, config, exclusive, req
-from leasehold.core.model import Capacity, ImagesSpec, PoolSpec, Request, VmModel
+from leasehold.core.model import Capacity, ImagesSpec, PoolSpec, Request, VmModel, Volatility
 from leasehold.core.replay import Input, run, submissions
 from leasehold.core.scheduler import Scheduler
 from leasehold.core.snapshot import (
@@ -265,6 +265,8 @@ def test_a_restored_lease_keeps_its_image():
     pytest.param(image_pool(2, predeployed_all=True), id="all predeployed"),
     pytest.param(image_pool(2, vm=VmModel(0.05, 12.5, 7.5)), id="images and vm"),
     pytest.param(replace(exclusive(2), vm=VmModel(0.0, 20.0, 0.0)), id="vm only"),
+    pytest.param(replace(exclusive(2), volatile=Volatility(0.3, 120.0, 10.0, 0.8, 0.1, 0.5, 1.0)),
+                 id="volatile"),
 ])
 def test_a_pool_spec_round_trips(spec):
     assert pool_from(json.loads(json.dumps(pool_data(spec))), "p") == spec

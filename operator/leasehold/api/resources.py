@@ -24,6 +24,7 @@ from leasehold.core.model import (
     PoolSpec,
     PoolStatistics,
     VmModel,
+    Volatility,
 )
 
 from .clock import Clock, epoch
@@ -42,6 +43,7 @@ from .scenario import (
     ImagesSpecModel,
     PoolStatisticsSpec,
     VmModelSpec,
+    VolatileSpecModel,
     field_problem,
     validation_problems,
 )
@@ -148,13 +150,6 @@ class Overhead(_K8s):
     model: Literal["intergrid", "haizea"] | None = None
 
 
-class Volatility(_K8s):
-    """002's volatile resources: how often nodes leave and for how long (seconds)."""
-
-    mean_up_seconds: float | None = Field(default=None, gt=0, alias="meanUpSeconds")
-    mean_down_seconds: float | None = Field(default=None, gt=0, alias="meanDownSeconds")
-
-
 class NodePoolResourceSpec(_K8s):
     """Which nodes belong to a NodePool, and what preemption costs there."""
 
@@ -180,9 +175,11 @@ class NodePoolResourceSpec(_K8s):
     vm: VmModelSpec | None = Field(
         default=None, description="The VM model of 004 (a scenario pool's vm block):"
                                   " slowdown, boot and shutdown seconds.")
-    volatility: Volatility | None = Field(
-        default=None, description="Reserved, not yet used: node failures (volatile pools are"
-                                  " issue 23).")
+    volatile: VolatileSpecModel | None = Field(
+        default=None, description="Spot or donated nodes that fail and come back (a"
+                                  " scenario pool's volatile block; seed 002, docs/"
+                                  "volatile.md): failure hazard per epoch, recovery seconds;"
+                                  " Leases here checkpoint every epoch.")
     emulated: Emulated | None = Field(default=None, description="Emulated clusters only: the"
                                                                 " nodes to create.")
     pod_policy: PodPolicy | None = Field(
@@ -390,7 +387,7 @@ def lease_spec(obj: dict[str, Any], origin: Origin, arrival: float, clock: Clock
 
 #: the blocks of a NodePool's spec read on their own: one the operator cannot read is
 #: done without (the pool is scheduled as if it were absent), never the pool left out
-OPTIONAL_BLOCKS = ("dispatch", "images", "vm")
+OPTIONAL_BLOCKS = ("dispatch", "images", "vm", "volatile")
 
 
 def _nodepool_spec(obj: dict[str, Any]) -> NodePoolResourceSpec:
@@ -427,6 +424,14 @@ def pool_images(obj: dict[str, Any]) -> tuple[ImagesSpec | None, VmModel | None]
     vm, _ = _block(obj, "vm")
     return (None if images is None or images.images is None else images.images.to_images(),
             None if vm is None or vm.vm is None else vm.vm.to_vm())
+
+
+def pool_volatility(obj: dict[str, Any]) -> Volatility | None:
+    """A NodePool's ``spec.volatile`` as the core's (``None``: without the block, or
+    with one it cannot read, :func:`pool_problems`: the pool is then scheduled as one
+    whose nodes fail only when they go away, its Leases not checkpointed)."""
+    block, _ = _block(obj, "volatile")
+    return None if block is None or block.volatile is None else block.volatile.to_volatility()
 
 
 def pool_problems(obj: dict[str, Any]) -> list[str]:
@@ -504,7 +509,8 @@ def pool_spec(obj: dict[str, Any], nodes: int | None = None, cpu: int | None = N
     images, vm = pool_images(obj)
     return PoolSpec(name, count, cpu, memory, exclusive=spec.exclusive, overhead=params,
                     groups=groups, speed=1.0 if spec.speed is None else spec.speed,
-                    statistics=pool_statistics(obj)[0], images=images, vm=vm)
+                    statistics=pool_statistics(obj)[0], images=images, vm=vm,
+                    volatile=pool_volatility(obj))
 
 
 def _emulated_groups(emulated: Emulated, exclusive: bool, problems: list[str]

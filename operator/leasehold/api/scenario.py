@@ -53,6 +53,7 @@ from leasehold.core.model import (
     Request,
     SchedulerConfig,
     VmModel,
+    Volatility,
 )
 
 from .durations import NegativeValueError, describe, format_cpu, format_memory, parse_duration
@@ -289,6 +290,45 @@ class NodeGroupModel(Spec):
         return NodeGroup(self.nodes, self.cpu, self.memory)
 
 
+class VolatileCapacityModel(Spec):
+    """The share of its nominal capacity a volatile node delivers in an epoch: a
+    normal law of ``mean`` and ``sigma``, clipped to [``min``, ``max``] (002 §III-A's
+    P_bmin ≤ P_bmax ≤ P_r, as shares of P_r)."""
+
+    mean: Number = Field(default=1.0, gt=0, le=1, description="Mean share delivered.")
+    sigma: Number = Field(default=0.0, ge=0, description="Its standard deviation.")
+    min: Number = Field(default=0.0, ge=0, le=1, description="Least share (P_bmin / P_r).")
+    max: Number = Field(default=1.0, gt=0, le=1, description="Most share (P_bmax / P_r).")
+
+    @model_validator(mode="after")
+    def _ordered(self) -> VolatileCapacityModel:
+        if self.min > self.max:
+            raise RuleViolations([(("min",), f"is {self.min:g}, more than max ({self.max:g})")])
+        return self
+
+
+class VolatileSpecModel(Spec):
+    """A volatile pool (seed 002; DESIGN §2.7; core Volatility): its nodes fail with
+    hazard ``failureRate`` per node per epoch and come back after ``recoverySeconds``
+    on average; leases on it checkpoint every epoch."""
+
+    failure_rate: Number = Field(ge=0, alias="failureRate",
+                                 description="Failure hazard per node per epoch (002: 0.3).")
+    recovery_seconds: Seconds = Field(ge=0, alias="recoverySeconds",
+                                      description="Mean seconds a failed node stays down.")
+    epoch: Seconds = Field(default=10.0, gt=0, description="Seconds per epoch (002's δ:"
+                           " 10); leases here checkpoint at every epoch boundary.")
+    capacity: VolatileCapacityModel | None = Field(
+        default=None, description="The share of its capacity a node delivers per epoch"
+                                  " (default: all of it).")
+
+    def to_volatility(self) -> Volatility:
+        c = self.capacity or VolatileCapacityModel()
+        return Volatility(failure_rate=self.failure_rate, recovery=self.recovery_seconds,
+                          epoch=self.epoch, capacity_mean=c.mean, capacity_sigma=c.sigma,
+                          capacity_min=c.min, capacity_max=c.max)
+
+
 class PoolSpecModel(Spec):
     """A pool of ``nodes`` identical nodes of ``cpu`` (cores) and ``memory`` (MiB)
     each, or of mixed sizes: ``groups`` of nodes, each of its own size (its nodes
@@ -322,6 +362,9 @@ class PoolSpecModel(Spec):
                                   " is on their node (DESIGN §2.6).")
     vm: VmModelSpec | None = Field(default=None, description="The VM model of 004 (slowdown,"
                                                              " boot, shutdown).")
+    volatile: VolatileSpecModel | None = Field(
+        default=None, description="Nodes that fail and come back (seed 002): failure"
+                                  " hazard per epoch, recovery seconds.")
 
     @model_validator(mode="after")
     def _nodes_or_groups(self) -> PoolSpecModel:
@@ -390,7 +433,8 @@ class PoolSpecModel(Spec):
 
     def _vm_fields(self) -> dict[str, Any]:
         return {"images": None if self.images is None else self.images.to_images(),
-                "vm": None if self.vm is None else self.vm.to_vm()}
+                "vm": None if self.vm is None else self.vm.to_vm(),
+                "volatile": None if self.volatile is None else self.volatile.to_volatility()}
 
     def _statistics(self) -> PoolStatistics | None:
         return None if self.dispatch is None else self.dispatch.to_statistics()

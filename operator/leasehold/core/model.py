@@ -217,6 +217,48 @@ class VmModel:
 
 
 @dataclass(frozen=True, slots=True)
+class Volatility:
+    """A volatile pool's law (seed 002 §III-A, §V-A; DESIGN §2.7): donated or spot
+    nodes that fail and come back, and deliver a varying share of their capacity.
+
+    Each node up fails with hazard ``failure_rate`` per ``epoch`` (002: 0.3 per 10-s
+    epoch: a mean time to failure of epoch / failure_rate seconds) and stays down
+    for ``recovery`` seconds on average (002 §IV's 1/μ). A lease running here
+    checkpoints at every epoch boundary of its run, so a lost node costs it the work
+    since the last one. The capacity a node delivers in an epoch is a share of its
+    nominal capacity drawn from a normal law of mean ``capacity_mean`` and deviation
+    ``capacity_sigma``, clipped to [``capacity_min``, ``capacity_max``] (002's
+    P_bmin ≤ P_bmax ≤ P_r, as shares of P_r). The draws are the simulator's and the
+    emulated cluster's (seeded); the core only reads the law."""
+
+    failure_rate: float
+    recovery: float
+    epoch: float = 10.0
+    capacity_mean: float = 1.0
+    capacity_sigma: float = 0.0
+    capacity_min: float = 0.0
+    capacity_max: float = 1.0
+
+    def __post_init__(self) -> None:
+        if not self.failure_rate >= 0:
+            raise ValueError(f"volatile: failureRate must be >= 0, got {self.failure_rate}")
+        if not self.recovery >= 0:
+            raise ValueError(f"volatile: recoverySeconds must be >= 0, got {self.recovery}")
+        if not self.epoch > 0:
+            raise ValueError(f"volatile: epoch must be > 0, got {self.epoch}")
+        if not 0 <= self.capacity_min <= self.capacity_max <= 1:
+            raise ValueError("volatile: capacity needs 0 <= min <= max <= 1, got"
+                             f" min {self.capacity_min}, max {self.capacity_max}")
+        if not self.capacity_sigma >= 0:
+            raise ValueError(f"volatile: capacity sigma must be >= 0, got {self.capacity_sigma}")
+
+    @property
+    def mean_up(self) -> float:
+        """Mean seconds a node stays up (1/λ); infinite when nodes never fail."""
+        return self.epoch / self.failure_rate if self.failure_rate > 0 else float("inf")
+
+
+@dataclass(frozen=True, slots=True)
 class NodeGroup:
     """``nodes`` nodes of one size in a pool of mixed sizes."""
 
@@ -293,6 +335,9 @@ class PoolSpec:
     images: ImagesSpec | None = None
     #: the VM model of 004 (slowdown, boot, shutdown); ``None``: leases run bare
     vm: VmModel | None = None
+    #: nodes that fail and come back (seed 002; DESIGN §2.7); ``None``: nodes fail only
+    #: when the cluster says so (a capacity change)
+    volatile: Volatility | None = None
 
     def __post_init__(self) -> None:
         if not self.speed > 0:

@@ -59,6 +59,7 @@ from .model import (
     SchedulerConfig,
     Shape,
     VmModel,
+    Volatility,
 )
 from .reason import Reason
 from .scheduler import Scheduler
@@ -152,6 +153,8 @@ def pool_data(spec: PoolSpec) -> Data:
         out["vm"] = asdict(spec.vm)
     if spec.images is not None:  # its repository and disks (likewise)
         out["images"] = {**asdict(spec.images), "predeployed": list(spec.images.predeployed)}
+    if spec.volatile is not None:  # its failure law (likewise)
+        out["volatile"] = asdict(spec.volatile)
     return out
 
 
@@ -177,6 +180,11 @@ def pool_from(spec: Any, where: str) -> PoolSpec:
         images = spec.get("images")
         if images is not None:
             pool = replace(pool, images=_images_from(images, f"{where}.images"))
+        law = spec.get("volatile")
+        if law is not None:
+            pool = replace(pool, volatile=Volatility(
+                **{f.name: _float(law[f.name], f"{where}.volatile")
+                   for f in fields(Volatility)}))
     except SnapshotError:
         raise
     except (KeyError, TypeError, ValueError, AttributeError) as exc:

@@ -64,7 +64,8 @@ class ClusterPool:
 WITHOUT = {"dispatch": "with its dispatch statistics estimated",
            "images": "without images (its Leases' images are not deployed ahead: their"
                      " pods pull them at their start)",
-           "vm": "without the VM model (no slowdown, boot or shutdown)"}
+           "vm": "without the VM model (no slowdown, boot or shutdown)",
+           "volatile": "as not volatile (its Leases are not checkpointed every epoch)"}
 
 
 async def read_pools(client: KubeClient, before: dict[str, ClusterPool]) -> list[ClusterPool]:
