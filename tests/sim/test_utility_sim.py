@@ -175,3 +175,15 @@ def test_simulate_says_the_flags_it_does_not_read_in_the_utility_mode():
     assert r.returncode == 0
     assert r.stderr == ("warning: --backfilling is not read in the utility mode"
                         " (config.utility)\n")
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 2 ** 31), n=st.integers(1, 12),
+       scheme=st.sampled_from(["rr", "rrr", "rrr-k"]), private=st.integers(1, 3),
+       gap=st.sampled_from([0.0, 3.0, 10.0]))
+def test_determinism_same_seed_same_result(seed, n, scheme, private, gap):
+    sc = scenario(jobs(n, work=60.0, gap=gap), private=private, seed=seed, scheme=scheme,
+                  capacity={"mean": 0.8, "sigma": 0.3, "min": 0.1})
+    first, again = simulate_utility(sc), simulate_utility(sc)
+    assert first.metrics == again.metrics and first.jobs == again.jobs
+    assert first.metrics["completed"] + first.metrics["refused"] == n

@@ -270,14 +270,11 @@ class EpochScheduler:
                               self.jobs[n].private_node is not None) for n in self.queue]
         p = len(s.private_nodes)
         self.queue = list(order(s.scheme, standings, p))
-        chosen = self.queue[:p]
+        chosen = set(self.queue[:p])
         kept = {st.private_node for n in chosen
                 if (st := self.jobs[n]).private_node is not None}
         free = iter(node for node in s.private_nodes if node not in kept)
-        placements = []
-        for n in self.queue:
-            st = self.jobs[n]
-            placements.append(self._place(st, n in chosen, free))
+        placements = [self._place(self.jobs[n], n in chosen, free) for n in self.queue]
         self._plan = Plan(epoch, start, tuple(admitted), tuple(refused), tuple(placements))
         return self._plan
 
