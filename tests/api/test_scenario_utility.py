@@ -20,7 +20,8 @@ def scenario(utility: dict[str, Any] | None = None, *, public: dict[str, Any] | 
     u = {"scheme": "rrr-k", "private": "dedicated", **(utility or {})}
     return {
         "cluster": {"pools": [
-            {"name": "dedicated", "nodes": 2, "cpu": 2, **(private or {})},
+            {k: v for k, v in {"name": "dedicated", "nodes": 2, "cpu": 2,
+                               **(private or {})}.items() if v is not None},
             {"name": "public", "nodes": 1, "cpu": 2,
              **({"volatile": VOLATILE} if public is None else public)},
         ]},
@@ -75,6 +76,10 @@ def without_line(text: str) -> str:
                  'leases[0] (name "a"): cpu: one VM needs 2 cores but a node of the private'
                  ' pool "dedicated" has 1 core; in the utility mode a job\'s cpu is its share'
                  " of a private node: lower cpu", id="cpu-above-private-node"),
+    pytest.param(scenario(private={"nodes": None, "cpu": None, "groups": [
+        {"nodes": 1, "cpu": 2, "memory": 1024}, {"nodes": 1, "cpu": 4, "memory": 1024}]}),
+        'config.utility: private: pool "dedicated" has nodes of mixed sizes; the private'
+        " nodes are all alike (002 §III-A): give it one cpu and memory", id="private-mixed"),
     pytest.param(scenario(seed=-1), "config: seed: must be >= 0, got -1", id="negative-seed"),
 ])
 def test_one_clear_problem(tmp_path: Path, data: dict[str, Any], expected: str) -> None:
