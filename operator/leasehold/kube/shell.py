@@ -302,6 +302,11 @@ class Shell:
         down = {name: self.core.down(name) for name in self.core.pools}
         told, entries = [], []
         for change in capacity_changes(dict(self.core.pools), down, pools):
+            # nodes of a pool the core has that went down (not a pool gone as a whole)
+            went = 0 if change.removed or change.pool.name not in down else len(
+                change.down - down[change.pool.name])
+            if self.metrics is not None and went:
+                self.metrics.failed(change.pool.name, went)
             item = Input.capacity_change(change, now)
             told.append(item)
             line = entry(item)

@@ -1,0 +1,158 @@
+"""A volatile NodePool as spot capacity (issue 23 item 5): a node of it goes NotReady
+mid-run (its kubelet stops: the emulated cluster's leasehold.io/emulated-down) and
+the operator handles its leases by type — the cancellable one Cancelled with the
+reason, the suspendable one placed again on another node with new pods — with
+NodeLost events and the lost leases and failed nodes in its metrics; no node is
+over-committed at any sample, no pod stays on the failed node, nothing is lost.
+
+On the emulated cluster, with the real kubectl, Kopf and operator."""
+
+from __future__ import annotations
+
+import socket
+import urllib.request
+from typing import Any
+
+import yaml
+
+from leasehold_emulator.nodes import DOWN
+from operated import Operated, Sampler, final_phases, operated
+
+SPOT = {"apiVersion": "leasehold.io/v1alpha1", "kind": "NodePool", "metadata": {"name": "spot"},
+        "spec": {"emulated": {"nodes": 3, "cpu": 2, "memory": "2Gi", "seed": 1},
+                 # no failure by the law: the test fails a node itself, when it wants
+                 "volatile": {"failureRate": 0, "recoverySeconds": 60}}}
+
+
+def lease(name: str, kind: str = "BestEffortSuspendable", cpu: str = "1") -> dict[str, Any]:
+    return {"apiVersion": "leasehold.io/v1alpha1", "kind": "Lease",
+            "metadata": {"name": name, "namespace": "lab"},
+            "spec": {"type": kind, "vms": 1, "duration": "1h",
+                     "resources": {"cpu": cpu, "memory": "256Mi"}}}
+
+
+def status(c: Operated, name: str) -> dict[str, Any]:
+    return c.lease("lab", name).get("status") or {}
+
+
+def live_pods(c: Operated) -> dict[str, dict[str, Any]]:
+    return {p["metadata"]["name"]: p for p in c.get("pods", "-n", "lab")["items"]
+            if not p["metadata"].get("deletionTimestamp")}
+
+
+def events(c: Operated, name: str) -> dict[str, str]:
+    return {e["reason"]: e["message"] for e in c.get("events", "-n", "lab")["items"]
+            if e["involvedObject"]["name"] == name}
+
+
+def metrics(port: int) -> dict[str, float]:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
+        text = r.read().decode()
+    return {line.split(" ")[0]: float(line.split(" ")[1])
+            for line in text.splitlines() if line and not line.startswith("#")}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_a_volatile_pool_loses_a_node_mid_run_and_its_leases_go_by_type(tmp_path):
+    pools = tmp_path / "pools.yaml"
+    pools.write_text(yaml.safe_dump(SPOT))
+    port = free_port()
+    c = operated(tmp_path / "cluster", "moml", pools, 60.0, port)
+    sampler = Sampler(c)
+    try:
+        c.until(lambda: c.recoveries() == 1)
+        sampler.start()
+        # c and s share a node (one cpu each); o has a node of its own
+        c.apply(lease("c", "BestEffortCancellable"))
+        c.apply(lease("s"))
+        c.apply(lease("o", cpu="2"))
+        c.until(lambda: all(status(c, n).get("phase") == "Running" for n in "cso")
+                and {"c-vm-0", "s-vm-0", "o-vm-0"} <= set(live_pods(c)))
+        on = {n: live_pods(c)[f"{n}-vm-0"]["spec"]["nodeName"] for n in "cso"}
+        assert on["c"] == on["s"] != on["o"], on
+        failed = on["s"]
+        c.kubectl("annotate", "node", failed, f"{DOWN}=true")
+        # the cancellable lease is Cancelled, saying why
+        c.until(lambda: status(c, "c").get("phase") == "Cancelled")
+        assert status(c, "c")["message"] == f"cancelled: its node {failed} was lost"
+        assert events(c, "c")["NodeLost"] == f"cancelled: its node {failed} was lost"
+        # the suspendable one is placed again on the node left, with a new pod
+        c.until(lambda: status(c, "s").get("phase") == "Running"
+                and live_pods(c).get("s-vm-0", {}).get("spec", {}).get("nodeName")
+                not in (None, failed), 30)
+        assert events(c, "s")["NodeLost"].startswith(f"its node {failed} was lost: queued"
+                                                     " again"), events(c, "s")
+        assert status(c, "o")["phase"] == "Running"
+        # no pod stays bound to the failed node
+        for _ in range(5):
+            bound = [n for n, p in live_pods(c).items() if p["spec"]["nodeName"] == failed]
+            assert bound == [], bound
+        # the failure and the losses are counted (the gauge is read at most once a
+        # second: waited for as well)
+        want = {'leasehold_node_failures_total{pool="spot"}': 1,
+                'leasehold_leases_lost_total{outcome="cancelled",pool="spot"}': 1,
+                'leasehold_leases_lost_total{outcome="requeued",pool="spot"}': 1,
+                'leasehold_leases_lost_total{outcome="replanned",pool="spot"}': 0,
+                'leasehold_pool_nodes_down{pool="spot"}': 1}
+        c.until(lambda: {k: metrics(port).get(k) for k in want} == want)
+        # back: the pool has its node again
+        c.kubectl("annotate", "node", failed, f"{DOWN}-")
+        c.until(lambda: metrics(port).get('leasehold_pool_nodes_down{pool="spot"}') == 0)
+        c.apply(lease("after", cpu="2"))
+        c.until(lambda: status(c, "after").get("phase") == "Running"
+                and live_pods(c).get("after-vm-0", {}).get("spec", {}).get("nodeName")
+                == failed, 30)
+        # nothing lost: every Lease ended, or runs
+        phases = {x["metadata"]["name"]: x["status"]["phase"]
+                  for x in c.get("lhl", "-n", "lab")["items"]}
+        assert phases == {"c": "Cancelled", "s": "Running", "o": "Running",
+                          "after": "Running"}, phases
+    finally:
+        sampler.done.set()
+        c.stop_all()
+    assert sampler.samples > 10
+    assert sampler.problems == [], sampler.problems[:5]
+
+
+def test_leases_on_a_volatile_pool_whose_nodes_fail_by_its_law_all_end(tmp_path):
+    """Four nodes failing by the law (a hazard of 0.05 per 10-s epoch: 200 s up on
+    average, 30 s down), 12 Leases of two minutes: seed 4 fails nodes at 75, 79, 149,
+    163, 173 … emulated seconds, while they run. Every Lease ends — Completed, or
+    Cancelled because its node was lost — no node is ever over-committed, and the
+    failures and losses are counted."""
+    spot = {**SPOT, "spec": {"emulated": {"nodes": 4, "cpu": 4, "memory": "4Gi", "seed": 4},
+                             "volatile": {"failureRate": 0.05, "recoverySeconds": 30}}}
+    pools = tmp_path / "pools.yaml"
+    pools.write_text(yaml.safe_dump(spot))
+    port = free_port()
+    c = operated(tmp_path / "cluster", "moml", pools, 60.0, port)
+    sampler = Sampler(c)
+    try:
+        c.until(lambda: c.recoveries() == 1)
+        sampler.start()
+        for i in range(12):
+            kind = "BestEffortCancellable" if i % 3 == 2 else "BestEffortSuspendable"
+            c.apply({**lease(f"l{i}", kind, cpu="2"),
+                     "spec": {**lease(f"l{i}", kind, cpu="2")["spec"], "duration": "2m"}})
+        phases = c.until(lambda: final_phases(c), 120, 0.5)
+        assert set(phases.values()) <= {"Completed", "Cancelled"}, phases
+        for name, phase in phases.items():
+            if phase == "Cancelled":
+                assert status(c, name)["message"].endswith("was lost"), status(c, name)
+        # counted by the step that ended the last lease, before its status was written
+        seen = metrics(port)
+        assert seen['leasehold_node_failures_total{pool="spot"}'] >= 1
+        lost = sum(v for k, v in seen.items() if k.startswith("leasehold_leases_lost_total"))
+        assert lost >= 1, seen
+        assert seen['leasehold_leases_lost_total{outcome="cancelled",pool="spot"}'] == \
+            sum(p == "Cancelled" for p in phases.values())
+    finally:
+        sampler.done.set()
+        c.stop_all()
+    assert sampler.samples > 10
+    assert sampler.problems == [], sampler.problems[:5]
