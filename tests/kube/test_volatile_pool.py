@@ -9,6 +9,7 @@ On the emulated cluster, with the real kubectl, Kopf and operator."""
 
 from __future__ import annotations
 
+import json
 import socket
 import urllib.request
 from typing import Any
@@ -156,3 +157,53 @@ def test_leases_on_a_volatile_pool_whose_nodes_fail_by_its_law_all_end(tmp_path)
         c.stop_all()
     assert sampler.samples > 10
     assert sampler.problems == [], sampler.problems[:5]
+
+
+def real_node(name: str) -> dict[str, Any]:
+    """A node the emulated cluster does not make (no kubelet plays its pods: they
+    stay Pending, which the operator's leases do not wait for)."""
+    return {"apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": name, "labels": {"fleet": "spot"}}}
+
+
+def node_status(c: Operated, name: str, ready: str) -> None:
+    c.kubectl("patch", "node", name, "--subresource=status", "--type=merge", "-p", json.dumps(
+        {"status": {"allocatable": {"cpu": "2", "memory": "2Gi", "pods": "110"},
+                    "capacity": {"cpu": "2", "memory": "2Gi", "pods": "110"},
+                    "conditions": [{"type": "Ready", "status": ready}]}}))
+
+
+def test_a_lost_real_node_is_named_as_the_cluster_names_it(tmp_path):
+    """A volatile pool of real nodes (picked by its nodeSelector): the core numbers
+    them, and the NodeLost event and the status name the node lost as the cluster
+    does, not by the core's index."""
+    pools = tmp_path / "pools.yaml"
+    pools.write_text(yaml.safe_dump(SPOT))
+    port = free_port()
+    c = operated(tmp_path / "cluster", "moml", pools, 60.0, port)
+    try:
+        for name in ("ip-10-0-0-7", "ip-10-0-0-8"):
+            c.apply(real_node(name))
+            node_status(c, name, "True")
+        c.apply({"apiVersion": "leasehold.io/v1alpha1", "kind": "NodePool",
+                 "metadata": {"name": "fleet"},
+                 "spec": {"nodeSelector": {"fleet": "spot"},
+                          "volatile": {"failureRate": 0.3, "recoverySeconds": 120}}})
+        c.until(lambda: c.recoveries() == 1)
+        c.apply({**lease("c", "BestEffortCancellable", cpu="2"),
+                 "spec": {**lease("c", "BestEffortCancellable", cpu="2")["spec"],
+                          "pool": "fleet"}})
+        c.until(lambda: status(c, "c").get("phase") == "Running" and "c-vm-0" in live_pods(c))
+        node = live_pods(c)["c-vm-0"]["spec"]["nodeName"]
+        assert node.startswith("ip-10-0-0-"), node
+        node_status(c, node, "False")
+        c.until(lambda: status(c, "c").get("phase") == "Cancelled")
+        assert status(c, "c")["message"] == f"cancelled: its node {node} was lost"
+        assert events(c, "c")["NodeLost"] == f"cancelled: its node {node} was lost"
+        # the pool is its two nodes, one of them down (the first read after the start
+        # takes no index names for nodes)
+        want = {'leasehold_pool_nodes_down{pool="fleet"}': 1,
+                'leasehold_pool_capacity_cpu_cores{pool="fleet"}': 4}
+        c.until(lambda: {k: metrics(port).get(k) for k in want} == want)
+    finally:
+        c.stop_all()

@@ -81,6 +81,7 @@ from .status import (
     in_user_terms,
     preemptor,
     redacted,
+    renamed,
     status_of,
 )
 
@@ -815,7 +816,11 @@ class Shell:
         # sends them again (the snapshot's leases have theirs in what is known)
         sent = {a.lease: a for a in replayed if isinstance(a, Dispatch)}
         self.ended = {uid for uid in ended if uid in objects}
-        # the pools as the journal knew them (indices and names), then as they are
+        # the pools as the journal knew them (indices and names), then as they are;
+        # a pool it has no names for (nothing journaled yet) has those the core was
+        # built with here: a pool of real nodes is not its index names
+        for name, pool in self.cluster.items():
+            names.setdefault(name, list(pool.names))
         before = {name: ClusterPool(spec, tuple(names.get(name, spec.node_names())),
                                     self.core.down(name))
                   for name, spec in self.core.pools.items()
@@ -1246,7 +1251,7 @@ class Shell:
             self._event(t, "Failed", reason, warning=True)
         elif isinstance(action, Lost):
             await self._delete_pods(t, grace=0)
-            self._event(t, "NodeLost", reason, warning=True)
+            self._event(t, "NodeLost", renamed(reason, self.nodes), warning=True)
         elif isinstance(action, Reject):
             self._event(t, "Rejected", reason, warning=True)
         elif isinstance(action, Reserve):
