@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import math
 import statistics
+from pathlib import Path
 
 import pytest
+import yaml
 
+from leasehold.api.resources import pool_problems, pool_spec, pool_volatility
 from leasehold.core.model import Volatility
 from leasehold_emulator.outages import Law, Outages
 
+ROOT = Path(__file__).resolve().parents[1]
 #: seed 002's law: 0.3 failures per 10-s epoch (33.3 s up on average), 120 s down
 P002 = Volatility(failure_rate=0.3, recovery=120.0)
 
@@ -55,3 +59,11 @@ def test_degenerate_laws(law, up, down):
     if down is not None:
         life.up()
         assert life.down() == down
+
+
+def test_the_spot_example_is_a_volatile_pool_beside_a_firm_one():
+    docs = list(yaml.safe_load_all((ROOT / "examples/emulator/spot.yaml").read_text()))
+    laws = {d["metadata"]["name"]: pool_volatility(d) for d in docs}
+    assert laws == {"spot": Volatility(failure_rate=0.3, recovery=120.0), "firm": None}
+    assert all(pool_problems(d) == [] for d in docs)
+    assert [pool_spec(d).nodes for d in docs] == [8, 2]
