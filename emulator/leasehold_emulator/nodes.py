@@ -430,17 +430,19 @@ class NodeEmulator:
         task.add_done_callback(self._aside.discard)
 
     async def _outages(self, node: str, law: Law) -> None:
+        """The node's outages, for as long as its law holds. The turns run on their
+        own: this task is cancelled when the law changes, a turn never half-way."""
         life = Outages(law, node)
         if node in self._failed:  # a law changed while it was down: up first
             self._failed.discard(node)
-            await self._settle(node)
+            self._later(self._settle(node))
         while True:
             await asyncio.sleep(self.real(life.up()))
             self._failed.add(node)
-            await self._settle(node)
+            self._later(self._settle(node))
             await asyncio.sleep(self.real(life.down()))
             self._failed.discard(node)
-            await self._settle(node)
+            self._later(self._settle(node))
 
     def down(self, node: str) -> bool:
         """Whether the node's kubelet is stopped now."""
@@ -478,10 +480,12 @@ class NodeEmulator:
     async def _turn(self, node: str, up: bool) -> None:
         path = f"/api/v1/nodes/{node}"
         current = await self.client.get(path)
-        await self.client.merge_patch(path, {"spec": {"taints": tainted(
-            (current.get("spec") or {}).get("taints"), not up) or None}})
+        # as on a real cluster: the status first (the kubelet posting again, or the
+        # node lifecycle controller marking it), then the controller's taints
         await self.client.merge_patch(f"{path}/status", {"status": {"conditions": [
             ready_condition(up)]}})
+        await self.client.merge_patch(path, {"spec": {"taints": tainted(
+            (current.get("spec") or {}).get("taints"), not up) or None}})
         await self._node_event(current, "NodeReady" if up else "NodeNotReady",
                                f"Node {node} status is now: "
                                f"{'NodeReady' if up else 'NodeNotReady'}", up)

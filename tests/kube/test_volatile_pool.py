@@ -10,10 +10,12 @@ On the emulated cluster, with the real kubectl, Kopf and operator."""
 from __future__ import annotations
 
 import json
+import signal
 import socket
 import urllib.request
 from typing import Any
 
+import pytest
 import yaml
 
 from leasehold_emulator.nodes import DOWN
@@ -120,12 +122,15 @@ def test_a_volatile_pool_loses_a_node_mid_run_and_its_leases_go_by_type(tmp_path
     assert sampler.problems == [], sampler.problems[:5]
 
 
-def test_leases_on_a_volatile_pool_whose_nodes_fail_by_its_law_all_end(tmp_path):
+@pytest.mark.parametrize("kill", [False, True], ids=["", "operator-killed"])
+def test_leases_on_a_volatile_pool_whose_nodes_fail_by_its_law_all_end(tmp_path, kill):
     """Four nodes failing by the law (a hazard of 0.05 per 10-s epoch: 200 s up on
     average, 30 s down), 12 Leases of two minutes: seed 4 fails nodes at 75, 79, 149,
     163, 173 … emulated seconds, while they run. Every Lease ends — Completed, or
     Cancelled because its node was lost — no node is ever over-committed, and the
-    failures and losses are counted."""
+    failures and losses are counted. ``kill``: the operator is killed (SIGKILL) once
+    a lease was lost, and another started, while the nodes go on failing: the same
+    holds (the new one's counters start at 0: not checked)."""
     spot = {**SPOT, "spec": {"emulated": {"nodes": 4, "cpu": 4, "memory": "4Gi", "seed": 4},
                              "volatile": {"failureRate": 0.05, "recoverySeconds": 30}}}
     pools = tmp_path / "pools.yaml"
@@ -140,18 +145,28 @@ def test_leases_on_a_volatile_pool_whose_nodes_fail_by_its_law_all_end(tmp_path)
             kind = "BestEffortCancellable" if i % 3 == 2 else "BestEffortSuspendable"
             c.apply({**lease(f"l{i}", kind, cpu="2"),
                      "spec": {**lease(f"l{i}", kind, cpu="2")["spec"], "duration": "2m"}})
+        if kill:
+            c.until(lambda: sum(v for k, v in metrics(port).items()
+                                if k.startswith("leasehold_leases_lost_total")) >= 1, 60)
+            c.operator.send_signal(signal.SIGKILL)
+            c.operator.wait(timeout=10)
+            c.start_operator("moml", 0)
         phases = c.until(lambda: final_phases(c), 120, 0.5)
         assert set(phases.values()) <= {"Completed", "Cancelled"}, phases
         for name, phase in phases.items():
             if phase == "Cancelled":
                 assert status(c, name)["message"].endswith("was lost"), status(c, name)
-        # counted by the step that ended the last lease, before its status was written
-        seen = metrics(port)
-        assert seen['leasehold_node_failures_total{pool="spot"}'] >= 1
-        lost = sum(v for k, v in seen.items() if k.startswith("leasehold_leases_lost_total"))
-        assert lost >= 1, seen
-        assert seen['leasehold_leases_lost_total{outcome="cancelled",pool="spot"}'] == \
-            sum(p == "Cancelled" for p in phases.values())
+                assert "NodeLost" in events(c, name)
+        if not kill:
+            # counted by the step that ended the last lease, before its status was
+            # written
+            seen = metrics(port)
+            assert seen['leasehold_node_failures_total{pool="spot"}'] >= 1
+            lost = sum(v for k, v in seen.items()
+                       if k.startswith("leasehold_leases_lost_total"))
+            assert lost >= 1, seen
+            assert seen['leasehold_leases_lost_total{outcome="cancelled",pool="spot"}'] \
+                == sum(p == "Cancelled" for p in phases.values())
     finally:
         sampler.done.set()
         c.stop_all()
