@@ -79,6 +79,7 @@ def test_a_volatile_pool_loses_a_node_mid_run_and_its_leases_go_by_type(tmp_path
         on = {n: live_pods(c)[f"{n}-vm-0"]["spec"]["nodeName"] for n in "cso"}
         assert on["c"] == on["s"] != on["o"], on
         failed = on["s"]
+        sampled = sampler.samples
         c.kubectl("annotate", "node", failed, f"{DOWN}=true")
         # the cancellable lease is Cancelled, saying why
         c.until(lambda: status(c, "c").get("phase") == "Cancelled")
@@ -91,6 +92,8 @@ def test_a_volatile_pool_loses_a_node_mid_run_and_its_leases_go_by_type(tmp_path
         assert events(c, "s")["NodeLost"].startswith(f"its node {failed} was lost: queued"
                                                      " again"), events(c, "s")
         assert status(c, "o")["phase"] == "Running"
+        # over-commitment looked for across the loss and the new placement
+        c.until(lambda: sampler.samples >= sampled + 3)
         # no pod stays bound to the failed node
         for _ in range(5):
             bound = [n for n, p in live_pods(c).items() if p["spec"]["nodeName"] == failed]
@@ -118,7 +121,6 @@ def test_a_volatile_pool_loses_a_node_mid_run_and_its_leases_go_by_type(tmp_path
     finally:
         sampler.done.set()
         c.stop_all()
-    assert sampler.samples > 10
     assert sampler.problems == [], sampler.problems[:5]
 
 
@@ -152,6 +154,7 @@ def test_leases_on_a_volatile_pool_whose_nodes_fail_by_its_law_all_end(tmp_path,
             c.operator.wait(timeout=10)
             c.start_operator("moml", 0)
         phases = c.until(lambda: final_phases(c), 120, 0.5)
+        c.until(lambda: sampler.samples >= 10)  # the sampler worked, from the first Lease on
         assert set(phases.values()) <= {"Completed", "Cancelled"}, phases
         for name, phase in phases.items():
             if phase == "Cancelled":
@@ -170,7 +173,6 @@ def test_leases_on_a_volatile_pool_whose_nodes_fail_by_its_law_all_end(tmp_path,
     finally:
         sampler.done.set()
         c.stop_all()
-    assert sampler.samples > 10
     assert sampler.problems == [], sampler.problems[:5]
 
 
