@@ -26,6 +26,25 @@ and a kubelet that plays the pods bound to them.
   soon as its image is on its node. A restarted kubelet takes a node's listed
   images as there.
 
+- **Nodes that fail** (issue 23; docs/volatile.md, "On a cluster"): a node is down
+  while its kubelet is stopped — annotated :data:`DOWN` (any value: a real node
+  simply going away, for tests and demos; removing the annotation brings it back)
+  or, on a NodePool with a ``volatile`` block, while its law says so
+  (:mod:`leasehold_emulator.outages`, seeded by ``emulated.seed``). A node down is
+  what a real one is once the node lifecycle controller has seen its kubelet stop:
+  Ready ``Unknown`` (``NodeStatusUnknown``), tainted :data:`UNREACHABLE`
+  ``NoSchedule`` and ``NoExecute``, its pods marked not Ready, and each pod evicted
+  (deleted, with its grace period) when its toleration of the ``NoExecute`` taint
+  runs out — its own ``tolerationSeconds``, never without them, and
+  :data:`DEFAULT_TOLERATION` seconds for a pod without such a toleration (what a
+  real API server's DefaultTolerationSeconds admission gives every pod). Nothing
+  plays its pods meanwhile (none starts, ends or finishes terminating: an evicted
+  pod stays Terminating, as no kubelet confirms it; a force deletion removes it).
+  The controller's 40-s grace before it marks the node is left out: the node is
+  down at once. Back, the node is Ready and untainted again, and its kubelet plays
+  the pods still bound to it, as a restarted one does. The Node gets the events
+  ``NodeNotReady`` and ``NodeReady``.
+
 Emulated time runs ``timeScale`` times faster than real time (the ConfigMap
 ``kube-system/leasehold-clock``). It talks to the API through :mod:`leasehold.kube.client`, so it
 works against any API server, a real cluster included.
@@ -37,15 +56,16 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 import aiohttp
 
 from leasehold.api.clock import CLOCK_PATH, Clock, epoch, rfc3339
-from leasehold.api.resources import POOL_LABEL
+from leasehold.api.resources import POOL_LABEL, pool_volatility
 from leasehold.kube.client import KubeClient, KubeError, Obj
 from leasehold_emulator.imagepulls import Need, Pulls, Transfer, repository
+from leasehold_emulator.outages import Law, Outages
 
 log = logging.getLogger("leasehold.nodes")
 
@@ -58,6 +78,13 @@ IMAGE_SIZE = "leasehold.io/image-size-mb"
 #: ``image-pull``: a pod that only pulls its image onto its node (a core Deploy)
 ROLE = "leasehold.io/role"
 EMULATED_LABEL = "leasehold.io/emulated"
+#: a Node annotated so has its kubelet stopped: it is down until the annotation goes
+DOWN = "leasehold.io/emulated-down"
+#: the taint of a node whose kubelet stopped posting its status
+UNREACHABLE = "node.kubernetes.io/unreachable"
+#: seconds a pod without a toleration of :data:`UNREACHABLE` stays on a node down
+#: before it is evicted (kube-apiserver's DefaultTolerationSeconds admission)
+DEFAULT_TOLERATION = 300.0
 NODEPOOLS = "/apis/leasehold.io/v1alpha1/nodepools"
 #: the client name the emulated kubelets use (the API server counts requests by it)
 KUBELET = "leasehold-kubelet"
@@ -124,15 +151,54 @@ def node_object(pool: str, index: int, emulated: dict[str, Any]) -> Obj:
             "metadata": {"name": name, "labels": labels},
             "spec": {},
             "status": {"capacity": capacity, "allocatable": capacity,
-                       "conditions": [{"type": "Ready", "status": "True",
-                                       "reason": "KubeletReady",
-                                       "message": "leasehold emulated kubelet is posting"
-                                                  " ready status",
-                                       "lastHeartbeatTime": rfc3339(),
-                                       "lastTransitionTime": rfc3339()}],
+                       "conditions": [ready_condition(True)],
                        "nodeInfo": {"kubeletVersion": "v1.32.0-leasehold",
                                     "operatingSystem": "linux", "architecture": "amd64"},
                        "addresses": [{"type": "Hostname", "address": name}]}}
+
+
+def ready_condition(up: bool) -> Obj:
+    """A node's Ready condition: posted by its kubelet, or the node lifecycle
+    controller's once the kubelet stopped posting."""
+    stamp = rfc3339()
+    if up:
+        return {"type": "Ready", "status": "True", "reason": "KubeletReady",
+                "message": "leasehold emulated kubelet is posting ready status",
+                "lastHeartbeatTime": stamp, "lastTransitionTime": stamp}
+    return {"type": "Ready", "status": "Unknown", "reason": "NodeStatusUnknown",
+            "message": "Kubelet stopped posting node status.",
+            "lastHeartbeatTime": stamp, "lastTransitionTime": stamp}
+
+
+def is_up(node: Obj) -> bool:
+    conditions = (node.get("status") or {}).get("conditions") or []
+    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
+
+
+def tainted(taints: list[Obj] | None, down: bool) -> list[Obj]:
+    """A node's taints, with the unreachable ones (down) or without them."""
+    kept = [t for t in taints or [] if t.get("key") != UNREACHABLE]
+    if not down:
+        return kept
+    stamp = rfc3339()
+    return kept + [{"key": UNREACHABLE, "effect": effect, "timeAdded": stamp}
+                   for effect in ("NoSchedule", "NoExecute")]
+
+
+def toleration(pod: Obj) -> float | None:
+    """Emulated seconds the pod stays on a node down before it is evicted (None:
+    for good): its toleration of the unreachable ``NoExecute`` taint, or the
+    default one a real API server gives pods without one."""
+    tolerates = [t for t in (pod.get("spec") or {}).get("tolerations") or []
+                 if t.get("effect") in (None, "", "NoExecute")
+                 and (t.get("key") == UNREACHABLE
+                      or (not t.get("key") and t.get("operator") == "Exists"))]
+    if not tolerates:
+        return DEFAULT_TOLERATION
+    seconds = [t.get("tolerationSeconds") for t in tolerates]
+    if any(x is None for x in seconds):
+        return None
+    return max(max(float(x), 0.0) for x in seconds if x is not None)
 
 
 def running_status(pod: Obj, started: str) -> Obj:
@@ -212,6 +278,23 @@ class NodeEmulator:
         self._pulling: dict[str, Transfer] = {}
         #: the transfers' landing steps, by transfer
         self._landings: dict[int, asyncio.Task[None]] = {}
+        #: nodes annotated :data:`DOWN`, and nodes down by their pool's law
+        self._marked: set[str] = set()
+        self._failed: set[str] = set()
+        #: node -> whether it is up, as last written (or found, the first time)
+        self._up: dict[str, bool] = {}
+        #: node -> the law its outages are drawn from, and the task drawing them
+        self._lives: dict[str, tuple[Law, asyncio.Task[None]]] = {}
+        #: node -> since when (wall clock) it is down
+        self._down_since: dict[str, float] = {}
+        #: pod uid -> its node and its eviction, planned while its node is down
+        self._evictions: dict[str, tuple[str, asyncio.Task[None]]] = {}
+        #: pool -> what was wrong with its volatile block, as said (said once)
+        self._lawless: dict[str, str] = {}
+        #: node -> held while it is turned up or down (one turn at a time)
+        self._turning: dict[str, asyncio.Lock] = {}
+        #: steps running beside the watches (a node brought back when its law goes)
+        self._aside: set[asyncio.Task[None]] = set()
 
     # ---- time ---------------------------------------------------------------------
     async def _read_clock(self) -> None:
@@ -231,7 +314,7 @@ class NodeEmulator:
     async def run(self) -> None:
         await self._read_clock()
         await asyncio.gather(self._follow(NODEPOOLS, self._pool), self._follow(
-            "/api/v1/pods", self._pod))
+            "/api/v1/pods", self._pod), self._follow("/api/v1/nodes", self._node))
 
     async def _adopt(self, node: str) -> None:
         """A node that just became ours: play the pods already bound to it (after a
@@ -273,9 +356,12 @@ class NodeEmulator:
         have = sorted((n for n, p in self.nodes.items() if p == name),
                       key=lambda n: int(n.rsplit("-", 1)[1]))
         pulls = self._repository(name, spec.get("images") if want else None)
+        law = self._law(pool) if want else None
         for i in range(want):
             node = node_object(name, i, emulated or {})
             node_name = node["metadata"]["name"]
+            if not self._up.get(node_name, True):  # a new size keeps it down
+                node["status"]["conditions"] = [ready_condition(False)]
             new = node_name not in self.nodes
             self.nodes[node_name] = name
             current = await self._ensure_node(node)
@@ -286,12 +372,203 @@ class NodeEmulator:
                         pulls.seed(now, node_name, listed["names"][0], listed["sizeBytes"] / MB)
             await self._list_images(node_name)
             if new:
+                self._up[node_name] = current is None or is_up(current)
+                if current is not None and (current.get("metadata") or {}).get(
+                        "annotations", {}).get(DOWN) is not None:
+                    self._marked.add(node_name)
+                await self._settle(node_name)
                 await self._adopt(node_name)
+            self._live(node_name, law)
         for node_name in have[want:]:
             self.nodes.pop(node_name, None)
             self._listed.pop(node_name, None)
+            self._live(node_name, None)
+            self._forget_node(node_name)
             with contextlib.suppress(KubeError):
                 await self.client.delete(f"/api/v1/nodes/{node_name}")
+
+    def _law(self, pool: Obj) -> Law | None:
+        """The law a pool's nodes fail by (None: they do not); an unreadable
+        ``volatile`` block is said once (again only when it changes)."""
+        name = pool["metadata"]["name"]
+        spec = pool.get("spec") or {}
+        volatility = pool_volatility(pool)
+        if volatility is None and spec.get("volatile") is not None:
+            said = str(spec.get("volatile"))
+            if self._lawless.get(name) != said:
+                self._lawless[name] = said
+                log.warning("NodePool %s: its volatile block cannot be read (kubectl"
+                            " describe nodepool %s): its nodes do not fail", name, name)
+            return None
+        self._lawless.pop(name, None)
+        if volatility is None:
+            return None
+        seed = (spec.get("emulated") or {}).get("seed")
+        return Law(volatility, seed if isinstance(seed, int) and seed >= 0 else 0)
+
+    # ---- nodes that fail ----------------------------------------------------------
+    def _live(self, node: str, law: Law | None) -> None:
+        """Draw the node's outages from ``law`` (None: it no longer fails); a law
+        that changed starts afresh, the node up."""
+        was = self._lives.get(node)
+        if was is not None and was[0] == law:
+            return
+        if was is not None:
+            was[1].cancel()
+            del self._lives[node]
+        if law is not None:
+            self._lives[node] = (law, asyncio.create_task(self._outages(node, law)))
+        elif node in self._failed:
+            self._failed.discard(node)
+            if node in self.nodes:
+                self._later(self._settle(node))
+
+    def _later(self, work: Coroutine[Any, Any, None]) -> None:
+        """Run ``work`` beside the watch that called for it."""
+        task = asyncio.create_task(work)
+        self._aside.add(task)
+        task.add_done_callback(self._aside.discard)
+
+    async def _outages(self, node: str, law: Law) -> None:
+        """The node's outages, for as long as its law holds. The turns run on their
+        own: this task is cancelled when the law changes, a turn never half-way."""
+        life = Outages(law, node)
+        if node in self._failed:  # a law changed while it was down: up first
+            self._failed.discard(node)
+            self._later(self._settle(node))
+        while True:
+            await asyncio.sleep(self.real(life.up()))
+            self._failed.add(node)
+            self._later(self._settle(node))
+            await asyncio.sleep(self.real(life.down()))
+            self._failed.discard(node)
+            self._later(self._settle(node))
+
+    def down(self, node: str) -> bool:
+        """Whether the node's kubelet is stopped now."""
+        return node in self._marked or node in self._failed
+
+    async def _node(self, kind: str, node: Obj) -> None:
+        """A Node changed: whether it is annotated down."""
+        name = node["metadata"]["name"]
+        if name not in self.nodes:
+            return
+        marked = kind != "DELETED" and (node["metadata"].get("annotations") or {}).get(
+            DOWN) is not None
+        if marked == (name in self._marked):
+            return
+        if marked:
+            self._marked.add(name)
+        else:
+            self._marked.discard(name)
+        await self._settle(name)
+
+    async def _settle(self, node: str) -> None:
+        """Make the node as up or down as it should be, where it is not; a failed
+        write is logged, and done at its next change."""
+        async with self._turning.setdefault(node, asyncio.Lock()):
+            while node in self.nodes and self._up.get(node, True) != (not self.down(node)):
+                up = not self.down(node)
+                try:
+                    await self._turn(node, up)
+                except (KubeError, aiohttp.ClientError, OSError) as exc:
+                    log.warning("node %s: could not turn it %s: %s", node,
+                                "up" if up else "down", exc)
+                    return
+                self._up[node] = up
+
+    async def _turn(self, node: str, up: bool) -> None:
+        path = f"/api/v1/nodes/{node}"
+        current = await self.client.get(path)
+        # as on a real cluster: the status first (the kubelet posting again, or the
+        # node lifecycle controller marking it), then the controller's taints
+        await self.client.merge_patch(f"{path}/status", {"status": {"conditions": [
+            ready_condition(up)]}})
+        await self.client.merge_patch(path, {"spec": {"taints": tainted(
+            (current.get("spec") or {}).get("taints"), not up) or None}})
+        await self._node_event(current, "NodeReady" if up else "NodeNotReady",
+                               f"Node {node} status is now: "
+                               f"{'NodeReady' if up else 'NodeNotReady'}", up)
+        log.info("node %s: %s", node, "up again" if up else "down")
+        if up:
+            self._down_since.pop(node, None)
+            self._spare(node)
+            await self._adopt(node)
+            return
+        self._down_since[node] = time.time()
+        listing = await self.client.get("/api/v1/pods", fieldSelector=f"spec.nodeName={node}")
+        pods = listing.get("items", [])
+        for pod in pods:  # its kubelet plays them no more; their evictions are due
+            self._stopped(pod, node)
+            self._started.pop(pod["metadata"]["uid"], None)
+        for pod in pods:  # the node lifecycle controller's MarkPodsNotReady
+            meta = pod["metadata"]
+            conditions = [c for c in (pod.get("status") or {}).get("conditions") or []
+                          if c.get("type") != "Ready"]
+            with contextlib.suppress(KubeError):  # gone meanwhile
+                await self.client.merge_patch(
+                    f"/api/v1/namespaces/{meta['namespace']}/pods/{meta['name']}/status",
+                    {"metadata": {"uid": meta["uid"]}, "status": {"conditions": [
+                        *conditions, {"type": "Ready", "status": "False",
+                                      "lastTransitionTime": rfc3339()}]}})
+
+    def _stopped(self, pod: Obj, node: str) -> None:
+        """A pod on a node down: nothing plays it; the taint manager evicts it when
+        its toleration runs out, counted from when the node went down or the pod
+        came, whichever is later."""
+        meta = pod["metadata"]
+        uid = meta["uid"]
+        self._cancel(uid)
+        if meta.get("deletionTimestamp") or uid in self._evictions:
+            return
+        seconds = toleration(pod)
+        if seconds is None:
+            return
+        at = max(self._down_since.get(node, time.time()), time.time()) + self.real(seconds)
+        path = f"/api/v1/namespaces/{meta['namespace']}/pods/{meta['name']}"
+
+        async def evict() -> None:
+            await asyncio.sleep(max(at - time.time(), 0.0))
+            try:
+                await self.client.delete(path)
+            except (KubeError, aiohttp.ClientError, OSError) as exc:
+                if not isinstance(exc, KubeError) or exc.code != 404:
+                    log.warning("could not evict pod %s from node %s: %s", path, node, exc)
+            finally:
+                self._evictions.pop(uid, None)
+        self._evictions[uid] = (node, asyncio.create_task(evict()))
+
+    def _spare(self, node: str | None = None, uid: str | None = None) -> None:
+        """Call off the evictions of a node's pods (its node is back), or of a pod."""
+        for key, (on, task) in list(self._evictions.items()):
+            if key == uid or on == node:
+                task.cancel()
+                del self._evictions[key]
+
+    async def _node_event(self, node: Obj, reason: str, message: str, up: bool) -> None:
+        """A core/v1 Event about the node, as the node lifecycle controller posts."""
+        meta = node["metadata"]
+        stamp = rfc3339()
+        event = {"apiVersion": "v1", "kind": "Event",
+                 "metadata": {"generateName": f"{meta['name']}.", "namespace": "default"},
+                 "involvedObject": {"apiVersion": "v1", "kind": "Node", "name": meta["name"],
+                                    "uid": meta.get("uid", "")},
+                 "reason": reason, "message": message, "type": "Normal",
+                 "firstTimestamp": stamp, "lastTimestamp": stamp, "count": 1,
+                 "source": {"component": "kubelet" if up else "node-controller"},
+                 "reportingComponent": "kubelet" if up else "node-controller"}
+        try:
+            await self.client.create("/api/v1/namespaces/default/events", event)
+        except (KubeError, aiohttp.ClientError, OSError) as exc:
+            log.warning("could not post event %s on node %s: %s", reason, meta["name"], exc)
+
+    def _forget_node(self, node: str) -> None:
+        self._marked.discard(node)
+        self._failed.discard(node)
+        self._up.pop(node, None)
+        self._turning.pop(node, None)
+        self._down_since.pop(node, None)
+        self._spare(node)
 
     def _repository(self, pool: str, images: Any) -> Pulls | None:
         """The pool's pulls from its ``images`` block (None: it pulls nothing). A
@@ -367,8 +644,12 @@ class NodeEmulator:
         node = (pod.get("spec") or {}).get("nodeName")
         if kind == "DELETED" or node not in self.nodes:
             self._cancel(uid)
+            self._spare(uid=uid)
             self._started.pop(uid, None)
             await self._leave(uid)
+            return
+        if self.down(node):  # its kubelet is stopped: played when it is back
+            self._stopped(pod, node)
             return
         path = f"/api/v1/namespaces/{meta['namespace']}/pods/{meta['name']}"
         annotations = meta.get("annotations") or {}
@@ -584,8 +865,12 @@ class NodeEmulator:
         await self.client.delete(path, gracePeriodSeconds=0)
 
     async def stop(self) -> None:
-        for task in [*self._timers.values(), *self._landings.values()]:
+        for task in [*self._timers.values(), *self._landings.values(), *self._aside,
+                     *(t for _, t in self._lives.values()),
+                     *(t for _, t in self._evictions.values())]:
             task.cancel()
+        self._lives.clear()
+        self._evictions.clear()
         self._landings.clear()
         self._timers.clear()
         self._plans.clear()

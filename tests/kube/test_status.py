@@ -12,7 +12,7 @@ from builders import DM, exclusive, req, run
 from leasehold.api.clock import Clock, epoch
 from leasehold.core.model import Origin
 from leasehold.core.scheduler import Scheduler
-from leasehold.kube.status import Echoes, Tracked, redacted, status_of
+from leasehold.kube.status import Echoes, Tracked, redacted, renamed, status_of
 
 A = {"phase": "Scheduled", "progress": {"ranSeconds": 0.0}, "reservation": {"nodes": None}}
 B = {"phase": "Running", "progress": {"ranSeconds": 12.5}, "endedAt": None}
@@ -105,3 +105,18 @@ def test_a_status_on_a_fast_pool_counts_remaining_work_not_wall_seconds():
     t = Tracked("lab", "a", "uid-a", None, None, Origin.EXTERNAL)
     status = status_of(core.lease("A"), t, CLOCK, 600.0)
     assert status["progress"] == {"ranSeconds": 600.0, "remainingSeconds": 2400.0}
+
+
+@pytest.mark.parametrize(("text", "nodes", "said"), [
+    pytest.param("cancelled: its node spot-1 was lost", {}, "cancelled: its node spot-1 was"
+                 " lost", id="emulated-names-kept"),
+    pytest.param("cancelled: its node spot-1 was lost", {"spot-1": "ip-10-0-0-7"},
+                 "cancelled: its node ip-10-0-0-7 was lost", id="real-name"),
+    pytest.param("its node spot-1, spot-10 was lost: queued again",
+                 {"spot-1": "a", "spot-10": "b"}, "its node a, b was lost: queued again",
+                 id="several"),
+    pytest.param("its node spot-10 was lost", {"spot-1": "a"}, "its node spot-10 was lost",
+                 id="a-prefix-is-not-a-name"),
+])
+def test_a_core_message_names_nodes_as_the_cluster_does(text, nodes, said):
+    assert renamed(text, nodes) == said

@@ -79,7 +79,7 @@ def test_every_metric_a_query_or_alert_names_is_exported():
 def test_the_overview_covers_what_the_issue_lists():
     titles = " ".join(p["title"].lower() for p in BOARDS["leasehold-overview.json"]["panels"])
     for topic in ("utilization", "phase", "rejection", "preemptions", "overhead", "wait",
-                  "makespan", "latency", "candidate", "dispatch"):
+                  "makespan", "latency", "candidate", "dispatch", "nodes down"):
         assert topic in titles, topic
 
 

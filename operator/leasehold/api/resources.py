@@ -136,6 +136,11 @@ class Emulated(_K8s):
                                                            " a bare number is bytes). At"
                                                            " least 1Mi.")
     labels: dict[str, str] | None = None
+    seed: int | None = Field(default=None, ge=0, le=2**63 - 1,
+                             description="Seeds the failures of the nodes of a volatile"
+                                         " pool (spec.volatile; default 0): the same seed,"
+                                         " the same outages, node by node"
+                                         " (docs/volatile.md).")
 
 
 class Overhead(_K8s):

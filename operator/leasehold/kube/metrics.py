@@ -23,6 +23,7 @@ from leasehold.core.model import (
     Complete,
     Dispatch,
     LeaseType,
+    Lost,
     Migrate,
     Origin,
     Phase,
@@ -48,6 +49,27 @@ UNKNOWN = "unknown"
 #: what a preempted lease undergoes: ``leasehold_preemptions_total``'s ``action``
 #: (``requeue``: cancelled and re-queued to start over, under ``suspension: none``)
 PREEMPTION_ACTIONS = ("suspend", "cancel", "migrate", "requeue")
+#: what became of a lease whose node went down: ``leasehold_leases_lost_total``'s
+#: ``outcome`` (:meth:`leasehold.core.lifecycle.Lifecycle.lose`)
+LOST_OUTCOMES = ("cancelled", "requeued", "replanned")
+
+
+def lost_outcome(kind: LeaseType) -> str:
+    """What the core's rule for lost capacity does with a lease of this type
+    (:meth:`~leasehold.core.lifecycle.Lifecycle.lose`, which decides it: this only
+    names it): cancellable ones are cancelled, suspendable and migratable ones
+    re-queued (from their last checkpoint, or to start over), the others placed
+    again first."""
+    if kind == LeaseType.BEST_EFFORT_CANCELLABLE:
+        return "cancelled"
+    if kind.best_effort or kind == LeaseType.DEADLINE_MIGRATABLE:
+        return "requeued"
+    return "replanned"
+
+
+def node_pool(node: str) -> str:
+    """The pool of a core node name (``<pool>-<index>``)."""
+    return node.rsplit("-", 1)[0]
 
 
 def _split(core_name: str) -> tuple[str, str]:
@@ -93,6 +115,19 @@ class Metrics:
                                  "Work (seconds at speed 1.0) that leases cancelled and"
                                  " re-queued to start over lost (suspension: none)",
                                  registry=r)
+        self.leases_lost = Counter("leasehold_leases_lost",
+                                   "Leases whose nodes went down (NotReady, deleted,"
+                                   " cordoned: a volatile pool's spot nodes), by pool and"
+                                   " what became of them: " + ", ".join(LOST_OUTCOMES),
+                                   ["pool", "outcome"], registry=r)
+        self.node_failures = Counter("leasehold_node_failures",
+                                     "Times a node of the pool went down (NotReady,"
+                                     " deleted, cordoned or smaller)", ["pool"], registry=r)
+        self.nodes_down = Gauge("leasehold_pool_nodes_down",
+                                "Nodes of the pool down now (NotReady, deleted, cordoned"
+                                " or smaller)", ["pool"], registry=r)
+        #: the pools whose lost-capacity series exist (each from 0)
+        self._loss_series: set[str] = set()
         self.overhead = Histogram("leasehold_preemption_overhead_seconds",
                                   "Overhead of each preemption decision (000 eq. 3-8)",
                                   buckets=SECONDS, registry=r)
@@ -175,6 +210,7 @@ class Metrics:
                     self.preemptions.labels(core.config.policy, verb, lease_type.value)
         for pool in core.pools:  # a pool may come at any step
             self._dispatch_series_of(pool, core.config.dispatch)
+            self._loss_series_of(pool)
         for action in actions:
             if isinstance(action, Dispatch):
                 self._dispatch_series_of(action.pool, action.policy)
@@ -184,7 +220,11 @@ class Metrics:
             if st is None:
                 continue
             req = st.request
-            if isinstance(action, Admit | Reject):
+            if isinstance(action, Lost):
+                pool = node_pool(action.nodes[0]) if action.nodes else UNKNOWN
+                self._loss_series_of(pool)
+                self.leases_lost.labels(pool, lost_outcome(req.type)).inc()
+            elif isinstance(action, Admit | Reject):
                 outcome = "admitted" if isinstance(action, Admit) else "rejected"
                 self.requests.labels(req.origin.value, req.type.value, outcome).inc()
                 if isinstance(action, Reject):
@@ -212,6 +252,19 @@ class Metrics:
             self.latency.observe(step_cpu)
         if gauges:
             self.gauges(core)
+
+    def _loss_series_of(self, pool: str) -> None:
+        """The pool's lost-capacity series, from 0 the first time."""
+        if pool not in self._loss_series:
+            self._loss_series.add(pool)
+            self.node_failures.labels(pool)
+            for outcome in LOST_OUTCOMES:
+                self.leases_lost.labels(pool, outcome)
+
+    def failed(self, pool: str, nodes: int) -> None:
+        """``nodes`` nodes of the pool went down."""
+        self._loss_series_of(pool)
+        self.node_failures.labels(pool).inc(nodes)
 
     def _dispatch_series_of(self, pool: str, policy: str) -> None:
         """The pool's dispatch series for the strategy, from 0 the first time."""
@@ -300,3 +353,4 @@ class Metrics:
             self.usage_cpu.labels(name).set(held[name][0] / 1000)
             self.usage_memory.labels(name).set(held[name][1] * 2**20)
             self.utilization.labels(name).set(held[name][0] / cpu if cpu else 0.0)
+            self.nodes_down.labels(name).set(len(core.down(name)))

@@ -81,6 +81,7 @@ from .status import (
     in_user_terms,
     preemptor,
     redacted,
+    renamed,
     status_of,
 )
 
@@ -302,6 +303,11 @@ class Shell:
         down = {name: self.core.down(name) for name in self.core.pools}
         told, entries = [], []
         for change in capacity_changes(dict(self.core.pools), down, pools):
+            # nodes of a pool the core has that went down (not a pool gone as a whole)
+            went = 0 if change.removed or change.pool.name not in down else len(
+                change.down - down[change.pool.name])
+            if self.metrics is not None and went:
+                self.metrics.failed(change.pool.name, went)
             item = Input.capacity_change(change, now)
             told.append(item)
             line = entry(item)
@@ -810,7 +816,11 @@ class Shell:
         # sends them again (the snapshot's leases have theirs in what is known)
         sent = {a.lease: a for a in replayed if isinstance(a, Dispatch)}
         self.ended = {uid for uid in ended if uid in objects}
-        # the pools as the journal knew them (indices and names), then as they are
+        # the pools as the journal knew them (indices and names), then as they are;
+        # a pool it has no names for (nothing journaled yet) has those the core was
+        # built with here: a pool of real nodes is not its index names
+        for name, pool in self.cluster.items():
+            names.setdefault(name, list(pool.names))
         before = {name: ClusterPool(spec, tuple(names.get(name, spec.node_names())),
                                     self.core.down(name))
                   for name, spec in self.core.pools.items()
@@ -1241,7 +1251,7 @@ class Shell:
             self._event(t, "Failed", reason, warning=True)
         elif isinstance(action, Lost):
             await self._delete_pods(t, grace=0)
-            self._event(t, "NodeLost", reason, warning=True)
+            self._event(t, "NodeLost", renamed(reason, self.nodes), warning=True)
         elif isinstance(action, Reject):
             self._event(t, "Rejected", reason, warning=True)
         elif isinstance(action, Reserve):

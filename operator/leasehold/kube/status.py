@@ -67,6 +67,19 @@ def in_user_terms(reason: str | None, clock: Clock) -> str | None:
     return reason
 
 
+#: a word of a message: what may be a node's name
+_WORD = re.compile(r"[^\s,;:()]+")
+
+
+def renamed(text: str, nodes: dict[str, str]) -> str:
+    """A message of the core's with its nodes named as the cluster names them
+    (``nodes``: the core's name -> the cluster's, for pools of real nodes; a lost
+    node of a spot pool is ``ip-10-0-3-7``, not ``spot-2``)."""
+    if not nodes:
+        return text
+    return _WORD.sub(lambda m: nodes.get(m.group(0), m.group(0)), text)
+
+
 def condition(kind: str, status: str, reason: str, message: str, stamp: str
               ) -> dict[str, str]:
     return {"type": kind, "status": status, "reason": reason, "message": message,
@@ -85,6 +98,8 @@ def status_of(st: LeaseView, t: Tracked, clock: Clock, now: float,
     stamp = clock.stamp(now)
     ran = st.ran_by(now)
     reason = in_user_terms(st.reason, clock)
+    if reason:
+        reason = renamed(reason, nodes)
     status: dict[str, Any] = {
         "phase": st.phase.value, "origin": t.origin.value, "observedGeneration": t.generation,
         "preemptions": st.preemptions,

@@ -115,6 +115,13 @@ def overview_panels() -> list[Panel]:
             q("sum(rate(leasehold_candidate_sets_sum[1h]))"
               " / sum(rate(leasehold_candidate_sets_count[1h]))", "mean")),
             description="Victim sets a policy considered for one preemption"),
+        Panel("Spot capacity: nodes down and leases lost in the last hour by pool", (
+            q(f"leasehold_pool_nodes_down{{{POOL}}}", "{{pool}} nodes down"),
+            q(f"sum by (pool, outcome) (increase(leasehold_leases_lost_total{{{POOL}}}[1h]))",
+              "{{pool}} lost, {{outcome}}")),
+            description="Nodes of each pool down now (NotReady, deleted, cordoned: a"
+                        " volatile pool's spot nodes), and the leases that lost theirs, by"
+                        " what became of them (docs/volatile.md)"),
         Panel("Active operator replicas", (
             q("sum(leasehold_operator_active)", "active"),), kind="stat",
             description="1 when one replica schedules; 0 means nothing is scheduling"),
