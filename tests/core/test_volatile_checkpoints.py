@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as hs
 
 from builders import AR, BEC, BES, DM, DNP, config, exclusive, lease, req
-from leasehold.core.model import Capacity, Lost, PoolSpec, Resume, VmModel, Volatility
+from leasehold.core.model import Capacity, Lost, Origin, PoolSpec, Resume, VmModel, Volatility
 from leasehold.core.replay import Input, replay, run, submissions
 from leasehold.core.scheduler import Scheduler
 from leasehold.core.snapshot import restore, snapshot
@@ -194,3 +194,19 @@ def test_progress_never_goes_back_past_the_last_boundary(case):
     a = lease(sched, "A")
     assert a.phase.value == "Completed"
     assert a.ran == pytest.approx(work + a.lost_to_failures)
+
+
+def test_a_lease_lost_while_being_written_out_keeps_its_last_boundary():
+    """A (suspendable, 100 s) is suspended at t=25 for a local lease that needs both
+    nodes; its node goes at t=26, while it is written out: the write-out never
+    finished, but the run had reached its boundary at t=20."""
+    pool = volatile(exclusive(2))
+    requests = [req("A", 1, 100, memory=64),
+                req("L", 2, 40, at=25, type=DNP, origin=Origin.LOCAL, deadline=80, memory=64)]
+    sched, actions = drive([pool], requests, [(26, down(pool, 0)), (27, down(pool))])
+    assert [a.kind for a in actions if a.lease == "A"][:3] == ["Admit", "Start", "Suspend"]
+    [gone] = losts(actions, "A")
+    assert gone.time == 26 and gone.lost == pytest.approx(5)
+    a = lease(sched, "A")
+    assert a.phase.value == "Completed"
+    assert a.end == pytest.approx(resumes(actions, "A")[-1].running + 80)

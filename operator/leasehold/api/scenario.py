@@ -504,6 +504,8 @@ class ConfigSpec(Spec):
         default="all", description="all: a best-effort lease that must give way is preempted"
         " by its type; none: it is cancelled and re-queued, to run again from the start"
         " (Haizea's option, 004 NOVM-NOSR).")
+    seed: Count = Field(default=0, ge=0, description="Seed of the simulator's random draws: a"
+                        " volatile pool's failures and recoveries (docs/volatile.md).")
 
 
 class Scenario(Spec):

@@ -246,6 +246,9 @@ class Lifecycle:
         booking = st.booking
         assert booking is not None
         params = self.pools[booking.pool].overhead
+        law = self.pools[booking.pool].volatile
+        if law is not None:  # until its VMs are written out, its last boundary holds
+            st.checkpoint = epoch_checkpoint(st, now, law.epoch) or st.checkpoint
         self._account(st, now)
         vm = self.pools[booking.pool].vm
         if planned:
