@@ -14,7 +14,9 @@ down); the core decides what becomes of the leases (:meth:`Lifecycle.lose`).
 
 The stream never keeps a run going by itself (:class:`~leasehold.core.replay.Background`):
 once no input and no timer is left, failures go on only while a lease waits that
-some volatile pool could hold with all its nodes up (it waits for a recovery).
+some volatile pool could hold with all its nodes up (it waits for a recovery). A
+guard (``until``: :func:`.engine.guard`) stops them, every failed node back for good,
+in a run that could not end otherwise.
 The delivered-capacity law (``capacity``) is not used here: outside the utility
 mode a node that is up delivers its whole capacity.
 """
