@@ -85,7 +85,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     pools = scenario.pool_specs()
     config = scenario.scheduler_config(policy=args.policy, backfilling=args.backfilling)
     result = simulate(pools, config, scenario.requests(),
-                      capacity=scenario.cluster.capacity_changes())
+                      capacity=scenario.cluster.capacity_changes(), seed=scenario.config.seed)
     doc = result_document(result, pools)
     return write_output(to_json(doc) if args.output == "json" else to_table(doc), args.out)
 

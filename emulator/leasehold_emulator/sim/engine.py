@@ -13,12 +13,35 @@ from leasehold.core.model import Action, Capacity, PoolSpec, Request, SchedulerC
 from leasehold.core.replay import Input, replay, submissions
 from leasehold.core.scheduler import Scheduler
 
+from .volatile import Failures, PoolLog
+
 
 @dataclass(slots=True)
 class SimResult:
     scheduler: Scheduler
     actions: list[Action] = field(default_factory=list)
     events: int = 0
+    #: per volatile pool, its nodes' failures and recoveries (none without one)
+    failures: list[PoolLog] = field(default_factory=list)
+    #: the time of the last step (when the run ended)
+    end: float = 0.0
+    #: when the guard stopped the volatile pools' failures (``None``: it never had to)
+    failures_stopped: float | None = None
+
+
+#: the guard on failures, in times the work submitted (:func:`guard`)
+GUARD = 100
+
+
+def guard(requests: Sequence[Request], capacity: Sequence[tuple[float, Capacity]] = ()
+          ) -> float:
+    """When a volatile pool's failures stop (every failed node back, for good): after
+    the last request may start and the last capacity change, :data:`GUARD` times the
+    work of every request. Under a law that leaves too few nodes up, for too short,
+    for some lease to get through its resume and an epoch, it would never end; a run
+    whose leases can end ends long before."""
+    last = max([0.0, *(r.earliest for r in requests), *(t for t, _ in capacity)])
+    return last + GUARD * sum(r.duration for r in requests)
 
 
 def simulate(
@@ -30,6 +53,7 @@ def simulate(
     progress: Callable[[int, int], None] | None = None,
     on_step: Callable[[Scheduler, float, list[Action]], None] | None = None,
     capacity: Sequence[tuple[float, Capacity]] = (),
+    seed: int = 0,
 ) -> SimResult:
     """Run ``requests`` (any order; sorted by submission, stable) to completion.
 
@@ -37,19 +61,27 @@ def simulate(
     called after every step (for progress bars and for invariant checks).
     ``capacity``: what the cluster went through, ``(time, change)`` (a scenario's
     ``cluster.capacity``); changes come after the submissions of their instant.
+    The nodes of a volatile pool fail and come back by its law, drawn from ``seed``
+    (:class:`.volatile.Failures`), until every lease has ended.
     """
     sched = Scheduler(pools, config)
     result = SimResult(sched)
+    failures = Failures(pools, seed, capacity, guard(requests, capacity))
+    if failures.logs:
+        result.failures = failures.logs
+        capacity = [(t, c) for t, c in capacity if not failures.takes(c.pool.name)]
     n = len(requests) + len(capacity)
     inputs = submissions(requests)
     if capacity:
         inputs += [Input.capacity_change(c, t) for t, c in capacity]
-    for step in replay(sched, inputs):
+    for step in replay(sched, inputs, background=failures if failures.logs else None):
         result.events += 1
+        result.end = step.time
         if keep_actions:
             result.actions.extend(step.actions)
         if progress is not None:
             progress(step.fed, n)
         if on_step is not None:
             on_step(sched, step.time, step.actions)
+    result.failures_stopped = failures.stopped
     return result

@@ -715,7 +715,7 @@ def run_arm(cell: ExperimentSpec, arm: Arm, reqs: list[Request], seed: int = 1
         dispatched.update((a.lease, a.pool) for a in actions if isinstance(a, Dispatch))
 
     config, pool_specs, reqs = arm_inputs(cell, arm, reqs, seed)
-    result = simulate(pool_specs, config, reqs, keep_actions=False, on_step=note)
+    result = simulate(pool_specs, config, reqs, keep_actions=False, on_step=note, seed=seed)
     return config, result.scheduler, dispatched
 
 

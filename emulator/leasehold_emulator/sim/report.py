@@ -16,6 +16,7 @@ from leasehold.core.view import LeaseView
 from .engine import SimResult
 from .metrics import over_time, requeue_metrics, run_metrics
 from .timeline import lease_timelines, render_gantt
+from .volatile import PoolLog
 
 
 def _num(x: float | None) -> float | int | None:
@@ -76,6 +77,11 @@ def result_document(result: SimResult, pools: Sequence[PoolSpec]) -> dict[str, A
     if requeues:
         found.update(requeue_metrics(leases))
     metrics = {k: (round(v, 6) if isinstance(v, float) else v) for k, v in found.items()}
+    # with volatile pools, their failures and what leases lost to them (only then:
+    # the documents of runs without keep their keys)
+    volatile = any(p.volatile is not None for p in pools)
+    if volatile:
+        metrics.update(failure_metrics(leases, result.failures))
     timelines = lease_timelines(result.actions)
     records = []
     for st in leases:
@@ -83,6 +89,9 @@ def result_document(result: SimResult, pools: Sequence[PoolSpec]) -> dict[str, A
         if requeues:
             record["requeues"] = st.requeues
             record["lostWorkSeconds"] = _num(st.lost_work)
+        if volatile:
+            record["losses"] = st.losses
+            record["lostToFailuresSeconds"] = _num(st.lost_to_failures)
         record["timeline"] = [[kind, _num(a), _num(b)] for kind, a, b in timelines.get(st.name, [])]
         transfers = sched.transfers(st.name)
         if transfers:  # only on pools that deploy images: other outputs stay as they were
@@ -94,13 +103,36 @@ def result_document(result: SimResult, pools: Sequence[PoolSpec]) -> dict[str, A
                 for pool, tr in transfers]
         records.append(record)
     series = over_time(leases, timelines)
-    return {
+    doc: dict[str, Any] = {
         "leases": records,
         "decisions": [decision_record(d) for d in sched.decisions],
         "metrics": metrics,
         # step series (each value holds until the next time): for plots
         "overTime": {k: [_num(x) for x in v] for k, v in series.items()},
     }
+    if volatile:
+        doc["failures"] = [failure_record(log, result.end) for log in result.failures]
+        if result.failures_stopped is not None:
+            doc["failuresStopped"] = _num(result.failures_stopped)
+    return doc
+
+
+def failure_metrics(leases: Sequence[LeaseView], logs: Sequence[PoolLog]
+                    ) -> dict[str, float | int]:
+    """A run with volatile pools: the failures of their nodes (``nodeFailures``), the
+    times leases lost their nodes (``losses``) and the work that cost them
+    (``lostToFailuresSeconds``, seconds at speed 1.0)."""
+    return {"nodeFailures": sum(log.failures for log in logs),
+            "losses": sum(s.losses for s in leases),
+            "lostToFailuresSeconds": round(sum(s.lost_to_failures for s in leases), 6)}
+
+
+def failure_record(log: PoolLog, end: float) -> dict[str, Any]:
+    """One volatile pool's failures over the run (which ended at ``end``)."""
+    return {"pool": log.pool, "nodes": log.nodes, "failures": log.failures,
+            "recoveries": log.recoveries,
+            "nodeDownSeconds": _num(log.down_seconds(end)),
+            "events": [[_num(t), node, "up" if up else "down"] for t, node, up in log.events]}
 
 
 def to_json(doc: dict[str, Any]) -> str:
@@ -176,4 +208,13 @@ def to_table(doc: dict[str, Any]) -> str:
         f"best-effort makespan {m['makespanBestEffort'] / 60:.2f} min  "
         f"preemptions {m['preemptions']}  overhead {m['overheadSeconds']:g}s",
     ]
+    for f in doc.get("failures", ()):
+        lines.append(f"pool {f['pool']}: {f['failures']} node failures, {f['recoveries']}"
+                     f" recoveries, {_fmt_time(f['nodeDownSeconds'])} node time down")
+    if "failures" in doc:
+        lines.append(f"leases lost their nodes {m['losses']}x, losing"
+                     f" {format_duration(m['lostToFailuresSeconds'])} of work")
+    if "failuresStopped" in doc:
+        lines.append(f"failures stopped at {_fmt_time(doc['failuresStopped'])} (the guard:"
+                     " under this law some lease could not end)")
     return "\n".join(lines) + "\n"

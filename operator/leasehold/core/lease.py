@@ -105,10 +105,16 @@ class LeaseState:
     #: NOVM-NOSR), and the work those runs had done, lost (seconds at speed 1.0)
     requeues: int = 0
     lost_work: float = 0.0
+    #: times nodes it held went down under it (:meth:`Lifecycle.lose`), and the work
+    #: those losses cost it (seconds at speed 1.0: what it had done past what it went
+    #: back to)
+    losses: int = 0
+    lost_to_failures: float = 0.0
     overhead: float = 0.0
     #: the work saved when its VMs were last written out (a suspension or a
-    #: migration): (planned remaining, actual remaining), as work. A lease whose nodes are lost
-    #: goes back to it; ``None``: nothing saved, it starts over
+    #: migration; on a volatile pool, also every epoch boundary of its run, computed
+    #: when its nodes are lost): (planned remaining, actual remaining), as work. A
+    #: lease whose nodes are lost goes back to it; ``None``: nothing saved, it starts over
     checkpoint: tuple[float, float] | None = None
     reason: str | None = None
     #: bumped whenever the lease's timers change; stale timers are skipped

@@ -13,6 +13,7 @@ planner's and the preemptor's business; the scheduler wires the timers to it.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from math import floor
 
 from . import overhead
 from .images import Images
@@ -245,6 +246,9 @@ class Lifecycle:
         booking = st.booking
         assert booking is not None
         params = self.pools[booking.pool].overhead
+        law = self.pools[booking.pool].volatile
+        if law is not None:  # until its VMs are written out, its last boundary holds
+            st.checkpoint = epoch_checkpoint(st, now, law.epoch) or st.checkpoint
         self._account(st, now)
         vm = self.pools[booking.pool].vm
         if planned:
@@ -446,8 +450,16 @@ class Lifecycle:
         goes back to its checkpoint (resuming from it, or starting over without one)
         and waits to be placed again; a non-preemptable one or a reservation starts
         over and is placed again first, Failed if no slot ends by its deadline.
-        Returns what became of it: ``cancelled``, ``requeued`` or ``replanned``."""
+        On a volatile pool a run checkpoints at every epoch boundary (its run's start
+        plus whole epochs, :func:`epoch_checkpoint`). The work lost (what it had done
+        past what it goes back to) is counted on the lease and said in the ``Lost``
+        action. Returns what became of it: ``cancelled``, ``requeued`` or ``replanned``."""
         req = st.req
+        saved = st.checkpoint
+        if st.booking is not None and st.running_since is not None:
+            law = self.pools[st.booking.pool].volatile
+            if law is not None:
+                saved = epoch_checkpoint(st, now, law.epoch) or saved
         self._account(st, now)
         self.reserved.pop(st.name, None)
         for booking in (st.booking, st.departure):
@@ -457,17 +469,24 @@ class Lifecycle:
         st.landing = None
         self.timers.bump(st)
         where = ", ".join(sorted(set(nodes)))
+        st.losses += 1
+        keeps = saved is not None and (req.type == LeaseType.BEST_EFFORT_SUSPENDABLE
+                                       or req.type == LeaseType.DEADLINE_MIGRATABLE)
+        back = saved[1] if keeps and saved is not None else req.actual_runtime
+        lost = max(0.0, back - st.actual_left)
+        st.lost_to_failures += lost
         if req.type == LeaseType.BEST_EFFORT_CANCELLABLE:
             reason = f"cancelled: its node {where} was lost"
             st.phase = Phase.CANCELLED
             st.end = now
             st.reason = reason
-            self.actions.append(Lost(now, st.name, nodes, reason))
+            self.actions.append(Lost(now, st.name, nodes, reason, lost))
             self.actions.append(Cancel(now, st.name, reason, now))  # nothing left to stop
             return "cancelled"
         if req.type.best_effort or req.type == LeaseType.DEADLINE_MIGRATABLE:
-            if st.checkpoint is not None:
-                st.remaining, st.actual_left = st.checkpoint
+            st.checkpoint = saved
+            if saved is not None:
+                st.remaining, st.actual_left = saved
                 st.resuming = True
                 st.phase = Phase.SUSPENDED
             else:
@@ -478,14 +497,14 @@ class Lifecycle:
             reason = (f"its node {where} was lost: queued again, from its last checkpoint"
                       if st.resuming else f"its node {where} was lost: queued again, to"
                                           " start over (no checkpoint)")
-            self.actions.append(Lost(now, st.name, nodes, reason))
+            self.actions.append(Lost(now, st.name, nodes, reason, lost))
             return "requeued"
         st.remaining, st.actual_left = req.duration, req.actual_runtime
         st.resuming = False
         st.phase = Phase.QUEUED
         st.pool = None
         reason = f"its node {where} was lost: placed again, to start over by its deadline"
-        self.actions.append(Lost(now, st.name, nodes, reason))
+        self.actions.append(Lost(now, st.name, nodes, reason, lost))
         return "replanned"
 
     def let_go(self, st: LeaseState, now: float) -> None:
@@ -639,6 +658,29 @@ class Lifecycle:
         if booking.end > end:
             self.changes.released = True
         self.slots.truncate(booking, end, segments)
+
+
+#: a run this close to a whole number of epochs has reached its boundary (float
+#: rounding of times read off a clock must not lose a checkpoint taken just then)
+_EPOCH_SLACK = 1e-9
+
+
+def epoch_checkpoint(st: LeaseState, now: float, epoch: float) -> tuple[float, float] | None:
+    """What a lease running on a volatile pool had saved at ``now``: its state at the
+    last boundary of whole ``epoch`` seconds of its current run (from
+    ``running_since``, after any boot, resume or landing), at its pace; ``None``
+    before the first boundary (or before its run began). Computed when asked, from
+    the run's start and pace: nothing is done per epoch. Taking a checkpoint costs
+    nothing (002 leaves its cost out): no time, no capacity. Called before the run
+    is accounted (``remaining`` is still what it owed when the run began)."""
+    since = st.running_since
+    if since is None or now <= since:
+        return None
+    epochs = floor((now - since) / epoch + _EPOCH_SLACK)
+    if epochs < 1:
+        return None
+    done = epochs * epoch * st.pace
+    return max(0.0, st.remaining - done), max(0.0, st.actual_left - done)
 
 
 def _run_segment(segments: Segments) -> tuple[str, float, float]:

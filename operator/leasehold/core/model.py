@@ -729,10 +729,13 @@ class Reject(Action):
 @dataclass(slots=True)
 class Lost(Action):
     """Nodes of the lease went down: its VMs there are gone, and with them the lease's
-    run (it is re-queued, re-planned or cancelled by its type; ``reason`` says which)."""
+    run (it is re-queued, re-planned or cancelled by its type; ``reason`` says which).
+    ``lost``: the work done since what it goes back to (its last checkpoint, or its
+    start), lost (seconds at speed 1.0)."""
 
     nodes: tuple[str, ...]
     reason: str
+    lost: float = 0.0
 
 
 @dataclass(slots=True)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from math import inf
 from operator import itemgetter
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
 from .model import Absence, Action, Capacity, Migrate, Request, Resume, Start
 from .scheduler import CANCELLED, Scheduler
@@ -102,14 +102,40 @@ def feed(scheduler: Scheduler, item: Input) -> None:
         raise ValueError(f"unknown input kind {item.kind!r}")
 
 
-def replay(scheduler: Scheduler, inputs: Iterable[Input], until: float = inf
-           ) -> Iterator[Step]:
+class Background(Protocol):
+    """Inputs that go on by themselves, possibly for ever (a volatile pool's nodes
+    failing and coming back, drawn by a simulator): merged with the others, but
+    never keeping a run going on their own."""
+
+    def next_time(self) -> float | None:
+        """When its next input is due (``None``: never)."""
+
+    def pop(self) -> Input:
+        """Its next input (due at :meth:`next_time`)."""
+
+    def wanted(self, scheduler: Scheduler) -> bool:
+        """Whether its inputs may still change what the scheduler does, once nothing
+        else is left (no input, no timer): a lease waits that they may let run."""
+
+
+def replay(scheduler: Scheduler, inputs: Iterable[Input], until: float = inf,
+           background: Background | None = None) -> Iterator[Step]:
     """Drive ``scheduler`` through ``inputs`` merged with its own timers, one instant
     at a time: every input of an instant is given before the core advances to it.
 
     Inputs are taken in time order; those of one instant keep the order given (the
     sort is stable). The steps end when nothing is left to do, or at ``until``: the
-    core is then advanced to exactly ``until`` (a last step, if it moved)."""
+    core is then advanced to exactly ``until`` (a last step, if it moved).
+
+    ``background`` inputs (in time order, after the others of their instant) are
+    given while other inputs or timers are left, and after that only while
+    :meth:`Background.wanted`: the run ends when nothing but they is left to happen."""
+    if background is not None:
+        return _replay_with(scheduler, inputs, until, background)
+    return _replay(scheduler, inputs, until)
+
+
+def _replay(scheduler: Scheduler, inputs: Iterable[Input], until: float) -> Iterator[Step]:
     pending = sorted(inputs, key=itemgetter(0))  # by time: C-level, for thousands
     times = [x.time for x in pending]
     i, n = 0, len(pending)
@@ -135,6 +161,33 @@ def replay(scheduler: Scheduler, inputs: Iterable[Input], until: float = inf
                 feed(scheduler, item)
             i += 1
         yield _new(Step, (t, advance(t), i))
+    if until != inf and scheduler.now < until:
+        yield Step(until, scheduler.advance(until), i)
+
+
+def _replay_with(scheduler: Scheduler, inputs: Iterable[Input], until: float,
+                 background: Background) -> Iterator[Step]:
+    """:func:`_replay` with a background (kept apart: the plain loop is the hot one)."""
+    pending = sorted(inputs, key=itemgetter(0))
+    i, n = 0, len(pending)
+    while True:
+        t_core = scheduler.next_event_time()
+        t = inf
+        if i < n:
+            t = pending[i].time
+        if t_core is not None and t_core < t:
+            t = t_core
+        t_bg = background.next_time()
+        if t_bg is not None and t_bg <= t and (t < inf or background.wanted(scheduler)):
+            t = t_bg
+        if t == inf or t > until:
+            break
+        while i < n and pending[i].time == t:
+            feed(scheduler, pending[i])
+            i += 1
+        while background.next_time() == t:
+            feed(scheduler, background.pop())
+        yield _new(Step, (t, scheduler.advance(t), i))
     if until != inf and scheduler.now < until:
         yield Step(until, scheduler.advance(until), i)
 

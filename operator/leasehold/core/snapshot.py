@@ -392,6 +392,8 @@ def snapshot(s: Scheduler) -> Data:
             d["dispatched"] = st.dispatched
         if st.requeues:  # no suspension (as snapshots were before it, when none)
             d["requeues"], d["lostWork"] = st.requeues, st.lost_work
+        if st.losses:  # its nodes lost under it (as snapshots were before, when none)
+            d["losses"], d["lostToFailures"] = st.losses, _num(st.lost_to_failures)
         out_leases.append(d)
     named = {d["request"]["name"] for d in out_leases}
     if s.images is not None:
@@ -505,6 +507,8 @@ def _restore(data: Data, config: SchedulerConfig) -> Scheduler:
         st.dispatched = None if dispatched is None else str(dispatched)
         st.requeues = int(d.get("requeues", 0))
         st.lost_work = _float(d.get("lostWork", 0.0), f"{where}.lostWork")
+        st.losses = int(d.get("losses", 0))
+        st.lost_to_failures = _float(d.get("lostToFailures", 0.0), f"{where}.lostToFailures")
         if req.name in lc.leases:
             raise SnapshotError(f"{where}: a second lease named {req.name!r}")
         lc.leases[req.name] = st

@@ -155,6 +155,17 @@ class LeaseView:
         return self._st.lost_work
 
     @property
+    def losses(self) -> int:
+        """Times nodes it held went down under it (a lost node, a volatile pool's failure)."""
+        return self._st.losses
+
+    @property
+    def lost_to_failures(self) -> float:
+        """The work those losses cost it: what it had done past the checkpoint it went
+        back to (or its start), seconds at speed 1.0."""
+        return self._st.lost_to_failures
+
+    @property
     def overhead(self) -> float:
         """Seconds of preemption overhead it has borne (000 §5)."""
         return self._st.overhead
