@@ -9,6 +9,7 @@ may hold a VM for a whole window is found without reading the nodes that cannot
 
 from __future__ import annotations
 
+from array import array
 from math import inf
 
 
@@ -32,14 +33,14 @@ class MaxTree:
         while len(level) > 1:
             level = [a if a >= b else b for a, b in zip(level[::2], level[1::2], strict=True)]
             levels.append(level)
-        t: list[float] = [-inf]
+        t = array("d", [-inf])
         for level in reversed(levels):
             t.extend(level)
         self.t = t
 
     def copy(self) -> MaxTree:
         other = MaxTree.__new__(MaxTree)
-        other.size, other.width, other.t = self.size, self.width, self.t[:]
+        other.size, other.width, other.t = self.size, self.width, array("d", self.t)
         return other
 
     def __getitem__(self, i: int) -> float:
