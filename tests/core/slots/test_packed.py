@@ -94,6 +94,23 @@ def test_a_search_at_a_new_start_does_not_read_a_node_found_full_inside_its_wind
     assert 0 not in log
 
 
+def test_a_new_start_copies_its_shapes_tree_from_beyond_starts_of_other_shapes():
+    # half the nodes are busy (with room left); ONE's tree at 100 reads each of them
+    # once. Ten starts of another shape (into which ONE does not fit: its trees cannot
+    # be ONE's) lie between it and 111, and nothing changes in between: 111's tree is
+    # a copy of 100's, and no busy node is read again
+    pool, log = logged_pool(1000)
+    for node in range(500):
+        pool.book(booking(f"busy{node}", 0, 1000, 1, nodes=(node,)))
+    assert pool.fit(1, ONE, 10, 100, 100) == 100
+    other = Shape(2000, 512)
+    for t in range(101, 111):
+        assert pool.fit(1, other, 10, t, t) == t
+    log.clear()
+    assert pool.fit(1, ONE, 10, 111, 111) == 111
+    assert log == set()
+
+
 # ---- brute-force oracle ------------------------------------------------------------------
 
 def _room(spec, held, node: int, shape: Shape, x: int) -> int:
@@ -261,7 +278,7 @@ def test_a_start_read_off_a_neighbour_does_not_take_its_knowledge_of_nodes_that_
 
 
 def test_searches_agree_with_a_fresh_table_after_more_starts_than_are_remembered():
-    # 12 nodes remember 256 starts at least: 400 searched starts make the least
+    # 12 nodes remember 4,096 starts at most: 4,500 searched starts make the least
     # recently read ones go, and later starts are read off those that stay
     spec = shared(12, cpu=4000, memory=8192)
     pool = PackedPool(spec)
@@ -271,7 +288,7 @@ def test_searches_agree_with_a_fresh_table_after_more_starts_than_are_remembered
         if pool.fit(1 + i % 3, SHAPES[i % 3], 30, s, latest_start=s) is not None:
             held.append(booking(f"b{i}", s, s + 30, 1 + i % 3, SHAPES[i % 3]))
             pool.book(held[-1])
-    for t in range(400):
+    for t in range(4500):
         pool.fit(2, ONE, 25, t)
     for i, b in enumerate(held[::3]):
         pool.unbook(b)

@@ -37,12 +37,11 @@ _LEVELS_MAX = 64
 _SWEEP_AFTER = 3
 #: the shape-and-start node indexes kept (least recently used forgotten first): each
 #: holds two floats per node (a 5,000-node pool: 128 KiB each), and all of them at
-#: most this many floats (32 MiB), as many as fit and at least 256: a compression
-#: tries the same few thousand starts for thousands of reservations, each a tree
-_TREES_MAX = 256
+#: most this many floats (32 MiB): as many as fit, at least 256 and at most 4,096 (a
+#: compression tries the same few thousand starts for thousands of reservations,
+#: each a tree; a prune brings every tree up to date)
+_TREES_MIN, _TREES_MAX = 256, 4096
 _TREE_CELLS = 4_000_000
-#: the starts with trees looked at on either side for one to copy a new tree from
-_TREES_LOOK = 8
 
 
 class PackedPool(PoolTable):
@@ -56,6 +55,8 @@ class PackedPool(PoolTable):
         #: each node's capacity, by index (a pool may have nodes of several sizes)
         self.sizes = spec.sizes()
         self._distinct = spec.distinct()
+        #: each node's size as its index in ``_distinct``
+        self._kind = [[size for size, _ in self._distinct].index(size) for size in self.sizes]
         self.node_cpu = [Profile(size.cpu) for size in self.sizes]
         self.node_mem = [Profile(size.memory) for size in self.sizes]
         self._ends: list[float] = []  # sorted booking ends: candidate start times
@@ -132,7 +133,8 @@ class PackedPool(PoolTable):
         #: back to ``inf`` (not known) from the capacity given back since it was last
         #: read (``_gains``, numbered from ``_gains_base``) before it is read
         self._trees: dict[tuple[Shape, float], MaxTree] = {}
-        self._trees_max = max(_TREES_MAX, _TREE_CELLS // (2 * max(spec.nodes, 1)))
+        self._trees_max = max(_TREES_MIN,
+                              min(_TREES_MAX, _TREE_CELLS // (2 * max(spec.nodes, 1))))
         self._tree_seen: dict[tuple[Shape, float], int] = {}
         #: the starts that have trees (sorted), and the shapes of each's
         self._tree_starts: list[float] = []
@@ -549,28 +551,34 @@ class PackedPool(PoolTable):
         start of a shape, or one far from any other, reads every node)."""
         starts, times = self._tree_starts, self._step_times
         i = bisect_left(starts, start)
+        # on each side, the nearest start with a tree of a shape that fits, if fewer
+        # than a quarter of the nodes' changes away (the changes only grow outwards).
+        # Not only the next few starts: the smallest shapes have only their own
+        # trees to copy, and each start without one read every node (a twentieth
+        # of the preemption benchmark's reservations, each an O(nodes) pass)
+        most = self.spec.nodes // 4
         best: tuple[int, float, Shape] | None = None
-        for side in (range(i - 1, max(i - 1 - _TREES_LOOK, -1), -1),
-                     range(i, min(i + _TREES_LOOK, len(starts)))):
+        for side in (range(i - 1, -1, -1), range(i, len(starts))):
             for j in side:
                 near = starts[j]
+                low, high = min(near, start), max(near, start)
+                count = bisect_right(times, high) - bisect_right(times, low)
+                if count > most or (best is not None and count >= best[0]):
+                    break
                 at = self._tree_shapes[near]
                 source = shape if shape in at else next(
                     (other for other in at if other.fits_in(shape)), None)
                 if source is None:
                     continue
-                low, high = min(near, start), max(near, start)
-                count = bisect_right(times, high) - bisect_right(times, low)
-                if best is None or count < best[0]:
-                    best = (count, near, source)
+                best = (count, near, source)
                 break
-        if best is None or best[0] > self.spec.nodes // 4:
+        if best is None:
             self._tree_seen[(shape, start)] = self._gains_base + len(self._gains)
             # an idle node holds its size: it is not read
             cpu, mem, c, m = self.node_cpu, self.node_mem, shape.cpu, shape.memory
-            idle, sizes = self._idle, self.sizes
-            holds = {size: fit_in(size, shape) > 0 for size, _ in self._distinct}
-            return MaxTree([inf if (holds[sizes[n]] if n in idle else
+            idle, kind = self._idle, self._kind
+            holds = [fit_in(size, shape) > 0 for size, _ in self._distinct]
+            return MaxTree([inf if (holds[kind[n]] if n in idle else
                                     cpu[n].at(start) >= c and mem[n].at(start) >= m)
                             else -inf for n in range(self.spec.nodes)])
         # a node that does not change between the two starts has the same room at
