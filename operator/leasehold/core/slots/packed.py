@@ -16,6 +16,7 @@ follow by index, off the tree, lazily).
 
 from __future__ import annotations
 
+from array import array
 from bisect import bisect_left, bisect_right, insort
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -114,13 +115,15 @@ class PackedPool(PoolTable):
         #: a tenth of the pool each, in the preemption benchmark's state)
         self._short: dict[tuple[Shape, float], dict[int, tuple[float, int]]] = {}
         self._short_kept = 64
-        #: the same per shape alone: per node, the instants at which it was found to
-        #: have no room for a VM (sorted), with its version then. No window that
+        #: the same per shape alone: per node, its version then and the instants at
+        #: which it was found to have no room for a VM (sorted), in one array (one
+        #: object per node and shape for the garbage collector to pass over, not a
+        #: tuple and a list: they were most of the 5,000-node state's). No window that
         #: contains one can use the node until it is given capacity back, whatever
         #: its start: a new start learns from them what earlier starts found (each
         #: queued reservation of the preemption benchmark's state searches a new
         #: start, and scanned the steps of every node an earlier one blocks)
-        self._full_at: dict[Shape, dict[int, tuple[int, list[float]]]] = {}
+        self._full_at: dict[Shape, dict[int, array[float]]] = {}
         self._version = [0] * spec.nodes
         #: per shape and start, over the nodes by index, when each node's room for a
         #: VM runs out from the start (a bound from above: the first instant from the
@@ -226,23 +229,22 @@ class PackedPool(PoolTable):
                 break
         return total
 
-    def _full_in(self, full_at: dict[int, tuple[int, list[float]]],
+    def _full_in(self, full_at: dict[int, array[float]],
                  short: dict[int, tuple[float, int]], node: int, start: float,
                  end: float) -> bool:
         """Whether ``node`` is known to have no room for a VM at some instant of
         ``[start, end)`` (from any start's search); the first such instant from
         ``start`` on is noted for ``start`` (``short``, the start's)."""
-        seen = full_at.get(node)
-        if seen is None or seen[0] != self._version[node]:
+        seen, version = full_at.get(node), self._version[node]
+        if seen is None or seen[0] != version:
             return False
-        at = seen[1]
-        k = bisect_left(at, start)
-        if k == len(at):
+        k = bisect_left(seen, start, 1)
+        if k == len(seen):
             return False
-        short[node] = (at[k], seen[0])
-        return at[k] < end
+        short[node] = (seen[k], version)
+        return seen[k] < end
 
-    def _short_of(self, full_at: dict[int, tuple[int, list[float]]],
+    def _short_of(self, full_at: dict[int, array[float]],
                   short: dict[int, tuple[float, int]], node: int, shape: Shape,
                   start: float) -> bool:
         """For a node that cannot hold a VM of ``shape`` throughout a window from
@@ -252,12 +254,11 @@ class PackedPool(PoolTable):
         version = self._version[node]
         known = full_at.get(node)
         if known is None or known[0] != version:
-            full_at[node] = (version, [until])
+            full_at[node] = array("d", (version, until))
         else:
-            at = known[1]
-            k = bisect_left(at, until)
-            if k == len(at) or at[k] != until:
-                at.insert(k, until)
+            k = bisect_left(known, until, 1)
+            if k == len(known) or known[k] != until:
+                known.insert(k, until)
         if until <= start:
             return True
         short[node] = (until, version)
