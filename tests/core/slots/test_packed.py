@@ -111,6 +111,50 @@ def test_a_new_start_copies_its_shapes_tree_from_beyond_starts_of_other_shapes()
     assert log == set()
 
 
+class ScanLog(Profile):
+    """A node's profile that notes in a shared set when its steps are scanned (a node
+    read in full, beyond whether it has room at an instant)."""
+
+    __slots__ = ("log", "node")
+
+    def __init__(self, capacity: int, node: int, log: set[int]) -> None:
+        super().__init__(capacity)
+        self.node, self.log = node, log
+
+    def drops_below(self, amount: int, t: float) -> float:
+        self.log.add(self.node)
+        return super().drops_below(amount, t)
+
+    def min_over(self, start: float, end: float) -> int:
+        self.log.add(self.node)
+        return super().min_over(start, end)
+
+
+def test_a_node_given_capacity_back_without_room_at_a_start_is_not_read_there_in_full():
+    # nodes 0-9 are full over [0, 100) and hold a VM after it; a search at 10 learns
+    # they are full there. The VMs after 100 are given back: capacity given back where
+    # the start's knowledge is, but none at 10. The next booking at 10 passes over
+    # them without reading them in full (under EASY every lease that ends gives its
+    # nodes back, and most still hold nothing more)
+    pool = PackedPool(shared(100, cpu=4000, memory=8192))
+    log: set[int] = set()
+    pool.node_cpu = [ScanLog(4000, n, log) for n in range(100)]
+    pool.node_mem = [ScanLog(8192, n, log) for n in range(100)]
+    after = []
+    for node in range(10):
+        pool.book(booking(f"full{node}", 0, 100, 4, nodes=(node,) * 4))
+        after.append(booking(f"after{node}", 100, 200, 1, nodes=(node,)))
+        pool.book(after[-1])
+    pool.book(booking("x", 10, 20, 1))
+    for b in after:
+        pool.unbook(b)
+    log.clear()
+    b = booking("y", 10, 20)
+    pool.book(b)
+    assert b.nodes == (10,)
+    assert log.isdisjoint(range(10))
+
+
 # ---- brute-force oracle ------------------------------------------------------------------
 
 def _room(spec, held, node: int, shape: Shape, x: int) -> int:

@@ -544,35 +544,48 @@ class PackedPool(PoolTable):
 
     def _new_tree(self, shape: Shape, start: float) -> MaxTree:
         """A tree for a start that has none (its ``_tree_seen`` is set): a copy of the
-        tree of the nearest start, on either side, of this shape or of one that fits
-        in it (room for a VM of this shape is room for one of that shape: when the
-        latter's runs out bounds the former's), those of its nodes that change between
-        the two starts not known; else every node with room at ``start`` not known,
-        every other one without room there (a pass over every node: only the first
-        start of a shape, or one far from any other, reads every node)."""
+        tree of a near start, on either side, of this shape or of one that fits in it
+        (room for a VM of this shape is room for one of that shape: when the latter's
+        runs out bounds the former's), those of its nodes that change between the two
+        starts asked whether they have room at ``start`` and if so not known; else
+        every node with room at ``start`` not known, every other one without room
+        there (a pass over every node: only the first start of a shape, or one far
+        from any other, reads every node)."""
         starts, times = self._tree_starts, self._step_times
         i = bisect_left(starts, start)
-        # on each side, the nearest start with a tree of a shape that fits, if fewer
-        # than a quarter of the nodes' changes away (the changes only grow outwards).
-        # Not only the next few starts: the smallest shapes have only their own
-        # trees to copy, and each start without one read every node (a twentieth
-        # of the preemption benchmark's reservations, each an O(nodes) pass)
+        # on each side, the nearest start with a tree of this shape and the nearest
+        # with one of a shape that fits, if fewer than a quarter of the nodes'
+        # changes away (the changes only grow outwards). This shape's is taken
+        # unless the other is nearer by more than a 64th of the nodes: a smaller
+        # shape's tree does not know the nodes that hold its VMs but not this
+        # shape's, and a search reads each (EASY asks many shapes at each new
+        # present: copied from a small shape's tree there, a large one's searches
+        # read most of the pool, +40% CPU), while each change in between is a node
+        # asked again (the preemption benchmark's reservations, each a start of its
+        # own, find their own shape's tree far more often than a neighbour's). Not
+        # only the next few starts: the smallest shapes have only their own trees
+        # to copy, and each start without one read every node (a twentieth of the
+        # preemption benchmark's reservations, each an O(nodes) pass)
         most = self.spec.nodes // 4
-        best: tuple[int, float, Shape] | None = None
+        own: tuple[int, float, Shape] | None = None
+        other: tuple[int, float, Shape] | None = None
         for side in (range(i - 1, -1, -1), range(i, len(starts))):
             for j in side:
                 near = starts[j]
                 low, high = min(near, start), max(near, start)
                 count = bisect_right(times, high) - bisect_right(times, low)
-                if count > most or (best is not None and count >= best[0]):
+                if count > most or (own is not None and count >= own[0]):
                     break
                 at = self._tree_shapes[near]
-                source = shape if shape in at else next(
-                    (other for other in at if other.fits_in(shape)), None)
-                if source is None:
-                    continue
-                best = (count, near, source)
-                break
+                if shape in at:
+                    own = (count, near, shape)
+                    break
+                if other is None or count < other[0]:
+                    source = next((s for s in at if s.fits_in(shape)), None)
+                    if source is not None:
+                        other = (count, near, source)
+        best = other if other is not None and (
+            own is None or other[0] + self.spec.nodes // 64 < own[0]) else own
         if best is None:
             self._tree_seen[(shape, start)] = self._gains_base + len(self._gains)
             # an idle node holds its size: it is not read
@@ -591,24 +604,36 @@ class PackedPool(PoolTable):
         tree = tree.copy()
         self._tree_seen[(shape, start)] = self._tree_seen[(source, near)]
         low, high = min(near, start), max(near, start)
+        changed: set[int] = set()
         for t in times[bisect_right(times, low):bisect_right(times, high)]:
-            for node in self._steps_on[t]:
-                tree.set(node, inf)
+            changed.update(self._steps_on[t])
+        # each is asked whether it has room at ``start`` (two bisects): if not, that
+        # is known (a search would read it in full, and at every new present EASY
+        # asks, the nodes that changed since the last one are most of what it reads)
+        cpu, mem, c, m = self.node_cpu, self.node_mem, shape.cpu, shape.memory
+        for node in changed:
+            tree.set(node, inf if cpu[node].at(start) >= c and mem[node].at(start) >= m
+                     else -inf)
         return tree
 
     def _catch_up(self, key: tuple[Shape, float], tree: MaxTree) -> None:
         """Forget in ``tree`` (not known again) the nodes given capacity back since
         it was last brought up to date, where that can give them room from its
-        start on."""
+        start on; those still without room at its start are known so (two bisects:
+        under EASY a lease that ends gives its nodes back at every tree, and most
+        have no room for the shape anyway: not known, each was read in full by the
+        next search)."""
         seen, base = self._tree_seen[key], self._gains_base
         gains = self._gains
         if seen - base == len(gains):
             return
-        start = key[1]
+        shape, start = key
+        cpu, mem, c, m = self.node_cpu, self.node_mem, shape.cpu, shape.memory
         for end, given in gains[max(seen - base, 0):]:
             if end > start:
                 for node in given:
-                    tree.set(node, inf)
+                    tree.set(node, inf if cpu[node].at(start) >= c
+                             and mem[node].at(start) >= m else -inf)
         self._tree_seen[key] = base + len(gains)
 
     def _charge(self, b: Booking, sign: int) -> None:
@@ -714,16 +739,20 @@ class PackedPool(PoolTable):
         self._prune_trees(now)
 
     def _prune_trees(self, now: float) -> None:
-        """The trees of starts before the last one before ``now`` go (the last one
-        stays: the next present's tree is copied from it, else each EASY step, which
-        asks at ``now`` alone, read every node again); the capacity given back is
-        forgotten once every tree has caught up with it."""
+        """Of the trees of starts before ``now``, each shape's latest stays and the
+        others go (the next present's tree of the shape is copied from it, else each
+        EASY step, which asks at ``now`` alone, read every node again); the capacity
+        given back is forgotten once every tree has caught up with it."""
         starts = self._tree_starts
-        i = bisect_left(starts, now) - 1
-        if i > 0:
-            for t in starts[:i]:
+        i = bisect_left(starts, now)
+        if i > 1:
+            kept: set[Shape] = set()
+            for t in starts[i - 1::-1]:
                 for shape in list(self._tree_shapes[t]):
-                    self._drop_tree((shape, t))
+                    if shape in kept:
+                        self._drop_tree((shape, t))
+                    else:
+                        kept.add(shape)
         if len(self._gains) > 256:
             for key, tree in self._trees.items():
                 self._catch_up(key, tree)
