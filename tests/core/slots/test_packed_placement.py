@@ -4,9 +4,9 @@ compression trials: every booking's nodes are the rule's (best fit in time, then
 index, each node filled), checked against the rule written out by brute force over
 every integer instant and every node's own size.
 
-The pools are large enough (12-20 nodes) that a new start's node index is copied from
-a neighbouring start's, of the same shape or of a smaller one, and a booking's window
-is read off what earlier searches learnt of the nodes."""
+The pools (2-30 nodes) are mostly large enough that a new start's node index is copied
+from a neighbouring start's, of the same shape or of a smaller one, and a booking's
+window is read off what earlier searches learnt of the nodes."""
 
 from __future__ import annotations
 
