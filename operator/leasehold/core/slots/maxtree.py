@@ -15,7 +15,8 @@ from math import inf
 
 class MaxTree:
     """Values at indices ``0..n-1`` (``-inf`` beyond, never reported), the maximum of
-    each aligned power-of-two range kept above them. A flat list: ``t[1]`` is the root,
+    each aligned power-of-two range kept above them. A flat array of doubles (copied
+    with one memcpy, one object to the garbage collector): ``t[1]`` is the root,
     ``t[k]``'s children ``t[2k]`` and ``t[2k+1]``, the leaves from ``t[width]`` on."""
 
     __slots__ = ("size", "t", "width")
