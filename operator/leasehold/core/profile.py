@@ -311,11 +311,14 @@ class BlockProfile:
             free = frees[ks]
             free[i:] = [f + delta for f in free[i:]]
             self._summarise(ks)
-            added, low, high = self._added, self._low, self._high
-            for k in range(ks + 1, ke):
-                added[k] += delta
-                low[k] += delta
-                high[k] += delta
+            # the blocks between, by their summaries: each list in one C-level pass
+            # (a block per ~128 booking ends: at 5,000 nodes a lease that starts now
+            # spans a hundred of them)
+            if ke > ks + 1:
+                added, low, high = self._added, self._low, self._high
+                added[ks + 1:ke] = [a + delta for a in added[ks + 1:ke]]
+                low[ks + 1:ke] = [a + delta for a in low[ks + 1:ke]]
+                high[ks + 1:ke] = [a + delta for a in high[ks + 1:ke]]
             if j:
                 free = frees[ke]
                 free[:j] = [f + delta for f in free[:j]]
@@ -371,9 +374,8 @@ class BlockProfile:
             j = bisect_left(times[k], end, i)
             return min(frees[k][i:j]) + added[k] if j > i else None
         least = min(frees[k][i:]) + added[k] if i < len(frees[k]) else inf
-        for b in range(k + 1, ke):
-            if low[b] < least:
-                least = low[b]
+        if ke > k + 1:
+            least = min(least, min(low[k + 1:ke]))
         j = bisect_left(times[ke], end)
         if j:
             least = min(least, min(frees[ke][:j]) + added[ke])

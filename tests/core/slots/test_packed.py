@@ -94,6 +94,67 @@ def test_a_search_at_a_new_start_does_not_read_a_node_found_full_inside_its_wind
     assert 0 not in log
 
 
+def test_a_new_start_copies_its_shapes_tree_from_beyond_starts_of_other_shapes():
+    # half the nodes are busy (with room left); ONE's tree at 100 reads each of them
+    # once. Ten starts of another shape (into which ONE does not fit: its trees cannot
+    # be ONE's) lie between it and 111, and nothing changes in between: 111's tree is
+    # a copy of 100's, and no busy node is read again
+    pool, log = logged_pool(1000)
+    for node in range(500):
+        pool.book(booking(f"busy{node}", 0, 1000, 1, nodes=(node,)))
+    assert pool.fit(1, ONE, 10, 100, 100) == 100
+    other = Shape(2000, 512)
+    for t in range(101, 111):
+        assert pool.fit(1, other, 10, t, t) == t
+    log.clear()
+    assert pool.fit(1, ONE, 10, 111, 111) == 111
+    assert log == set()
+
+
+class ScanLog(Profile):
+    """A node's profile that notes in a shared set when its steps are scanned (a node
+    read in full, beyond whether it has room at an instant)."""
+
+    __slots__ = ("log", "node")
+
+    def __init__(self, capacity: int, node: int, log: set[int]) -> None:
+        super().__init__(capacity)
+        self.node, self.log = node, log
+
+    def drops_below(self, amount: int, t: float) -> float:
+        self.log.add(self.node)
+        return super().drops_below(amount, t)
+
+    def min_over(self, start: float, end: float) -> int:
+        self.log.add(self.node)
+        return super().min_over(start, end)
+
+
+def test_a_node_given_capacity_back_without_room_at_a_start_is_not_read_there_in_full():
+    # nodes 0-9 are full over [0, 100) and hold a VM after it; a search at 10 learns
+    # they are full there. The VMs after 100 are given back: capacity given back where
+    # the start's knowledge is, but none at 10. The next booking at 10 passes over
+    # them without reading them in full (under EASY every lease that ends gives its
+    # nodes back, and most still hold nothing more)
+    pool = PackedPool(shared(100, cpu=4000, memory=8192))
+    log: set[int] = set()
+    pool.node_cpu = [ScanLog(4000, n, log) for n in range(100)]
+    pool.node_mem = [ScanLog(8192, n, log) for n in range(100)]
+    after = []
+    for node in range(10):
+        pool.book(booking(f"full{node}", 0, 100, 4, nodes=(node,) * 4))
+        after.append(booking(f"after{node}", 100, 200, 1, nodes=(node,)))
+        pool.book(after[-1])
+    pool.book(booking("x", 10, 20, 1))
+    for b in after:
+        pool.unbook(b)
+    log.clear()
+    b = booking("y", 10, 20)
+    pool.book(b)
+    assert b.nodes == (10,)
+    assert log.isdisjoint(range(10))
+
+
 # ---- brute-force oracle ------------------------------------------------------------------
 
 def _room(spec, held, node: int, shape: Shape, x: int) -> int:
@@ -261,7 +322,7 @@ def test_a_start_read_off_a_neighbour_does_not_take_its_knowledge_of_nodes_that_
 
 
 def test_searches_agree_with_a_fresh_table_after_more_starts_than_are_remembered():
-    # 12 nodes remember 256 starts at least: 400 searched starts make the least
+    # 12 nodes remember 4,096 starts at most: 4,500 searched starts make the least
     # recently read ones go, and later starts are read off those that stay
     spec = shared(12, cpu=4000, memory=8192)
     pool = PackedPool(spec)
@@ -271,7 +332,7 @@ def test_searches_agree_with_a_fresh_table_after_more_starts_than_are_remembered
         if pool.fit(1 + i % 3, SHAPES[i % 3], 30, s, latest_start=s) is not None:
             held.append(booking(f"b{i}", s, s + 30, 1 + i % 3, SHAPES[i % 3]))
             pool.book(held[-1])
-    for t in range(400):
+    for t in range(4500):
         pool.fit(2, ONE, 25, t)
     for i, b in enumerate(held[::3]):
         pool.unbook(b)

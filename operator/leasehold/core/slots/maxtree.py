@@ -9,12 +9,14 @@ may hold a VM for a whole window is found without reading the nodes that cannot
 
 from __future__ import annotations
 
+from array import array
 from math import inf
 
 
 class MaxTree:
     """Values at indices ``0..n-1`` (``-inf`` beyond, never reported), the maximum of
-    each aligned power-of-two range kept above them. A flat list: ``t[1]`` is the root,
+    each aligned power-of-two range kept above them. A flat array of doubles (copied
+    with one memcpy, one object to the garbage collector): ``t[1]`` is the root,
     ``t[k]``'s children ``t[2k]`` and ``t[2k+1]``, the leaves from ``t[width]`` on."""
 
     __slots__ = ("size", "t", "width")
@@ -32,14 +34,14 @@ class MaxTree:
         while len(level) > 1:
             level = [a if a >= b else b for a, b in zip(level[::2], level[1::2], strict=True)]
             levels.append(level)
-        t: list[float] = [-inf]
+        t = array("d", [-inf])
         for level in reversed(levels):
             t.extend(level)
         self.t = t
 
     def copy(self) -> MaxTree:
         other = MaxTree.__new__(MaxTree)
-        other.size, other.width, other.t = self.size, self.width, self.t[:]
+        other.size, other.width, other.t = self.size, self.width, array("d", self.t)
         return other
 
     def __getitem__(self, i: int) -> float:

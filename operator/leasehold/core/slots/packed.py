@@ -6,18 +6,20 @@ time — nodes that have had room only since shortly before the booking's start
 first, then node index — filling a node before moving on.
 
 At scale a booking reads only nodes that may hold it: per shape and searched start,
-the nodes with room there and maybe some a later booking filled (derived from a
-neighbouring start's through an index of the instants nodes change at; a full one
-is taken out when a reader meets it), those of them found short of a window (until
-given capacity back), and the nodes given capacity back by an instant (the only
-ones best fit in time ranks; the rest follow by index, lazily).
+a max segment tree over the nodes holding when each node's room for a VM runs out
+(a bound from above, learnt as nodes are read, forgotten where capacity is given
+back; a new start's is copied from a neighbouring start's, the nodes that change in
+between through an index of the instants nodes change at not known), and the nodes
+given capacity back by an instant (the only ones best fit in time ranks; the rest
+follow by index, off the tree, lazily).
 """
 
 from __future__ import annotations
 
+from array import array
 from bisect import bisect_left, bisect_right, insort
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from math import inf, nextafter
 
 from ..model import PoolSpec, Shape
@@ -28,46 +30,19 @@ from .pool import PoolTable, fit_count, fit_in
 from .rooms import Rooms, levels
 from .statement import Statement
 
-#: the candidate starts remembered per shape (beyond, they are forgotten and found
-#: again): a bound on memory, far above what one plan tries
-_MAYBE_MAX = 50_000
-#: the remembered starts' sets may hold this many nodes in all (as many starts as
-#: fit, at least 256): memory linear in the nodes
-_MAYBE_CELLS = 2_000_000
 #: the most VMs of one shape per node whose spans are kept (beyond, a node's levels
 #: are too many to sweep, and a compression searches every window in full)
 _LEVELS_MAX = 64
 #: the starts a search fails at before it sweeps the nodes' levels for the first
 #: start that may hold its VMs
 _SWEEP_AFTER = 3
-#: a booking that spans at most this many remembered starts has its nodes' room
-#: asked at each; beyond, read off the nodes' spans of room
-_FEW_STARTS = 4
 #: the shape-and-start node indexes kept (least recently used forgotten first): each
-#: holds two floats' room per node (a 5,000-node pool: 128 KiB each)
-_TREES_MAX = 256
-#: the starts with trees looked at on either side for one to copy a new tree from
-_TREES_LOOK = 8
-
-
-def _minus(wide: list[tuple[float, float]], narrow: list[tuple[float, float]]
-           ) -> list[tuple[float, float]]:
-    """The spans of ``wide`` outside ``narrow`` (both in order, disjoint; every span
-    of ``narrow`` within one of ``wide``)."""
-    out: list[tuple[float, float]] = []
-    j = 0
-    for x, y in wide:
-        while j < len(narrow) and narrow[j][1] <= x:
-            j += 1
-        at = x
-        while j < len(narrow) and narrow[j][0] < y:
-            if narrow[j][0] > at:
-                out.append((at, narrow[j][0]))
-            at = max(at, narrow[j][1])
-            j += 1
-        if at < y:
-            out.append((at, y))
-    return out
+#: holds two floats per node (a 5,000-node pool: 128 KiB each), and all of them at
+#: most this many floats (32 MiB): as many as fit, at least 256 and at most 4,096 (a
+#: compression tries the same few thousand starts for thousands of reservations,
+#: each a tree; a prune brings every tree up to date)
+_TREES_MIN, _TREES_MAX = 256, 4096
+_TREE_CELLS = 4_000_000
 
 
 class PackedPool(PoolTable):
@@ -81,6 +56,8 @@ class PackedPool(PoolTable):
         #: each node's capacity, by index (a pool may have nodes of several sizes)
         self.sizes = spec.sizes()
         self._distinct = spec.distinct()
+        #: each node's size as its index in ``_distinct``
+        self._kind = [[size for size, _ in self._distinct].index(size) for size in self.sizes]
         self.node_cpu = [Profile(size.cpu) for size in self.sizes]
         self.node_mem = [Profile(size.memory) for size in self.sizes]
         self._ends: list[float] = []  # sorted booking ends: candidate start times
@@ -90,20 +67,6 @@ class PackedPool(PoolTable):
         total = spec.total()
         self.cpu_free = BlockProfile(total.cpu)
         self.mem_free = BlockProfile(total.memory)
-        #: per shape, the candidate starts tried so far (sorted) and, for each, the
-        #: nodes with room there for one VM and maybe some without (every booking
-        #: given back over it adds the nodes it gives room to; the readers take out
-        #: those a booking made has filled: :meth:`_with_room`). A
-        #: compression tries the same few thousand starts for thousands of
-        #: reservations; without this, every try scanned every node (145 s for one
-        #: compression of 3,659 reservations on 500 nodes)
-        self._maybe: dict[Shape, tuple[list[float], dict[float, set[int]]]] = {}
-        #: the remembered starts of every shape, the least recently read first: at
-        #: most ``_maybe_max`` of them, a set of up to every node each (remembering
-        #: every start the preemption benchmark's 5,000-node state searched, one per
-        #: queued reservation, took 1.5 GB, and its time grew with it)
-        self._maybe_order: dict[tuple[Shape, float], None] = {}
-        self._maybe_max = max(256, min(_MAYBE_MAX, _MAYBE_CELLS // max(spec.nodes, 1)))
         #: per shape, the compression trials that found no earlier start, while no
         #: capacity was given back where they looked: (VMs, length, earliest) -> the
         #: latest booking start
@@ -128,19 +91,14 @@ class PackedPool(PoolTable):
         #: the last successful search: (VMs, shape, length, start, earliest, spans
         #: given before); the booking made from it inherits its proof
         self._found: tuple[int, Shape, float, float, float, int] | None = None
-        #: the booking a compression has taken out to try it earlier: the remembered
-        #: starts it spans are not updated for it (the trial searches only starts
-        #: before it, which it does not touch) unless it moves; most trials fail and
-        #: put it back, and the two updates cost more than the search
-        self._trial: Booking | None = None
         #: per shape, the spans of time (from the present on) in which each node
         #: holds a VM of the shape, kept until the node's bookings change
         self._rooms: dict[Shape, Rooms] = {}
         #: the nodes' capacity changes, indexed by instant: the distinct instants
         #: (sorted) at which a booking starts or ends on some node, and per instant
         #: those nodes (with multiplicity). A node's room at two instants differs only
-        #: if it changes between them: a new start's nodes with room are read off a
-        #: remembered neighbour's plus the few nodes that change in between
+        #: if it changes between them: a new start's tree is copied from a
+        #: neighbouring start's, the few nodes that change in between not known
         self._step_times: list[float] = []
         self._steps_on: dict[float, Counter[int]] = {}
         #: the same for booking ends alone: only a node given capacity back at or
@@ -157,13 +115,15 @@ class PackedPool(PoolTable):
         #: a tenth of the pool each, in the preemption benchmark's state)
         self._short: dict[tuple[Shape, float], dict[int, tuple[float, int]]] = {}
         self._short_kept = 64
-        #: the same per shape alone: per node, the instants at which it was found to
-        #: have no room for a VM (sorted), with its version then. No window that
+        #: the same per shape alone: per node, its version then and the instants at
+        #: which it was found to have no room for a VM (sorted), in one array (one
+        #: object per node and shape for the garbage collector to pass over, not a
+        #: tuple and a list: they were most of the 5,000-node state's). No window that
         #: contains one can use the node until it is given capacity back, whatever
         #: its start: a new start learns from them what earlier starts found (each
         #: queued reservation of the preemption benchmark's state searches a new
         #: start, and scanned the steps of every node an earlier one blocks)
-        self._full_at: dict[Shape, dict[int, tuple[int, list[float]]]] = {}
+        self._full_at: dict[Shape, dict[int, array[float]]] = {}
         self._version = [0] * spec.nodes
         #: per shape and start, over the nodes by index, when each node's room for a
         #: VM runs out from the start (a bound from above: the first instant from the
@@ -176,6 +136,8 @@ class PackedPool(PoolTable):
         #: back to ``inf`` (not known) from the capacity given back since it was last
         #: read (``_gains``, numbered from ``_gains_base``) before it is read
         self._trees: dict[tuple[Shape, float], MaxTree] = {}
+        self._trees_max = max(_TREES_MIN,
+                              min(_TREES_MAX, _TREE_CELLS // (2 * max(spec.nodes, 1))))
         self._tree_seen: dict[tuple[Shape, float], int] = {}
         #: the starts that have trees (sorted), and the shapes of each's
         self._tree_starts: list[float] = []
@@ -249,57 +211,40 @@ class PackedPool(PoolTable):
         # nodes by index) answers most searches of a filling pool at once, where the
         # nodes with room were read in index order, busy ones first (the preemption
         # benchmark's reservations each read every node an earlier one blocks)
-        # (the nodes with room at ``start`` are found even so: the booking made from
-        # this search places its VMs among them)
-        nodes = self._with_room(shape, start)
+        # (the start's tree is made even so: the booking made from this search
+        # places its VMs off it)
+        tree = self._tree(shape, start)
         sizes, total = self.sizes, 0
         for node in self._idle:
             total += fit_in(sizes[node], shape)
             if total >= vms:
                 return total
-        cpu, mem, c = self.node_cpu, self.node_mem, shape.cpu
-        short = self._short.setdefault((shape, start), {})
-        full_at = self._full_at.setdefault(shape, {})
-        version = self._version
-        total = 0
-        full: list[int] = []  # booked full at ``start`` since the set was made
-        for node in nodes:  # the order does not matter: only whether there are vms
-            known = short.get(node)
-            if known is not None and known[0] < end and known[1] == version[node]:
-                continue
-            if known is None and self._full_in(full_at, short, node, start, end):
-                continue
-            low_cpu = cpu[node].min_over(start, end)
-            if low_cpu < c:
-                if self._short_of(full_at, short, node, shape, start):
-                    full.append(node)
-                continue
-            room = fit_count(low_cpu, mem[node].min_over(start, end), shape)
-            if room <= 0 and self._short_of(full_at, short, node, shape, start):
-                full.append(node)
-            total += room
+        # then every node the tree does not know short of the window
+        look = self._looker(shape, start, end, tree)
+        total, at = 0, 0
+        while (found := tree.first_at_least(at, end)) is not None:
+            at = found + 1
+            total += look(found)
             if total >= vms:
                 break
-        nodes.difference_update(full)
         return total
 
-    def _full_in(self, full_at: dict[int, tuple[int, list[float]]],
+    def _full_in(self, full_at: dict[int, array[float]],
                  short: dict[int, tuple[float, int]], node: int, start: float,
                  end: float) -> bool:
         """Whether ``node`` is known to have no room for a VM at some instant of
         ``[start, end)`` (from any start's search); the first such instant from
         ``start`` on is noted for ``start`` (``short``, the start's)."""
-        seen = full_at.get(node)
-        if seen is None or seen[0] != self._version[node]:
+        seen, version = full_at.get(node), self._version[node]
+        if seen is None or seen[0] != version:
             return False
-        at = seen[1]
-        k = bisect_left(at, start)
-        if k == len(at):
+        k = bisect_left(seen, start, 1)
+        if k == len(seen):
             return False
-        short[node] = (at[k], seen[0])
-        return at[k] < end
+        short[node] = (seen[k], version)
+        return seen[k] < end
 
-    def _short_of(self, full_at: dict[int, tuple[int, list[float]]],
+    def _short_of(self, full_at: dict[int, array[float]],
                   short: dict[int, tuple[float, int]], node: int, shape: Shape,
                   start: float) -> bool:
         """For a node that cannot hold a VM of ``shape`` throughout a window from
@@ -309,12 +254,11 @@ class PackedPool(PoolTable):
         version = self._version[node]
         known = full_at.get(node)
         if known is None or known[0] != version:
-            full_at[node] = (version, [until])
+            full_at[node] = array("d", (version, until))
         else:
-            at = known[1]
-            k = bisect_left(at, until)
-            if k == len(at) or at[k] != until:
-                at.insert(k, until)
+            k = bisect_left(known, until, 1)
+            if k == len(known) or known[k] != until:
+                known.insert(k, until)
         if until <= start:
             return True
         short[node] = (until, version)
@@ -324,77 +268,6 @@ class PackedPool(PoolTable):
         """When ``node``, with room for a VM of ``shape`` at ``start``, first has none."""
         return min(self.node_cpu[node].drops_below(shape.cpu, start),
                    self.node_mem[node].drops_below(shape.memory, start))
-
-    def _with_room(self, shape: Shape, start: float) -> set[int]:
-        """The nodes with room for a VM of ``shape`` at ``start``, and maybe some
-        without: every node that has room is in the set, kept so by every booking
-        given back since (it gives room), while a booking made (which only takes
-        room) leaves its nodes in, and a reader that finds one of them full at
-        ``start`` takes it out (it may also hold a node the booking under trial
-        leaves room on). Every reader checks each node's room anyway; taking the
-        nodes a booking fills out of every remembered start it spans, at once, was
-        a third of building the preemption benchmark's 5,000-node state (a running
-        lease spans every queued reservation's start), and most of those starts are
-        never read again. A start not remembered yet is read off the nearest
-        remembered one: its set, with the nodes whose capacity changes between the
-        two looked at again (the nodes that do not change are in the new set as in
-        the old, so it holds every node with room). Only the first start of a
-        shape, or one far from any other, reads every node."""
-        starts, maybe = self._maybe.setdefault(shape, ([], {}))
-        nodes = maybe.get(start)
-        if nodes is not None:
-            order = self._maybe_order
-            del order[(shape, start)]
-            order[(shape, start)] = None
-            return nodes
-        cpu, mem, c, m = self.node_cpu, self.node_mem, shape.cpu, shape.memory
-        near, changed = self._nearest(starts, start)
-        if near is None:
-            nodes = {n for n in range(self.spec.nodes)
-                     if cpu[n].at(start) >= c and mem[n].at(start) >= m}
-        else:
-            nodes = set(maybe[near])
-            for n in changed:
-                if cpu[n].at(start) >= c and mem[n].at(start) >= m:
-                    nodes.add(n)
-                else:
-                    nodes.discard(n)
-        order = self._maybe_order
-        if len(order) >= self._maybe_max:  # the least recently read goes
-            old_shape, old = next(iter(order))
-            del order[(old_shape, old)]
-            old_starts, old_maybe = self._maybe[old_shape]
-            del old_maybe[old], old_starts[bisect_left(old_starts, old)]
-        maybe[start] = nodes
-        insort(starts, start)
-        order[(shape, start)] = None
-        return nodes
-
-    def _nearest(self, starts: list[float], start: float) -> tuple[float | None, set[int]]:
-        """Of the remembered ``starts``, the one fewest capacity changes away from
-        ``start`` and the nodes that change in between (with those of a booking
-        under trial, not remembered as changed); ``None`` when every node is as
-        cheap to look at."""
-        i = bisect_left(starts, start)
-        times = self._step_times
-        best: tuple[int, float] | None = None
-        for near in starts[max(i - 1, 0):i + 1]:
-            low, high = min(near, start), max(near, start)
-            # a node's room at ``low`` and ``high`` differ only if it changes in
-            # (low, high]
-            count = bisect_right(times, high) - bisect_right(times, low)
-            if best is None or count < best[0]:
-                best = (count, near)
-        if best is None or best[0] > self.spec.nodes // 4:
-            return None, set()
-        near = best[1]
-        low, high = min(near, start), max(near, start)
-        changed: set[int] = set()
-        for t in times[bisect_right(times, low):bisect_right(times, high)]:
-            changed.update(self._steps_on[t])
-        if self._trial is not None:
-            changed.update(self._trial.nodes or ())
-        return near, changed
 
     def _ended_by(self, start: float, limit: int) -> set[int] | None:
         """The nodes on which some booking ends at or before ``start``; ``None`` when
@@ -441,33 +314,28 @@ class PackedPool(PoolTable):
                 if v <= vms and n <= length and e <= earliest:
                     since = max(since, min(upto, start - length))
             # only starts strictly before its own are searched: at its own it moves
-            # nothing (and the remembered starts it spans are stale meanwhile)
+            # nothing
             before = nextafter(start, -inf)
-            self._trial = booking
-            try:
-                with Statement(self) as trial:
-                    trial.unbook(booking)
-                    if own:
-                        assert proof is not None
-                        windows = self._room_windows(proof[0], shape, length, earliest, start)
-                    rooms = self._rooms_of(shape)
-                    for low, high in windows:
-                        # where the nodes cannot hold the VMs in the window at all,
-                        # the search is spared; elsewhere it begins where they may
-                        high = min(high, before)
-                        first = rooms.first(vms, max(low, since), high, length)
-                        if first is None:
-                            continue
-                        t = self.fit(vms, shape, length, first, high)
-                        if t is not None:
-                            self._remaybe(booking, Counter(booking.nodes or ()))
-                            trial.commit()
-                            # the windows before ``t`` had no start: so had the others
-                            self._found = (vms, shape, length, t, earliest,
-                                           self._given_count)
-                            return t
-            finally:
-                self._trial = None
+            with Statement(self) as trial:
+                trial.unbook(booking)
+                if own:
+                    assert proof is not None
+                    windows = self._room_windows(proof[0], shape, length, earliest, start)
+                rooms = self._rooms_of(shape)
+                for low, high in windows:
+                    # where the nodes cannot hold the VMs in the window at all, the
+                    # search is spared; elsewhere it begins where they may
+                    high = min(high, before)
+                    first = rooms.first(vms, max(low, since), high, length)
+                    if first is None:
+                        continue
+                    t = self.fit(vms, shape, length, first, high)
+                    if t is not None:
+                        trial.commit()
+                        # the windows before ``t`` had no start: so had the others
+                        self._found = (vms, shape, length, t, earliest,
+                                       self._given_count)
+                        return t
         self._proofs[booking] = (self._given_count, earliest, length)
         key = (vms, length, earliest)
         tried[key] = max(tried.get(key, start), start)
@@ -537,35 +405,6 @@ class PackedPool(PoolTable):
                 complete=top <= _LEVELS_MAX)
         return rooms
 
-    def _room_runs(self, node: int, shape: Shape, start: float, end: float,
-                   at_least: float = 0.0) -> list[tuple[float, float]]:
-        """The longest spans within ``[start, end)``, in order, in which ``node``
-        holds a VM of ``shape`` throughout, of those ``at_least`` that long (at
-        least some time)."""
-        return self._free_runs(node, shape.cpu, shape.memory, start, end, at_least)
-
-    def _free_runs(self, node: int, cpu_amount: int, mem_amount: int, start: float,
-                   end: float, at_least: float = 0.0) -> list[tuple[float, float]]:
-        """The longest spans within ``[start, end)``, in order, in which ``node``
-        has ``cpu_amount`` and ``mem_amount`` free throughout, of those ``at_least``
-        that long (at least some time)."""
-        cpu = [r for r in self.node_cpu[node].runs(cpu_amount, start, end)
-               if r[1] - r[0] >= at_least]
-        if not cpu:  # cpu first: it is most often what is short
-            return cpu
-        mem = self.node_mem[node].runs(mem_amount, start, end)
-        out: list[tuple[float, float]] = []
-        i = j = 0
-        while i < len(cpu) and j < len(mem):  # both at once: the intersections
-            x, y = max(cpu[i][0], mem[j][0]), min(cpu[i][1], mem[j][1])
-            if y > x and y - x >= at_least:
-                out.append((x, y))
-            if cpu[i][1] < mem[j][1]:
-                i += 1
-            else:
-                j += 1
-        return out
-
     def _forget_where_given(self) -> None:
         """A failed trial (VMs, length ``n``, earliest ``e``) up to ``upto`` looked at
         windows within ``[e, upto + n)``: those that overlap a span given back are
@@ -602,37 +441,62 @@ class PackedPool(PoolTable):
         idle now and could take backfilled work until it begins (first fit by index
         fragments the plan: +35% mean wait on the SDSC Blue trace, conservative).
         Ties: node index. A node is filled before the next is used."""
-        # Only nodes with room at ``start`` are looked at (the search that found the
-        # start has counted them), and of those, lazily in rank order, only until
-        # the VMs are placed: every node read each booking was 15 of the 26 CPU-s of
-        # building the preemption benchmark's 1,000-node state, growing as the square
-        # of the nodes. A node that has had room only since some instant must have
-        # been given capacity back then: a booking on it ends at or before
-        # ``start``. Only those are ranked by that instant; every other node with
-        # room has had it always and comes after them, by index.
-        nodes = self._with_room(shape, start)
+        # Only nodes the start's tree does not know short of the window are looked
+        # at, and of those, lazily in rank order, only until the VMs are placed:
+        # every node read each booking was 15 of the 26 CPU-s of building the
+        # preemption benchmark's 1,000-node state, growing as the square of the
+        # nodes. A node that has had room only since some instant must have been
+        # given capacity back then: a booking on it ends at or before ``start``.
+        # Only those are ranked by that instant; every other node with room has had
+        # it always and comes after them, by index.
         cpu, mem, c, m = self.node_cpu, self.node_mem, shape.cpu, shape.memory
         # the shape and start's tree: only nodes whose room may last until ``end`` are
-        # read; what is learnt of the others is noted in it (sorting the set and
-        # passing over the nodes known short one by one was most of a booking's node
-        # choice at 5,000 nodes, and ranking every node given capacity back by some
-        # instant most of the rest)
-        tree = self._tree(shape, start, nodes)
-        ended = self._ended_by(start, len(nodes))
+        # read; what is learnt of the others is noted in it (sorting the nodes with
+        # room and passing over the nodes known short one by one was most of a
+        # booking's node choice at 5,000 nodes, and ranking every node given
+        # capacity back by some instant most of the rest). A node ranked here may
+        # have no room at ``start`` (the tree may not know it yet): it is read and
+        # holds nothing, so the order of those that have room is the rule's
+        tree = self._tree(shape, start)
+        bound, width = tree.t, tree.width
+        ended = self._ended_by(start, self.spec.nodes)
         ranked = sorted(
-            (-since, node) for node in (nodes if ended is None else ended & nodes)
-            if tree[node] >= end
+            (-since, node) for node in (range(self.spec.nodes) if ended is None else ended)
+            if bound[width + node] >= end
             and (since := max(cpu[node].free_since(c, start),
                               mem[node].free_since(m, start))) != -inf)
         first = {node for _, node in ranked}
+        look = self._looker(shape, start, end, tree)
+        picked: list[int] = []
+        for _, node in ranked:
+            room = look(node)
+            if room > 0:
+                picked.extend([node] * min(room, vms - len(picked)))
+                if len(picked) == vms:
+                    return tuple(picked)
+        # the rest in index order, off the tree
+        at = 0
+        while (found := tree.first_at_least(at, end)) is not None:
+            node, at = found, found + 1
+            if node in first:
+                continue
+            room = look(node)
+            if room > 0:
+                picked.extend([node] * min(room, vms - len(picked)))
+                if len(picked) == vms:
+                    return tuple(picked)
+        raise RuntimeError(f"slot table inconsistent: no room for {vms} VMs at {start}")
+
+    def _looker(self, shape: Shape, start: float, end: float, tree: MaxTree
+                ) -> Callable[[int], int]:
+        """A reader of nodes for a window: a node's room throughout it, if it may have
+        some; else 0, with what was learnt noted in ``tree`` (the start's) and in the
+        records of instants without room."""
         short = self._short.setdefault((shape, start), {})
         full_at = self._full_at.setdefault(shape, {})
         version = self._version
-        full: list[int] = []  # booked full at ``start`` since the set was made
 
         def look(node: int) -> int:
-            """The node's room throughout the window, if it may have some; else 0,
-            and what was learnt noted in the tree."""
             known = short.get(node)
             if known is not None and known[0] < end and known[1] == version[node]:
                 tree.set(node, known[0])
@@ -643,49 +507,22 @@ class PackedPool(PoolTable):
             room = self.room(node, shape, start, end)
             if room <= 0:
                 if self._short_of(full_at, short, node, shape, start):
-                    full.append(node)
                     tree.set(node, -inf)
                 else:
                     tree.set(node, short[node][0])
             return room
 
-        picked: list[int] = []
-        for _, node in ranked:
-            room = look(node)
-            if room > 0:
-                picked.extend([node] * min(room, vms - len(picked)))
-                if len(picked) == vms:
-                    nodes.difference_update(full)
-                    return tuple(picked)
-        # the rest in index order, off the tree
-        at = 0
-        while (found := tree.first_at_least(at, end)) is not None:
-            node, at = found, found + 1
-            if node in first:
-                continue
-            if node not in nodes:
-                # no room at ``start`` (every node with room is in the set; but a
-                # booking under trial may have left room the set does not show)
-                if cpu[node].at(start) < c or mem[node].at(start) < m:
-                    tree.set(node, -inf)
-                continue
-            room = look(node)
-            if room > 0:
-                picked.extend([node] * min(room, vms - len(picked)))
-                if len(picked) == vms:
-                    nodes.difference_update(full)
-                    return tuple(picked)
-        raise RuntimeError(f"slot table inconsistent: no room for {vms} VMs at {start}")
+        return look
 
-    def _tree(self, shape: Shape, start: float, nodes: set[int]) -> MaxTree:
+    def _tree(self, shape: Shape, start: float) -> MaxTree:
         """The shape and start's tree (see ``_trees``), brought up to date with the
         capacity given back since it was last read; made if there is none."""
         key = (shape, start)
         trees = self._trees
         tree = trees.pop(key, None)
         if tree is None:
-            tree = self._new_tree(shape, start, nodes)
-            if len(trees) >= _TREES_MAX:  # the least recently read goes
+            tree = self._new_tree(shape, start)
+            if len(trees) >= self._trees_max:  # the least recently read goes
                 self._drop_tree(next(iter(trees)))
             at = self._tree_shapes.get(start)
             if at is None:
@@ -705,33 +542,59 @@ class PackedPool(PoolTable):
             starts = self._tree_starts
             del starts[bisect_left(starts, key[1])]
 
-    def _new_tree(self, shape: Shape, start: float, nodes: set[int]) -> MaxTree:
+    def _new_tree(self, shape: Shape, start: float) -> MaxTree:
         """A tree for a start that has none (its ``_tree_seen`` is set): a copy of the
-        tree of the nearest start, on either side, of this shape or of one that fits
-        in it (room for a VM of this shape is room for one of that shape: when the
-        latter's runs out bounds the former's), those of its nodes that change between
-        the two starts not known; else every node in ``nodes`` not known, every other
-        one without room at ``start`` (as :meth:`_with_room` does its set)."""
+        tree of a near start, on either side, of this shape or of one that fits in it
+        (room for a VM of this shape is room for one of that shape: when the latter's
+        runs out bounds the former's), those of its nodes that change between the two
+        starts asked whether they have room at ``start`` and if so not known; else
+        every node with room at ``start`` not known, every other one without room
+        there (a pass over every node: only the first start of a shape, or one far
+        from any other, reads every node)."""
         starts, times = self._tree_starts, self._step_times
         i = bisect_left(starts, start)
-        best: tuple[int, float, Shape] | None = None
-        for side in (range(i - 1, max(i - 1 - _TREES_LOOK, -1), -1),
-                     range(i, min(i + _TREES_LOOK, len(starts)))):
+        # on each side, the nearest start with a tree of this shape and the nearest
+        # with one of a shape that fits, if fewer than a quarter of the nodes'
+        # changes away (the changes only grow outwards). This shape's is taken
+        # unless the other is nearer by more than a 64th of the nodes: a smaller
+        # shape's tree does not know the nodes that hold its VMs but not this
+        # shape's, and a search reads each (EASY asks many shapes at each new
+        # present: copied from a small shape's tree there, a large one's searches
+        # read most of the pool, +40% CPU), while each change in between is a node
+        # asked again (the preemption benchmark's reservations, each a start of its
+        # own, find their own shape's tree far more often than a neighbour's). Not
+        # only the next few starts: the smallest shapes have only their own trees
+        # to copy, and each start without one read every node (a twentieth of the
+        # preemption benchmark's reservations, each an O(nodes) pass)
+        most = self.spec.nodes // 4
+        own: tuple[int, float, Shape] | None = None
+        other: tuple[int, float, Shape] | None = None
+        for side in (range(i - 1, -1, -1), range(i, len(starts))):
             for j in side:
                 near = starts[j]
-                at = self._tree_shapes[near]
-                source = shape if shape in at else next(
-                    (other for other in at if other.fits_in(shape)), None)
-                if source is None:
-                    continue
                 low, high = min(near, start), max(near, start)
                 count = bisect_right(times, high) - bisect_right(times, low)
-                if best is None or count < best[0]:
-                    best = (count, near, source)
-                break
-        if best is None or best[0] > self.spec.nodes // 4:
+                if count > most or (own is not None and count >= own[0]):
+                    break
+                at = self._tree_shapes[near]
+                if shape in at:
+                    own = (count, near, shape)
+                    break
+                if other is None or count < other[0]:
+                    source = next((s for s in at if s.fits_in(shape)), None)
+                    if source is not None:
+                        other = (count, near, source)
+        best = other if other is not None and (
+            own is None or other[0] + self.spec.nodes // 64 < own[0]) else own
+        if best is None:
             self._tree_seen[(shape, start)] = self._gains_base + len(self._gains)
-            return MaxTree([inf if n in nodes else -inf for n in range(self.spec.nodes)])
+            # an idle node holds its size: it is not read
+            cpu, mem, c, m = self.node_cpu, self.node_mem, shape.cpu, shape.memory
+            idle, kind = self._idle, self._kind
+            holds = [fit_in(size, shape) > 0 for size, _ in self._distinct]
+            return MaxTree([inf if (holds[kind[n]] if n in idle else
+                                    cpu[n].at(start) >= c and mem[n].at(start) >= m)
+                            else -inf for n in range(self.spec.nodes)])
         # a node that does not change between the two starts has the same room at
         # both (and a first instant without room after the later one is one after the
         # earlier one): its bound holds for either. Those that change are not known
@@ -741,24 +604,36 @@ class PackedPool(PoolTable):
         tree = tree.copy()
         self._tree_seen[(shape, start)] = self._tree_seen[(source, near)]
         low, high = min(near, start), max(near, start)
+        changed: set[int] = set()
         for t in times[bisect_right(times, low):bisect_right(times, high)]:
-            for node in self._steps_on[t]:
-                tree.set(node, inf)
+            changed.update(self._steps_on[t])
+        # each is asked whether it has room at ``start`` (two bisects): if not, that
+        # is known (a search would read it in full, and at every new present EASY
+        # asks, the nodes that changed since the last one are most of what it reads)
+        cpu, mem, c, m = self.node_cpu, self.node_mem, shape.cpu, shape.memory
+        for node in changed:
+            tree.set(node, inf if cpu[node].at(start) >= c and mem[node].at(start) >= m
+                     else -inf)
         return tree
 
     def _catch_up(self, key: tuple[Shape, float], tree: MaxTree) -> None:
         """Forget in ``tree`` (not known again) the nodes given capacity back since
         it was last brought up to date, where that can give them room from its
-        start on."""
+        start on; those still without room at its start are known so (two bisects:
+        under EASY a lease that ends gives its nodes back at every tree, and most
+        have no room for the shape anyway: not known, each was read in full by the
+        next search)."""
         seen, base = self._tree_seen[key], self._gains_base
         gains = self._gains
         if seen - base == len(gains):
             return
-        start = key[1]
+        shape, start = key
+        cpu, mem, c, m = self.node_cpu, self.node_mem, shape.cpu, shape.memory
         for end, given in gains[max(seen - base, 0):]:
             if end > start:
                 for node in given:
-                    tree.set(node, inf)
+                    tree.set(node, inf if cpu[node].at(start) >= c
+                             and mem[node].at(start) >= m else -inf)
         self._tree_seen[key] = base + len(gains)
 
     def _charge(self, b: Booking, sign: int) -> None:
@@ -786,8 +661,6 @@ class PackedPool(PoolTable):
             rooms.forget_all(nodes)
         if sign > 0 and self._trees:
             self._gains.append((b.end, tuple(nodes)))
-        if sign > 0 and b is not self._trial:
-            self._remaybe(b, nodes)
 
     @staticmethod
     def _index(times: list[float], on: dict[float, Counter[int]], t: float,
@@ -808,43 +681,6 @@ class PackedPool(PoolTable):
         if not got:
             del on[t]
             del times[bisect_left(times, t)]
-
-    def _remaybe(self, b: Booking, nodes: Counter[int]) -> None:
-        """The remembered starts ``b`` spans, now that it was given back (room only
-        gained): its nodes with room there again are added (a booking made leaves
-        the sets alone: see :meth:`_with_room`). Where the booking spans a few
-        starts (as under EASY, which asks at the present alone) each node is asked
-        at each; else only the starts in the spans where a node's room changed are
-        visited, read off its spans of room with and without the booking (every
-        start it spans, for every node, was half the CPU of building the preemption
-        benchmark's 2,000-node state: running leases span every queued
-        reservation's start)."""
-        cpu, mem = self.node_cpu, self.node_mem
-        bc, bm = b.shape.cpu, b.shape.memory
-        for shape, (starts, maybe) in self._maybe.items():
-            first, last = bisect_left(starts, b.start), bisect_left(starts, b.end)
-            if first == last:
-                continue
-            c, m = shape.cpu, shape.memory
-            if last - first <= _FEW_STARTS:
-                for t in starts[first:last]:
-                    held = maybe[t]
-                    for node in nodes:
-                        if cpu[node].at(t) >= c and mem[node].at(t) >= m:
-                            held.add(node)
-                        else:
-                            held.discard(node)
-                continue
-            for node, count in nodes.items():
-                # with the booking, the node had ``count`` of its VMs less free:
-                # room for a VM now and not with it is the changed room
-                wide = self._room_runs(node, shape, b.start, b.end)
-                narrow = self._free_runs(node, c + count * bc, m + count * bm,
-                                         b.start, b.end)
-                for x, y in _minus(wide, narrow):
-                    for t in starts[bisect_left(starts, x, first, last):
-                                    bisect_left(starts, y, first, last)]:
-                        maybe[t].add(node)
 
     def book(self, booking: Booking) -> None:
         given = self._given
@@ -901,25 +737,22 @@ class PackedPool(PoolTable):
         self.cpu_free.prune(now)
         self.mem_free.prune(now)
         self._prune_trees(now)
-        for shape, (starts, maybe) in self._maybe.items():
-            # the last start before ``now`` stays: kept exact like the others, it is
-            # the one the next present's nodes with room are read off (else each
-            # EASY step, which asks at ``now`` alone, read every node again)
-            i = bisect_left(starts, now) - 1
-            for t in starts[:max(i, 0)]:
-                del maybe[t], self._maybe_order[(shape, t)]
-            del starts[:max(i, 0)]
 
     def _prune_trees(self, now: float) -> None:
-        """The trees of starts before the last one before ``now`` go (as the remembered
-        starts do); the capacity given back is forgotten once every tree has caught
-        up with it."""
+        """Of the trees of starts before ``now``, each shape's latest stays and the
+        others go (the next present's tree of the shape is copied from it, else each
+        EASY step, which asks at ``now`` alone, read every node again); the capacity
+        given back is forgotten once every tree has caught up with it."""
         starts = self._tree_starts
-        i = bisect_left(starts, now) - 1
-        if i > 0:
-            for t in starts[:i]:
+        i = bisect_left(starts, now)
+        if i > 1:
+            kept: set[Shape] = set()
+            for t in starts[i - 1::-1]:
                 for shape in list(self._tree_shapes[t]):
-                    self._drop_tree((shape, t))
+                    if shape in kept:
+                        self._drop_tree((shape, t))
+                    else:
+                        kept.add(shape)
         if len(self._gains) > 256:
             for key, tree in self._trees.items():
                 self._catch_up(key, tree)
