@@ -56,8 +56,16 @@ def _by_seq(st: LeaseState) -> int:
 
 #: the sequence of a lease (in C: bisecting the queue and the size buckets by it)
 _SEQ_OF = attrgetter("seq")
+# Enum members read once, here: on Python 3.11 ``Phase.QUEUED`` goes through
+# ``EnumType.__getattr__`` (about 0.13 µs, four times a plain class attribute, and
+# never specialized), and the admission loop below asks several per arrival
 #: the phases of a lease waiting in the EASY/FCFS queue
 _WAITING = (Phase.QUEUED, Phase.SUSPENDED)
+_QUEUED = Phase.QUEUED
+_SUSPENDED = Phase.SUSPENDED
+#: ``Phase.terminal``'s phases, and the lease types ``LeaseType.best_effort`` says
+_TERMINAL = frozenset(p for p in Phase if p.terminal)
+_BEST_EFFORT = frozenset(t for t in LeaseType if t.best_effort)
 #: in ``Planner._firsts``: no lease of the size, or none this scan has not passed over
 _NONE = sys.maxsize
 #: what the EASY scan found for a lease it blocked (its earliest start is later)
@@ -68,17 +76,57 @@ _Plain = tuple[str, Profile, float, int, int, int]
 
 
 class Planner:
-    #: whether the EASY scan after a lease's end takes its candidates from the size
-    #: buckets (the usual way) or filters the whole queue (the plain way: the same
-    #: leases in the same order, slower; tests compare the two)
-    index_scan = True
-    #: whether the EASY/FCFS queue's asks on one plain pool go to its free-node
-    #: profile directly (the usual way, :meth:`_ask`) or through
-    #: ``Placement.best_fit`` (the plain way: the same answers; tests compare)
-    direct_asks = True
+    # Slots, not an instance dict: on Python 3.11 an instance's attributes live in
+    # the class's shared keys only up to 29 of them (the 30th turns its dict into a
+    # plain one), and the planner had 30. With a plain dict every ``self.x`` in the
+    # EASY paths was a hinted dict lookup and every ``self._m(...)`` an
+    # unspecialized method load (``dis.dis(..., adaptive=True)`` shows
+    # LOAD_ATTR_WITH_HINT and LOAD_METHOD_ADAPTIVE); slots are read at a fixed offset
+    __slots__ = (
+        "_arrivals",
+        "_blocked",
+        "_buckets",
+        "_changes",
+        "_conservative",
+        "_early_ends",
+        "_easy",
+        "_firsts",
+        "_free_now",
+        "_given_back",
+        "_head_given_back",
+        "_holes",
+        "_new",
+        "_nodes_free",
+        "_one_bound",
+        "_one_exclusive",
+        "_plain",
+        "_pools",
+        "_remember",
+        "_seqs",
+        "_sizes",
+        "_wakeups",
+        "config",
+        "direct_asks",
+        "head",
+        "index_scan",
+        "lifecycle",
+        "parked",
+        "placement",
+        "preemptor",
+        "queue",
+        "slots",
+    )
 
     def __init__(self, config: SchedulerConfig, slots: SlotTable, lifecycle: Lifecycle,
                  placement: Placement, preemptor: Preemptor) -> None:
+        #: whether the EASY scan after a lease's end takes its candidates from the size
+        #: buckets (the usual way) or filters the whole queue (the plain way: the same
+        #: leases in the same order, slower; tests compare the two)
+        self.index_scan = True
+        #: whether the EASY/FCFS queue's asks on one plain pool go to its free-node
+        #: profile directly (the usual way, :meth:`_ask`) or through
+        #: ``Placement.best_fit`` (the plain way: the same answers; tests compare)
+        self.direct_asks = True
         self.config = config
         self.slots = slots
         self.lifecycle = lifecycle
@@ -357,13 +405,13 @@ class Planner:
         while self._new:  # a preemption may hand re-planned leases back
             new, self._new = self._new, []
             for st in new:
-                if st.phase.terminal:
+                if st.phase in _TERMINAL:
                     continue
-                if st.req.type.guaranteed:
+                if st.req.type not in _BEST_EFFORT:  # guaranteed
                     self._admit_guaranteed(st, now)
                 elif self._admit_best_effort(st, now) and self._conservative:
                     self._place(st, now)
-                elif st.phase in (Phase.QUEUED, Phase.SUSPENDED):
+                elif st.phase in _WAITING:
                     fresh.append(st)
         if self._conservative:
             return
@@ -394,11 +442,11 @@ class Planner:
     # ---- admission ------------------------------------------------------------------
     def _admit_best_effort(self, st: LeaseState, now: float) -> bool:
         """Queue a best-effort lease, or reject it if it can never fit."""
-        if st.phase == Phase.SUSPENDED:
+        if st.phase == _SUSPENDED:
             if not self._conservative:
                 self._enqueue(st)
             return True
-        if st.phase == Phase.QUEUED:  # re-planned after a preemption: admitted before
+        if st.phase == _QUEUED:  # re-planned after a preemption: admitted before
             return True
         reason = self.placement.never_fits(st)
         if reason is not None:
