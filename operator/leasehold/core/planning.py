@@ -66,7 +66,8 @@ _SUSPENDED = Phase.SUSPENDED
 #: ``Phase.terminal``'s phases, and the lease types ``LeaseType.best_effort`` says
 _TERMINAL = frozenset(p for p in Phase if p.terminal)
 _BEST_EFFORT = frozenset(t for t in LeaseType if t.best_effort)
-#: in ``Planner._firsts``: no lease of the size, or none this scan has not passed over
+#: in ``Planner._firsts`` during a scan: no lease of the size left that the scan has
+#: not passed over
 _NONE = sys.maxsize
 #: what the EASY scan found for a lease it blocked (its earliest start is later)
 _BLOCKED: Fit = ("", inf, inf)
@@ -152,7 +153,10 @@ class Planner:
         #: ascending; ``_firsts``: the sequence of each one's first lease, aligned with
         #: ``_sizes``. The first lease no larger than ``n`` in submission order is then
         #: the first of the bucket whose sequence is the least of
-        #: ``_firsts[:bisect_right(_sizes, n)]``: one ``min`` over the sizes, in C
+        #: ``_firsts[:bisect_right(_sizes, n)]``: one ``min`` over the sizes, in C.
+        #: No bucket is empty (but during a scan, which removes those it empties when
+        #: it ends): kept, they filled ``_sizes`` with every size ever queued (80 on
+        #: Lublin99), and that ``min``, at every lease's end, was EASY's costliest line
         self._buckets: dict[int, list[LeaseState]] = {}
         self._sizes: list[int] = []
         self._firsts: list[int] = []
@@ -316,34 +320,32 @@ class Planner:
         """Into its size's bucket, in submission order."""
         vms = st.vms
         bucket = self._buckets.get(vms)
-        if bucket:
-            if bucket[-1].seq < st.seq:
-                bucket.append(st)  # the newest lease has the highest sequence
-                return
-            insort(bucket, st, key=_SEQ_OF)
-            if bucket[0] is not st:
-                return
-        elif bucket is None:
+        if bucket is None:
             self._buckets[vms] = [st]
             j = bisect_left(self._sizes, vms)
             self._sizes.insert(j, vms)
             self._firsts.insert(j, st.seq)
             return
-        else:
-            bucket.append(st)
-        self._firsts[bisect_left(self._sizes, vms)] = st.seq
+        if bucket[-1].seq < st.seq:
+            bucket.append(st)  # the newest lease has the highest sequence
+            return
+        insort(bucket, st, key=_SEQ_OF)
+        if bucket[0] is st:
+            self._firsts[bisect_left(self._sizes, vms)] = st.seq
 
     def _unindex(self, st: LeaseState) -> None:
         """Out of its size's bucket, if it is there."""
-        bucket = self._buckets.get(st.vms)
+        vms = st.vms
+        bucket = self._buckets.get(vms)
         if not bucket:
             return
         if bucket[0] is st:
             del bucket[0]
-            # an emptied bucket stays (until the next rebuild), its first _NONE: most
-            # sizes come and go with one lease, and keeping them saves two inserts
-            self._firsts[bisect_left(self._sizes, st.vms)] = \
-                bucket[0].seq if bucket else _NONE
+            j = bisect_left(self._sizes, vms)
+            if bucket:
+                self._firsts[j] = bucket[0].seq
+            else:  # no empty bucket is kept
+                del self._sizes[j], self._firsts[j], self._buckets[vms]
         elif bucket[-1] is st:
             del bucket[-1]
         else:
@@ -829,6 +831,9 @@ class Planner:
         #: per size, how many of its bucket's first leases this scan passed over
         #: (they stay queued): its entry in ``_firsts`` is the next one's meanwhile
         passed: dict[int, int] = {}
+        #: the sizes whose buckets this scan emptied: their entries stay (``_NONE``)
+        #: until it ends, so that ``i`` keeps indexing a lease's size
+        emptied: list[int] = []
         while True:
             i = firsts.index(seq)
             vms = sizes[i]
@@ -855,11 +860,15 @@ class Planner:
                 if self.lifecycle.book(st, found[0], found[1], found[2], now):
                     q = bisect_left(self._seqs, seq)  # it started: out of the queue
                     del self.queue[q], self._seqs[q], bucket[k]
+                    if not bucket:
+                        emptied.append(vms)
                 else:  # booked from later: it stays queued, as after _start_now
                     found = None
                 avail = avail - vms if self._one_exclusive else self._less(avail, st, now)
             elif found is not None:
                 del bucket[k]  # blocked
+                if not bucket:
+                    emptied.append(vms)
             if found is None:
                 k += 1  # passed over: the next of its size stands for it
                 passed[vms] = k
@@ -871,9 +880,11 @@ class Planner:
             seq = min(firsts[:j])
             if seq == _NONE:
                 break  # every lease small enough was asked
-        for vms in passed:
-            bucket = buckets[vms]
-            firsts[bisect_left(sizes, vms)] = bucket[0].seq if bucket else _NONE
+        for vms in passed:  # (a bucket passed over is not empty)
+            firsts[bisect_left(sizes, vms)] = buckets[vms][0].seq
+        for vms in emptied:
+            j = bisect_left(sizes, vms)
+            del sizes[j], firsts[j], buckets[vms]
 
     def _less(self, avail: float, st: LeaseState, now: float) -> float:
         """``avail`` after ``st`` started at ``now``."""
