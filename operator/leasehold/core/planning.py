@@ -56,9 +56,18 @@ def _by_seq(st: LeaseState) -> int:
 
 #: the sequence of a lease (in C: bisecting the queue and the size buckets by it)
 _SEQ_OF = attrgetter("seq")
+# Enum members read once, here: on Python 3.11 ``Phase.QUEUED`` goes through
+# ``EnumType.__getattr__`` (about 0.13 µs, four times a plain class attribute, and
+# never specialized), and the admission loop below asks several per arrival
 #: the phases of a lease waiting in the EASY/FCFS queue
 _WAITING = (Phase.QUEUED, Phase.SUSPENDED)
-#: in ``Planner._firsts``: no lease of the size, or none this scan has not passed over
+_QUEUED = Phase.QUEUED
+_SUSPENDED = Phase.SUSPENDED
+#: ``Phase.terminal``'s phases, and the lease types ``LeaseType.best_effort`` says
+_TERMINAL = frozenset(p for p in Phase if p.terminal)
+_BEST_EFFORT = frozenset(t for t in LeaseType if t.best_effort)
+#: in ``Planner._firsts`` during a scan: no lease of the size left that the scan has
+#: not passed over
 _NONE = sys.maxsize
 #: what the EASY scan found for a lease it blocked (its earliest start is later)
 _BLOCKED: Fit = ("", inf, inf)
@@ -68,17 +77,57 @@ _Plain = tuple[str, Profile, float, int, int, int]
 
 
 class Planner:
-    #: whether the EASY scan after a lease's end takes its candidates from the size
-    #: buckets (the usual way) or filters the whole queue (the plain way: the same
-    #: leases in the same order, slower; tests compare the two)
-    index_scan = True
-    #: whether the EASY/FCFS queue's asks on one plain pool go to its free-node
-    #: profile directly (the usual way, :meth:`_ask`) or through
-    #: ``Placement.best_fit`` (the plain way: the same answers; tests compare)
-    direct_asks = True
+    # Slots, not an instance dict: on Python 3.11 an instance's attributes live in
+    # the class's shared keys only up to 29 of them (the 30th turns its dict into a
+    # plain one), and the planner had 30. With a plain dict every ``self.x`` in the
+    # EASY paths was a hinted dict lookup and every ``self._m(...)`` an
+    # unspecialized method load (``dis.dis(..., adaptive=True)`` shows
+    # LOAD_ATTR_WITH_HINT and LOAD_METHOD_ADAPTIVE); slots are read at a fixed offset
+    __slots__ = (
+        "_arrivals",
+        "_blocked",
+        "_buckets",
+        "_changes",
+        "_conservative",
+        "_early_ends",
+        "_easy",
+        "_firsts",
+        "_free_now",
+        "_given_back",
+        "_head_given_back",
+        "_holes",
+        "_new",
+        "_nodes_free",
+        "_one_bound",
+        "_one_exclusive",
+        "_plain",
+        "_pools",
+        "_remember",
+        "_seqs",
+        "_sizes",
+        "_wakeups",
+        "config",
+        "direct_asks",
+        "head",
+        "index_scan",
+        "lifecycle",
+        "parked",
+        "placement",
+        "preemptor",
+        "queue",
+        "slots",
+    )
 
     def __init__(self, config: SchedulerConfig, slots: SlotTable, lifecycle: Lifecycle,
                  placement: Placement, preemptor: Preemptor) -> None:
+        #: whether the EASY scan after a lease's end takes its candidates from the size
+        #: buckets (the usual way) or filters the whole queue (the plain way: the same
+        #: leases in the same order, slower; tests compare the two)
+        self.index_scan = True
+        #: whether the EASY/FCFS queue's asks on one plain pool go to its free-node
+        #: profile directly (the usual way, :meth:`_ask`) or through
+        #: ``Placement.best_fit`` (the plain way: the same answers; tests compare)
+        self.direct_asks = True
         self.config = config
         self.slots = slots
         self.lifecycle = lifecycle
@@ -104,7 +153,10 @@ class Planner:
         #: ascending; ``_firsts``: the sequence of each one's first lease, aligned with
         #: ``_sizes``. The first lease no larger than ``n`` in submission order is then
         #: the first of the bucket whose sequence is the least of
-        #: ``_firsts[:bisect_right(_sizes, n)]``: one ``min`` over the sizes, in C
+        #: ``_firsts[:bisect_right(_sizes, n)]``: one ``min`` over the sizes, in C.
+        #: No bucket is empty (but during a scan, which removes those it empties when
+        #: it ends): kept, they filled ``_sizes`` with every size ever queued (80 on
+        #: Lublin99), and that ``min``, at every lease's end, was EASY's costliest line
         self._buckets: dict[int, list[LeaseState]] = {}
         self._sizes: list[int] = []
         self._firsts: list[int] = []
@@ -268,34 +320,32 @@ class Planner:
         """Into its size's bucket, in submission order."""
         vms = st.vms
         bucket = self._buckets.get(vms)
-        if bucket:
-            if bucket[-1].seq < st.seq:
-                bucket.append(st)  # the newest lease has the highest sequence
-                return
-            insort(bucket, st, key=_SEQ_OF)
-            if bucket[0] is not st:
-                return
-        elif bucket is None:
+        if bucket is None:
             self._buckets[vms] = [st]
             j = bisect_left(self._sizes, vms)
             self._sizes.insert(j, vms)
             self._firsts.insert(j, st.seq)
             return
-        else:
-            bucket.append(st)
-        self._firsts[bisect_left(self._sizes, vms)] = st.seq
+        if bucket[-1].seq < st.seq:
+            bucket.append(st)  # the newest lease has the highest sequence
+            return
+        insort(bucket, st, key=_SEQ_OF)
+        if bucket[0] is st:
+            self._firsts[bisect_left(self._sizes, vms)] = st.seq
 
     def _unindex(self, st: LeaseState) -> None:
         """Out of its size's bucket, if it is there."""
-        bucket = self._buckets.get(st.vms)
+        vms = st.vms
+        bucket = self._buckets.get(vms)
         if not bucket:
             return
         if bucket[0] is st:
             del bucket[0]
-            # an emptied bucket stays (until the next rebuild), its first _NONE: most
-            # sizes come and go with one lease, and keeping them saves two inserts
-            self._firsts[bisect_left(self._sizes, st.vms)] = \
-                bucket[0].seq if bucket else _NONE
+            j = bisect_left(self._sizes, vms)
+            if bucket:
+                self._firsts[j] = bucket[0].seq
+            else:  # no empty bucket is kept
+                del self._sizes[j], self._firsts[j], self._buckets[vms]
         elif bucket[-1] is st:
             del bucket[-1]
         else:
@@ -357,13 +407,13 @@ class Planner:
         while self._new:  # a preemption may hand re-planned leases back
             new, self._new = self._new, []
             for st in new:
-                if st.phase.terminal:
+                if st.phase in _TERMINAL:
                     continue
-                if st.req.type.guaranteed:
+                if st.req.type not in _BEST_EFFORT:  # guaranteed
                     self._admit_guaranteed(st, now)
                 elif self._admit_best_effort(st, now) and self._conservative:
                     self._place(st, now)
-                elif st.phase in (Phase.QUEUED, Phase.SUSPENDED):
+                elif st.phase in _WAITING:
                     fresh.append(st)
         if self._conservative:
             return
@@ -394,11 +444,11 @@ class Planner:
     # ---- admission ------------------------------------------------------------------
     def _admit_best_effort(self, st: LeaseState, now: float) -> bool:
         """Queue a best-effort lease, or reject it if it can never fit."""
-        if st.phase == Phase.SUSPENDED:
+        if st.phase == _SUSPENDED:
             if not self._conservative:
                 self._enqueue(st)
             return True
-        if st.phase == Phase.QUEUED:  # re-planned after a preemption: admitted before
+        if st.phase == _QUEUED:  # re-planned after a preemption: admitted before
             return True
         reason = self.placement.never_fits(st)
         if reason is not None:
@@ -781,6 +831,9 @@ class Planner:
         #: per size, how many of its bucket's first leases this scan passed over
         #: (they stay queued): its entry in ``_firsts`` is the next one's meanwhile
         passed: dict[int, int] = {}
+        #: the sizes whose buckets this scan emptied: their entries stay (``_NONE``)
+        #: until it ends, so that ``i`` keeps indexing a lease's size
+        emptied: list[int] = []
         while True:
             i = firsts.index(seq)
             vms = sizes[i]
@@ -807,11 +860,15 @@ class Planner:
                 if self.lifecycle.book(st, found[0], found[1], found[2], now):
                     q = bisect_left(self._seqs, seq)  # it started: out of the queue
                     del self.queue[q], self._seqs[q], bucket[k]
+                    if not bucket:
+                        emptied.append(vms)
                 else:  # booked from later: it stays queued, as after _start_now
                     found = None
                 avail = avail - vms if self._one_exclusive else self._less(avail, st, now)
             elif found is not None:
                 del bucket[k]  # blocked
+                if not bucket:
+                    emptied.append(vms)
             if found is None:
                 k += 1  # passed over: the next of its size stands for it
                 passed[vms] = k
@@ -823,9 +880,11 @@ class Planner:
             seq = min(firsts[:j])
             if seq == _NONE:
                 break  # every lease small enough was asked
-        for vms in passed:
-            bucket = buckets[vms]
-            firsts[bisect_left(sizes, vms)] = bucket[0].seq if bucket else _NONE
+        for vms in passed:  # (a bucket passed over is not empty)
+            firsts[bisect_left(sizes, vms)] = buckets[vms][0].seq
+        for vms in emptied:
+            j = bisect_left(sizes, vms)
+            del sizes[j], firsts[j], buckets[vms]
 
     def _less(self, avail: float, st: LeaseState, now: float) -> float:
         """``avail`` after ``st`` started at ``now``."""
