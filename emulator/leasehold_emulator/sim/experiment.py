@@ -87,6 +87,7 @@ from ..workloads import das2, lublin99
 from ..workloads import injections as inj
 from ..workloads.jobs import Job
 from ..workloads.mix import TypeMix, requests
+from ..workloads.poisson import PoissonJobs, poisson_jobs, utility_requests
 from ..workloads.streams import Stream, stream_requests, tuned
 from ..workloads.swf import SWFError, swf_requests
 from ..workloads.trace import TraceError, read_trace
@@ -182,8 +183,9 @@ class StreamSpec(_Spec):
 
 
 class WorkloadSpec(_Spec):
-    model: Literal["lublin99", "das2", "swf", "trace"] | None = None
-    #: several streams instead of one model, each ``span`` seconds long
+    model: Literal["lublin99", "das2", "swf", "trace", "poisson"] | None = None
+    #: several streams instead of one model, each ``span`` seconds long; or how long a
+    #: poisson workload's jobs arrive
     streams: list[StreamSpec] | None = Field(default=None, min_length=1)
     span: Seconds | None = Field(default=None, gt=0)
     preset: str | None = None
@@ -203,6 +205,16 @@ class WorkloadSpec(_Spec):
     #: ``best-effort``: each injected reservation becomes a best-effort suspendable
     #: lease submitted at its request time (a variant; 004 runs reservations)
     inject_as: Literal["reservation", "best-effort"] = "reservation"
+    #: poisson only (002 §V-A; :mod:`..workloads.poisson`): the offered load in Erlangs,
+    #: arrival rate × mean work (the jobs that would run at once with a node each)
+    load: float | None = Field(default=None, gt=0)
+    #: poisson only: a job's mean work, seconds on a dedicated node (002: 100 epochs)
+    mean_work: Seconds = Field(default=1000.0, gt=0)
+    #: poisson only: the work's law (mean ``mean_work``; uniform: mean ± half)
+    work: Literal["exponential", "fixed", "uniform"] = "exponential"
+    #: poisson only: B_j uniform on [low, high], shares of a node's cpu (the utility
+    #: mode's private node's, else the first pool's)
+    bandwidth: tuple[float, float] = (1.0, 1.0)
 
     @field_validator("preset")
     @classmethod
@@ -474,13 +486,24 @@ def _grid_key_problem(spec: ExperimentSpec, key: str) -> str | None:
             return (f"not a stream parameter; expected streams.{selector}.<field> with a"
                     f" field of {', '.join(STREAM_GRID_FIELDS)}")
         return None
+    if section == "cluster":
+        pools, _, rest = field.partition(".")
+        pool, _, path = rest.partition(".")
+        names = [p.name for p in spec.cluster.pools]
+        if pools != "pools" or not path:
+            return ("not a parameter of the cluster; expected cluster.pools.<pool>.<field>"
+                    " (e.g. cluster.pools.private.nodes)")
+        if pool not in names:
+            return f"selects no pool; expected cluster.pools.<pool>.<field> with a pool of" \
+                   f" {', '.join(names)}"
+        return None  # the field itself: checked where the value goes
     models = {"workload": WorkloadSpec, "mix": MixSpec, "config": ConfigSpec}
     model = models.get(section)
     names = {} if model is None else {info.alias or n: n for n, info in
                                       model.model_fields.items()}
-    if model is None or field not in names:
-        return ("not a parameter; expected workload.<field>, mix.<field>, config.<field>"
-                " or streams.<selector>.<field>")
+    if model is None or field.partition(".")[0] not in names:
+        return ("not a parameter; expected workload.<field>, mix.<field>, config.<field>,"
+                " streams.<selector>.<field> or cluster.pools.<pool>.<field>")
     return None
 
 
@@ -549,8 +572,13 @@ def _model_checks(spec: ExperimentSpec) -> list[str]:
     w = spec.workload
     if w.streams is not None:
         out.append("workload: give model or streams, not both")
-    if w.span is not None:
-        out.append("workload.span: only for streams")
+    if w.model == "poisson":
+        out += _poisson_checks(spec)
+    else:
+        out += [f"workload.{f}: only for model poisson, not {w.model}"
+                for f in POISSON_FIELDS if f in w.model_fields_set]
+        if w.span is not None:
+            out.append("workload.span: only for streams and model poisson")
     if w.model in FILE_MODELS:
         if w.path is None:
             out.append(f"workload.path: required for model {w.model}")
@@ -583,11 +611,50 @@ def _model_checks(spec: ExperimentSpec) -> list[str]:
     return out
 
 
+#: the workload's fields only a poisson workload reads
+POISSON_FIELDS = ("load", "mean_work", "work", "bandwidth")
+
+
+def _poisson_checks(spec: ExperimentSpec) -> list[str]:
+    """002 §V-A's workload: its load and span, no job count or preset."""
+    w, out = spec.workload, []
+    if w.load is None and "workload.load" not in spec.grid:
+        out.append("workload.load: required for model poisson: the offered load in Erlangs"
+                   " (arrival rate × mean work)")
+    if w.span is None:
+        out.append("workload.span: required for model poisson: how long jobs arrive (e.g. 3h)")
+    if "jobs" in w.model_fields_set:
+        out.append("workload.jobs: not for model poisson (its load and span set the jobs)")
+    low, high = w.bandwidth
+    if not 0 < low <= high <= 1:
+        out.append(f"workload.bandwidth: must be [low, high] with 0 < low <= high <= 1"
+                   f" (shares of a node), got [{low:g}, {high:g}]")
+    return out
+
+
+def poisson_model(w: WorkloadSpec) -> PoissonJobs:
+    """A poisson workload's model (its fields checked)."""
+    assert w.load is not None and w.span is not None  # checked
+    return PoissonJobs(w.load, w.mean_work, w.span, w.work, w.bandwidth)
+
+
+def _set(data: dict[str, Any], path: list[str], value: Any) -> None:
+    """``data[path[0]][path[1]]... = value``, making the mappings on the way."""
+    for key in path[:-1]:
+        data = data.setdefault(key, {})
+    data[path[-1]] = value
+
+
 def _first(exc: Exception) -> str:
     if isinstance(exc, ValidationError):
         e = exc.errors()[0]
         return field_problem(e, tuple(e["loc"]), ExperimentSpec)
     return str(exc)
+
+
+def at_point(spec: ExperimentSpec, point: dict[str, Any]) -> ExperimentSpec:
+    """``spec`` with the grid point's values in place (its grid empty)."""
+    return _with(spec, point)
 
 
 def _with(spec: ExperimentSpec, point: dict[str, Any]) -> ExperimentSpec:
@@ -601,8 +668,14 @@ def _with(spec: ExperimentSpec, point: dict[str, Any]) -> ExperimentSpec:
             for stream in data["workload"]["streams"]:
                 if selector in (stream["name"], stream["origin"]):
                     stream[name] = value
-        else:
-            data.setdefault(section, {})[field] = value
+        elif section == "cluster":  # cluster.pools.<pool>.<field>[.<field>...]
+            _, _, rest = field.partition(".")
+            pool, _, path = rest.partition(".")
+            for p in data["cluster"]["pools"]:
+                if p["name"] == pool:
+                    _set(p, path.split("."), value)
+        else:  # a field, or a field of a block (config.utility.replicas)
+            _set(data.setdefault(section, {}), field.split("."), value)
     data["grid"] = {}
     data.pop("injections", None)  # an axis, now in place as workload.inject
     return ExperimentSpec.model_validate(data)
@@ -656,6 +729,9 @@ def workload(spec: ExperimentSpec, seed: int) -> list[Request]:
     if w.streams is not None:
         assert w.span is not None  # checked
         return stream_requests([st.to_stream() for st in w.streams], w.span, seed, mix)
+    if w.model == "poisson":
+        node = spec.cluster.pools[0]
+        return utility_requests(poisson_jobs(poisson_model(w), seed), node.cpu, node.memory)
     if w.model == "swf":
         jobs = [Job(int(r.submitted), r.vms, int(r.duration)) for r in file_requests(w)]
     elif w.model == "das2":

@@ -91,6 +91,10 @@ PARAMETERS: dict[str, tuple[str, float, str]] = {
     "workload.injections": ("injection files", 1, ""),
     "workload.inject": ("injected reservations", 1, ""),
     "workload.inject_as": ("injected leases as", 1, ""),
+    "workload.load": ("offered load", 1, " Erlangs"),
+    "workload.mean_work": ("mean work per job on a dedicated node", 1, " s"),
+    "workload.work": ("law of a job's work", 1, ""),
+    "workload.bandwidth": ("bandwidth per job (shares of a node)", 1, ""),
     "mix.local": ("local leases", 100, "%"),
     "mix.cancellable": ("weight of cancellable leases", 1, ""),
     "mix.suspendable": ("weight of suspendable leases", 1, ""),
@@ -117,6 +121,15 @@ STREAM_PARAMETERS: dict[str, tuple[str, float, str]] = {
     "rate": ("arrival rate", 1, " /s"),
     "mean_vms": ("mean VMs per request", 1, ""),
     "mean_duration": ("mean duration", 1, " s"),
+}
+
+#: a pool's parameters (grid keys ``cluster.pools.<pool>.<field>``), by field
+POOL_PARAMETERS: dict[str, tuple[str, float, str]] = {
+    "nodes": ("nodes", 1, ""),
+    "volatile.failureRate": ("failure hazard per epoch", 1, ""),
+    "volatile.recoverySeconds": ("mean recovery", 1, " s"),
+    "volatile.capacity.mean": ("mean delivered capacity (share)", 1, ""),
+    "volatile.capacity.sigma": ("σ of the delivered capacity (share)", 1, ""),
 }
 
 Cell = tuple[str, str]  # (point, arm)
@@ -162,6 +175,10 @@ def _parameter(key: str) -> tuple[str, float, str]:
         whose = {"local": "each local stream's", "external": "external requests'"}.get(
             selector, f"stream {selector}'s")
         return f"{whose} {name}", scale, unit
+    if section == "cluster" and rest.startswith("pools."):
+        pool, _, path = rest.removeprefix("pools.").partition(".")
+        name, scale, unit = POOL_PARAMETERS.get(path, (path.rpartition(".")[2], 1, ""))
+        return f"{pool} pool's {name}", scale, unit
     return PARAMETERS.get(key, (key.rpartition(".")[2].replace("_", " "), 1, ""))
 
 
