@@ -72,6 +72,16 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         scenario = _load_run(args.scenario, args.skip_bad_lines)
     except ScenarioError as exc:
         return fail(exc.problems)
+    if scenario.config.utility is not None:  # seed 002's utility mode (docs/volatile.md)
+        from .sim.utility import simulate_utility, utility_document, utility_table
+
+        for flag in ("policy", "backfilling"):
+            if getattr(args, flag) is not None:
+                print(f"warning: --{flag} is not read in the utility mode (config.utility)",
+                      file=sys.stderr)
+        udoc = utility_document(simulate_utility(scenario))
+        return write_output(to_json(udoc) if args.output == "json" else utility_table(udoc),
+                            args.out)
     pools = scenario.pool_specs()
     config = scenario.scheduler_config(policy=args.policy, backfilling=args.backfilling)
     result = simulate(pools, config, scenario.requests(),

@@ -77,6 +77,10 @@ def operator_config(args: argparse.Namespace) -> SchedulerConfig:
     except ValidationError as exc:
         raise ValueError("\n".join(f"{args.config}: {p}" for p in validation_problems(
             exc, ("config",)))) from None
+    if spec.utility is not None:  # a scenario's, which the operator would not read
+        raise ValueError(f"{args.config}: utility: the utility mode (seed 002) runs in the"
+                         " simulator only (leasehold simulate); drop it from the operator's"
+                         " configuration")
     try:
         alpha = parse_alpha(args.alpha) if args.alpha is not None else spec.alpha
     except ValueError as exc:

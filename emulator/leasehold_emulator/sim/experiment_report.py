@@ -112,6 +112,8 @@ PARAMETERS: dict[str, tuple[str, float, str]] = {
     "config.suspension": ("suspension (all, or none: cancel and re-queue)", 1, ""),
     "config.dispatch": ("dispatch strategy", 1, ""),
     "config.dispatchSeed": ("seed of the random dispatch strategies", 1, ""),
+    "config.seed": ("seed of the simulator's draws", 1, ""),
+    "config.utility": ("utility mode (002)", 1, ""),
 }
 
 #: a stream's parameters (grid keys ``streams.<selector>.<field>``), by field

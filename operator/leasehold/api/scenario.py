@@ -43,6 +43,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from leasehold.core.model import (
     DISPATCH_NAMES,
     POLICY_NAMES,
+    UTILITY_SCHEME_NAMES,
     Backfilling,
     Capacity,
     ImagesSpec,
@@ -83,6 +84,7 @@ __all__ = [
     "PureLoader",
     "Scenario",
     "ScenarioError",
+    "UtilitySpec",
     "field_problem",
     "load_scenario",
     "load_yaml",
@@ -95,12 +97,15 @@ __all__ = [
 if TYPE_CHECKING:
     Policy = str
     DispatchName = str
+    SchemeName = str
 else:
     # the policies the core declares, as one Literal: the schema, its errors and the
     # generated CRDs and chart schema list them
     Policy = Literal[POLICY_NAMES]
     # the dispatch strategies the core declares, likewise
     DispatchName = Literal[DISPATCH_NAMES]
+    # the utility mode's schemes (002 Algorithm 2), likewise
+    SchemeName = Literal[UTILITY_SCHEME_NAMES]
 POLICIES: tuple[str, ...] = POLICY_NAMES
 
 _DEFAULT_OVERHEAD = OverheadParams()
@@ -486,6 +491,32 @@ class ClusterSpec(Spec):
         return self
 
 
+class UtilitySpec(Spec):
+    """The utility mode of seed 002 (DESIGN §2.7; docs/volatile.md): the scenario's
+    leases are jobs scheduled in epochs over the ``private`` pool and the one pool
+    with a ``volatile`` block (the public pool, whose epoch is δ)."""
+
+    scheme: SchemeName = Field(default="rrr-k", description="002 Algorithm 2: rr, rrr or"
+                               " rrr-k.")
+    window: Seconds = Field(default=100.0, gt=0, description="T, the SLA monitoring window"
+                            " (a whole number of epochs).")
+    threshold: Count = Field(default=500, ge=0, description="Most jobs in the round-robin"
+                             " queue; the jobs arriving when it is full are refused.")
+    service_ratio: Number = Field(default=0.8, gt=0, le=1, alias="serviceRatio",
+                                  description="ρ: a window is compliant when the job"
+                                  " received at least ρ·B·T.")
+    replicas: Annotated[Count | None, Field(ge=1)] = Field(
+        default=None, description="k, the replicas of a job on volatile nodes under rrr-k"
+        " (default: 002 §IV's formula with alpha, rounded up).")
+    alpha: Number = Field(default=0.95, gt=0, lt=1, description="Confidence that one"
+                          " replica is up, for the default replicas.")
+    migration_seconds: Seconds = Field(default=1.0, ge=0, alias="migrationSeconds",
+                                       description="Downtime of a migration.")
+    priority: Number = Field(default=2.0, gt=1, le=2, description="a, 002's static"
+                             " priority in (1, 2]: how steeply CUC grows.")
+    private: Name = Field(description="The pool of dedicated nodes (never fails).")
+
+
 class ConfigSpec(Spec):
     """Scheduler configuration (DESIGN §2.3, §2.4)."""
 
@@ -504,6 +535,12 @@ class ConfigSpec(Spec):
         default="all", description="all: a best-effort lease that must give way is preempted"
         " by its type; none: it is cancelled and re-queued, to run again from the start"
         " (Haizea's option, 004 NOVM-NOSR).")
+    seed: Annotated[Count, Field(ge=0)] = Field(
+        default=0, description="Seed of the simulator's random draws (a volatile pool's"
+        " failures and delivered capacity).")
+    utility: UtilitySpec | None = Field(
+        default=None, description="Seed 002's utility mode: epochs, unsatisfactory costs,"
+        " replicas (docs/volatile.md).")
 
 
 class Scenario(Spec):
@@ -519,6 +556,9 @@ class Scenario(Spec):
     def _check_leases(self) -> Scenario:
         violations = _duplicate_names((i, lease.name) for i, lease in enumerate(self.leases))
         violations += _pool_checks(self.cluster.pools, enumerate(self.leases))
+        if self.config.utility is not None:
+            violations += _utility_checks(self.config.utility, self.cluster.pools,
+                                          self.leases)
         if violations:
             raise RuleViolations(violations)
         return self
@@ -595,6 +635,53 @@ def _pool_checks(
                     f"{', '.join(pool.name for pool in pools)}",
                 )
             )
+    return violations
+
+
+def _utility_checks(utility: UtilitySpec, pools: Sequence[PoolSpecModel],
+                    leases: Sequence[LeaseSpec]) -> list[tuple[Loc, str]]:
+    """The utility mode's pools (a private pool that never fails, one public pool)
+    and jobs (one VM each, no more cpu than a private node)."""
+    at: Loc = ("config", "utility")
+    by_name = {pool.name: pool for pool in pools}
+    private = by_name.get(utility.private)
+    if private is None:
+        return [((*at, "private"), f'unknown pool "{utility.private}"; expected one of'
+                 f" {', '.join(by_name)}")]
+    if private.volatile is not None:
+        return [((*at, "private"), f'pool "{private.name}" is volatile, and the private pool'
+                 " never fails; name a pool without a volatile block")]
+    if len(private.node_sizes()) > 1:
+        return [((*at, "private"), f'pool "{private.name}" has nodes of mixed sizes; the'
+                 " private nodes are all alike (002 §III-A): give it one cpu and memory")]
+    public = [p for p in pools if p.volatile is not None]
+    if not public:
+        return [(at, "no public pool: give one pool of cluster.pools (not the private one)"
+                 " a volatile block (failureRate, recoverySeconds)")]
+    if len(public) > 1:
+        return [(at, f"more than one volatile pool ({', '.join(p.name for p in public)});"
+                 " the utility mode has one public pool: drop the volatile block of all"
+                 " but one")]
+    volatile = public[0].volatile
+    assert volatile is not None
+    violations: list[tuple[Loc, str]] = []
+    epochs = utility.window / volatile.epoch
+    if abs(epochs - round(epochs)) > 1e-6 or round(epochs) < 1:
+        violations.append(((*at, "window"), f"is {utility.window:g} s, not a whole number of"
+                           f" the public pool's epochs ({volatile.epoch:g} s)"))
+    if utility.migration_seconds > volatile.epoch:
+        violations.append(((*at, "migrationSeconds"), f"is {utility.migration_seconds:g} s,"
+                           f" longer than an epoch ({volatile.epoch:g} s)"))
+    cpu = private.node_sizes()[0][0]
+    for index, lease in enumerate(leases):
+        if lease.vms != 1:
+            violations.append((("leases", index, "vms"), f"is {lease.vms}; the utility mode"
+                               " runs one VM per job: split the lease into leases of 1 VM"))
+        if lease.cpu > cpu:
+            violations.append((("leases", index, "cpu"), f"one VM needs"
+                               f" {format_cpu(lease.cpu)} but a node of the private pool"
+                               f' "{private.name}" has {format_cpu(cpu)}; in the utility'
+                               " mode a job's cpu is its share of a private node: lower cpu"))
     return violations
 
 

@@ -534,6 +534,47 @@ def dispatch_strategy(name: str) -> DispatchStrategy:
         f"unknown dispatch strategy {name!r}; expected one of {', '.join(DISPATCH_NAMES)}")
 
 
+# ---- the utility mode's schemes, declared once ----------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class UtilityScheme:
+    """How the utility mode (seed 002 Algorithm 2; DESIGN §2.7) shares the private
+    nodes among the jobs of its round-robin queue each epoch. The scenario schema and
+    the docs read :data:`UTILITY_SCHEMES`; :mod:`leasehold.core.utility.schemes`
+    carries each one out."""
+
+    name: str
+    #: what it does, in one line (help texts and docs)
+    summary: str
+    #: a job on volatile nodes runs as k replicas (else as one)
+    replicated: bool = False
+
+
+ROUND_ROBIN = UtilityScheme(
+    "rr", "round robin: the jobs on private nodes go to the end of the queue, the first p"
+    " get the private nodes, the rest one volatile node each")
+RANKED_ROUND_ROBIN = UtilityScheme(
+    "rrr", "ranked round robin: the p jobs of highest total unsatisfactory cost (TUC) get"
+    " the private nodes, the rest one volatile node each")
+RANKED_REPLICATED = UtilityScheme(
+    "rrr-k", "ranked round robin with k replicas: as rrr, and a job on volatile nodes runs"
+    " as k replicas, its progress the best one's", replicated=True)
+#: every scheme, in the order help texts and docs list them
+UTILITY_SCHEMES: tuple[UtilityScheme, ...] = (ROUND_ROBIN, RANKED_ROUND_ROBIN,
+                                              RANKED_REPLICATED)
+UTILITY_SCHEME_NAMES: tuple[str, ...] = tuple(s.name for s in UTILITY_SCHEMES)
+
+
+def utility_scheme(name: str) -> UtilityScheme:
+    """The scheme called ``name``; ValueError naming the choices if there is none."""
+    for scheme in UTILITY_SCHEMES:
+        if scheme.name == name:
+            return scheme
+    raise ValueError(
+        f"unknown utility scheme {name!r}; expected one of {', '.join(UTILITY_SCHEME_NAMES)}")
+
+
 @dataclass(frozen=True, slots=True)
 class SchedulerConfig:
     #: a name in :data:`POLICY_NAMES`
