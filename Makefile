@@ -137,8 +137,9 @@ reproduce: $(STAMP)
 ## sweeps of private nodes, failure hazard and replicas under RRR-k, and the sensitivity
 ## runs of the values 002 leaves out), then each report and the figures' plots into
 ## docs/reproduction/. docs/reproduction.md says the cost
-REPRO_002 = 002-load 002-private 002-failure 002-replicas 002-sensitivity-sigma \
-	002-sensitivity-work 002-sensitivity-bandwidth 002-sensitivity-priority
+REPRO_002 = 002-load 002-private 002-failure 002-replicas 002-dedicated-100 \
+	002-dedicated-500 002-sensitivity-sigma 002-sensitivity-work 002-sensitivity-bandwidth \
+	002-sensitivity-priority
 reproduce-002: $(STAMP)
 	set -e; for e in $(REPRO_002); do \
 		r=examples/experiments/results-$$e; \
@@ -151,6 +152,8 @@ reproduce-002: $(STAMP)
 		cp examples/experiments/results-002-load/$$m.png docs/reproduction/002-load-$$m.png; done
 	for e in 002-private 002-failure 002-replicas; do \
 		cp examples/experiments/results-$$e/elongation.png docs/reproduction/$$e-elongation.png; done
+	for e in 002-dedicated-100 002-dedicated-500; do \
+		cp examples/experiments/results-$$e/throughput.png docs/reproduction/$$e-throughput.png; done
 
 ## make reproduce-003: 003 Figs. 5-8 (examples/experiments/003-*.yaml: the four sweeps,
 ## five dispatch strategies, 10 replications; needs issue 21's dispatch strategies and

@@ -395,10 +395,11 @@ def loss_baselines(spec: ExperimentSpec) -> list[tuple[str, list[float], list[fl
     private = next(p.nodes for p in spec.cluster.pools if p.name == u.private)
     assert private is not None  # a scenario's check: the private pool has nodes
     mean = spec.workload.mean_work
+    lines = [(private, " (002's baseline)" if private != u.threshold else "")]
+    if u.threshold != private:
+        lines.append((u.threshold, " (threshold's worth)"))
     return [(f"M/M/{m}/{m}: {m} dedicated nodes{note}", loads,
-             [loss_throughput(m, a, mean) for a in loads])
-            for m, note in ((private, " (002's baseline)"),
-                            (u.threshold, " (threshold's worth)"))]
+             [loss_throughput(m, a, mean) for a in loads]) for m, note in lines]
 
 
 def _means(spec: ExperimentSpec, cells: dict[Cell, dict[int, float]], points: list[str],
