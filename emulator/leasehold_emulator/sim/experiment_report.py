@@ -657,7 +657,7 @@ def migrations_by_jobs_figure(spec: ExperimentSpec, rows: list[dict[str, Any]]) 
                f" ({2 * private})")
     ax.set_xlabel("jobs in the system (time average)")
     ax.set_ylabel("preemptive migrations per job")
-    ax.set_title(f"{spec.name}: preemptive migrations by jobs in the system")
+    ax.set_title(f"{spec.name}: preemptive migrations (002 Fig. 4)")
     fig.legend(**{**OUTSIDE, "title": "scheme"})
     return fig
 
