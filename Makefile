@@ -4,7 +4,7 @@ PYTHON ?= python3
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: demo test lint bench reproduce reproduce-003 reproduce-004 fig10 clean helm generate chaos golden-rbac fuzz
+.PHONY: demo test lint bench reproduce reproduce-002 reproduce-003 reproduce-004 fig10 clean helm generate chaos golden-rbac fuzz
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -113,12 +113,12 @@ bench: $(STAMP)
 
 ## make reproduce: replay the SDSC Blue trace under every backfilling mode and print
 ## the mean waits (tests/sim/test_sdsc_reference.py compares them with the references);
-## run the example experiments but 003-* and 004-* (results and reports in examples/experiments/results-*)
+## run the example experiments but 002-*, 003-* and 004-* (results and reports in examples/experiments/results-*)
 ## and copy the reproductions' reports and main plots into docs/reproduction/, and
 ## 000 Table I, leasehold's intervals beside the paper's, into docs/reproduction/table-i.md
 reproduce: $(STAMP)
 	$(BIN)/leasehold swf ../shared/data/SDSC-BLUE-haizea-30days.swf.gz
-	for f in examples/experiments/*.yaml; do case $$f in */003-*|*/004-*) ;; \
+	for f in examples/experiments/*.yaml; do case $$f in */002-*|*/003-*|*/004-*) ;; \
 		*) $(BIN)/leasehold experiment run $$f;; esac; done
 	for e in 000-best-effort 000-deadline 000-local 001-vms; do \
 		r=examples/experiments/results-$$e; \
@@ -131,6 +131,29 @@ reproduce: $(STAMP)
 	$(BIN)/leasehold experiment table-i examples/experiments/000-best-effort.yaml \
 		examples/experiments/000-deadline.yaml examples/experiments/000-local.yaml \
 		examples/experiments/001-vms.yaml --out docs/reproduction/table-i.md
+
+## make reproduce-002: 002 Figs. 1-8 in the utility mode (examples/experiments/002-*.yaml:
+## the load sweep under RR, RRR and RRR-k with the M/M/m/m baselines of Fig. 1, the
+## sweeps of private nodes, failure hazard and replicas under RRR-k, and the sensitivity
+## runs of the values 002 leaves out), then each report and the figures' plots into
+## docs/reproduction/. docs/reproduction.md says the cost
+REPRO_002 = 002-load 002-private 002-failure 002-replicas 002-dedicated-100 \
+	002-dedicated-500 002-sensitivity-sigma 002-sensitivity-work 002-sensitivity-bandwidth \
+	002-sensitivity-priority
+reproduce-002: $(STAMP)
+	set -e; for e in $(REPRO_002); do \
+		r=examples/experiments/results-$$e; \
+		$(BIN)/leasehold experiment run examples/experiments/$$e.yaml; \
+		{ sed '/^## Plots/,$$d' $$r/report.md; \
+		  echo "(Full report of \`make reproduce-002\`, copied from \`$$r/\`; plots in [reproduction.md](../reproduction.md).)"; \
+		} > docs/reproduction/$$e.md; done
+	for m in throughput penaltyPerWork elongation preemptiveMigrationsPerJob \
+		failureMigrationsPerJob migrations-by-jobs; do \
+		cp examples/experiments/results-002-load/$$m.png docs/reproduction/002-load-$$m.png; done
+	for e in 002-private 002-failure 002-replicas; do \
+		cp examples/experiments/results-$$e/elongation.png docs/reproduction/$$e-elongation.png; done
+	for e in 002-dedicated-100 002-dedicated-500; do \
+		cp examples/experiments/results-$$e/throughput.png docs/reproduction/$$e-throughput.png; done
 
 ## make reproduce-003: 003 Figs. 5-8 (examples/experiments/003-*.yaml: the four sweeps,
 ## five dispatch strategies, 10 replications; needs issue 21's dispatch strategies and

@@ -19,11 +19,12 @@ def leasehold(*args: str) -> subprocess.CompletedProcess[str]:
                           text=True, timeout=300, check=False)
 
 
-#: one model, one pool; 003's files (several streams and pools, dispatch strategies) and
-#: 004's (a trace with injected reservations, 004's configurations) have their own
-#: tests: tests/sim/test_experiment_003.py, tests/sim/test_experiment_004.py
+#: one model, one pool; 003's files (several streams and pools, dispatch strategies),
+#: 004's (a trace with injected reservations, 004's configurations) and 002's (the
+#: utility mode) have their own tests: tests/sim/test_experiment_003.py,
+#: tests/sim/test_experiment_004.py, tests/sim/test_reproduction_002.py
 EXPERIMENTS = sorted(p for p in (Path(__file__).resolve().parents[2] / "examples/experiments")
-                     .glob("*.yaml") if not p.stem.startswith(("003-", "004-")))
+                     .glob("*.yaml") if not p.stem.startswith(("002-", "003-", "004-")))
 
 
 @pytest.mark.parametrize("path", EXPERIMENTS, ids=lambda p: p.stem)

@@ -68,7 +68,10 @@ from leasehold.api.scenario import (
     ClusterSpec,
     ConfigSpec,
     PoolSpecModel,
+    Scenario,
+    UtilitySpec,
     field_problem,
+    validation_problems,
 )
 from leasehold.core.model import (
     Action,
@@ -87,12 +90,15 @@ from ..workloads import das2, lublin99
 from ..workloads import injections as inj
 from ..workloads.jobs import Job
 from ..workloads.mix import TypeMix, requests
+from ..workloads.poisson import PoissonJobs, poisson_jobs, utility_requests
 from ..workloads.streams import Stream, stream_requests, tuned
 from ..workloads.swf import SWFError, swf_requests
 from ..workloads.trace import TraceError, read_trace
 from .configurations import CONFIGURATIONS, apply
 from .engine import simulate
 from .metrics import POOL_METRICS, metrics_003, pool_metrics, run_metrics
+from .utility import simulate_utility
+from .utility_metrics import METRICS_002, steady_metrics
 
 #: the metrics a report covers, in this order (names of :func:`.metrics.run_metrics`)
 METRICS = ("localRejectionRate", "externalRejectionRate", "externalCancellationRate",
@@ -182,8 +188,9 @@ class StreamSpec(_Spec):
 
 
 class WorkloadSpec(_Spec):
-    model: Literal["lublin99", "das2", "swf", "trace"] | None = None
-    #: several streams instead of one model, each ``span`` seconds long
+    model: Literal["lublin99", "das2", "swf", "trace", "poisson"] | None = None
+    #: several streams instead of one model, each ``span`` seconds long; or how long a
+    #: poisson workload's jobs arrive
     streams: list[StreamSpec] | None = Field(default=None, min_length=1)
     span: Seconds | None = Field(default=None, gt=0)
     preset: str | None = None
@@ -203,6 +210,19 @@ class WorkloadSpec(_Spec):
     #: ``best-effort``: each injected reservation becomes a best-effort suspendable
     #: lease submitted at its request time (a variant; 004 runs reservations)
     inject_as: Literal["reservation", "best-effort"] = "reservation"
+    #: poisson only (002 §V-A; :mod:`..workloads.poisson`): the offered load in Erlangs,
+    #: arrival rate × mean work (the jobs that would run at once with a node each)
+    load: float | None = Field(default=None, gt=0)
+    #: poisson only: a job's mean work, seconds on a dedicated node (002: 100 epochs)
+    mean_work: Seconds = Field(default=1000.0, gt=0)
+    #: poisson only: the work's law (mean ``mean_work``; uniform: mean ± half)
+    work: Literal["exponential", "fixed", "uniform"] = "exponential"
+    #: poisson only: B_j uniform on [low, high], shares of a node's cpu (the utility
+    #: mode's private node's, else the first pool's)
+    bandwidth: tuple[float, float] = (1.0, 1.0)
+    #: poisson only: the first seconds of arrivals, left out of the utility mode's
+    #: measures (the system filling up; :mod:`.utility_metrics`)
+    warmup: Seconds = Field(default=0.0, ge=0)
 
     @field_validator("preset")
     @classmethod
@@ -244,7 +264,13 @@ class ExperimentSpec(_Spec):
     mix: MixSpec = MixSpec()
     cluster: ClusterSpec
     config: ConfigSpec = ConfigSpec()
-    policies: list[str] = Field(min_length=1)
+    #: the lease scheduler's preemption policies compared (required unless the
+    #: experiment runs the utility mode)
+    policies: list[str] | None = Field(default=None, min_length=1)
+    #: 002's utility mode (``config.utility``; :mod:`.utility`): its schemes compared
+    #: (002 Algorithm 2), every one on the same jobs and the same draws of the public
+    #: pool; default: ``config.utility.scheme``
+    schemes: list[str] | None = Field(default=None, min_length=1)
     #: dispatch strategies (``SchedulerConfig.dispatch``): every policy runs under each
     dispatches: list[str] | None = Field(default=None, min_length=1)
     grid: dict[str, list[Any]] = Field(default_factory=dict)
@@ -279,9 +305,22 @@ class ExperimentSpec(_Spec):
             raise ValueError("a dispatch strategy is listed twice")
         return value
 
+    @field_validator("schemes")
+    @classmethod
+    def _known_schemes(cls, value: list[str] | None) -> list[str] | None:
+        for name in value or []:
+            problem = scheme_problem(name)
+            if problem:
+                raise ValueError(problem)
+        if value is not None and len(set(value)) != len(value):
+            raise ValueError("a scheme is listed twice")
+        return value
+
     @field_validator("policies")
     @classmethod
-    def _known_policies(cls, value: list[str]) -> list[str]:
+    def _known_policies(cls, value: list[str] | None) -> list[str] | None:
+        if value is None:
+            return value
         unknown = [p for p in value if p not in POLICIES]
         if unknown:
             raise ValueError(f"unknown policy {unknown[0]!r};"
@@ -305,15 +344,26 @@ class ExperimentSpec(_Spec):
         configurations: its results have :data:`METRICS_004` too."""
         return self.workload.injections is not None or self.configurations is not None
 
+    def is_utility(self) -> bool:
+        """An experiment of 002's utility mode (``config.utility``): its arms are
+        schemes, its results :data:`.utility_metrics.METRICS_002`."""
+        return self.config.utility is not None
+
     def arms(self) -> list[Arm]:
         """What a unit runs and the report compares: every policy, or every policy
         under every dispatch strategy (policy by policy). Labelled by the policy, or
-        by the strategy when there is one policy, or ``policy/strategy``."""
+        by the strategy when there is one policy, or ``policy/strategy``. In the
+        utility mode: every scheme, labelled by it."""
+        if self.schemes is not None:
+            return [Arm(s, s, None) for s in self.schemes]
+        if self.config.utility is not None:
+            return [Arm(self.config.utility.scheme, self.config.utility.scheme, None)]
+        policies = self.policies or []
         if self.dispatches is None:
-            arms = [Arm(p, p, None) for p in self.policies]
+            arms = [Arm(p, p, None) for p in policies]
         else:
-            arms = [Arm(d if len(self.policies) == 1 else f"{p}/{d}", p, d)
-                    for p in self.policies for d in self.dispatches]
+            arms = [Arm(d if len(policies) == 1 else f"{p}/{d}", p, d)
+                    for p in policies for d in self.dispatches]
         if self.configurations is None:
             return arms
         # under a configuration: labelled by it (one arm otherwise), ``<arm>/<conf>``
@@ -321,7 +371,10 @@ class ExperimentSpec(_Spec):
                 for a in arms for c in self.configurations]
 
     def pool_names(self) -> list[str]:
-        """The pools whose metrics get columns of their own (several pools only)."""
+        """The pools whose metrics get columns of their own (several pools only; not
+        in the utility mode, whose metrics are the jobs')."""
+        if self.is_utility():
+            return []
         names = [p.name for p in self.cluster.pools]
         return names if len(names) > 1 else []
 
@@ -349,9 +402,27 @@ def dispatch_problem(name: str) -> str | None:
     return None
 
 
+def scheme_problem(name: str) -> str | None:
+    """Why ``name`` is no scheme of the utility mode, or None: as a scenario's
+    ``config.utility.scheme`` says it."""
+    try:
+        UtilitySpec.model_validate({"scheme": name, "private": "private"})
+    except ValidationError as exc:
+        e = exc.errors()[0]
+        return field_problem(e, tuple(e["loc"]), UtilitySpec)
+    return None
+
+
+def metric_names(spec: ExperimentSpec) -> tuple[str, ...]:
+    """The metrics ``spec``'s results have and its report covers."""
+    return METRICS_002 if spec.is_utility() else METRICS
+
+
 def columns(spec: ExperimentSpec) -> list[str]:
     """The results' columns: the keys, the metrics, then per pool (several pools)
     :data:`..metrics.POOL_METRICS` as ``<metric>@<pool>``."""
+    if spec.is_utility():
+        return [*KEYS, *METRICS_002]
     return [*FIELDS, *(f"{m}@{p}" for p in spec.pool_names() for m in POOL_METRICS),
             *(METRICS_004 if spec.is_004() else ())]
 
@@ -388,11 +459,15 @@ def validate_experiment(data: object, source: str = "<experiment>") -> Experimen
 def _cross_check(spec: ExperimentSpec) -> list[str]:
     out = _stream_checks(spec) if spec.workload.model is None else _model_checks(spec)
     out += _injection_checks(spec)
+    out += _utility_checks(spec) if spec.is_utility() or spec.schemes else []
+    if spec.policies is None and not spec.is_utility() and spec.schemes is None:
+        out.append("policies: required field is missing")
     if spec.mix.best_effort is not None and spec.mix.deadline is not None:
         out.append("mix: give best_effort or deadline, not both (each sets the other)")
     labels = [a.label for a in spec.arms()]
     if spec.baseline is not None and spec.baseline not in labels:
-        out.append(f"baseline: {spec.baseline!r} is not one of the policies" if spec.dispatches
+        whose = "schemes" if spec.is_utility() else "policies"
+        out.append(f"baseline: {spec.baseline!r} is not one of the {whose}" if spec.dispatches
                    is None else f"baseline: {spec.baseline!r} is not one of the compared"
                    f" runs ({', '.join(labels)})")
     if spec.dispatches is not None and ("dispatch" in spec.config.model_fields_set
@@ -412,6 +487,39 @@ def _cross_check(spec: ExperimentSpec) -> list[str]:
             except (ValidationError, ExperimentError) as exc:
                 out.append(f"grid.{key}: value {value!r} is not valid there ({_first(exc)})")
     return list(dict.fromkeys(out))  # a problem at every grid point is one problem
+
+
+def _utility_checks(spec: ExperimentSpec) -> list[str]:
+    """002's utility mode: schemes, not policies; a poisson workload; the pools and
+    the block as a scenario's (at every grid point)."""
+    if spec.config.utility is None:
+        return ["schemes: the utility mode's schemes need a config.utility block (its"
+                " private pool, window, threshold, ...: docs/volatile.md)"]
+    out = [f"{f}: not in the utility mode (its schemes are compared); leave {f} out"
+           for f in ("policies", "dispatches", "configurations") if getattr(spec, f)]
+    if spec.schemes is not None and "scheme" in spec.config.utility.model_fields_set:
+        out.append("config.utility.scheme: the schemes list gives them; leave it out")
+    if spec.workload.model != "poisson":
+        out.append(f"workload.model: the utility mode runs jobs of one VM: model poisson"
+                   f" (002 §V-A), not {spec.workload.model or 'streams'}")
+    points = spec.points()
+    found: dict[str, list[dict[str, Any]]] = {}  # a problem -> the grid points it is at
+    for point in points:
+        try:
+            cell = _with(spec, point)
+        except (ValidationError, ExperimentError):
+            continue  # the grid's checks say which value
+        try:
+            Scenario.model_validate({"cluster": cell.cluster.model_dump(by_alias=True),
+                                     "config": cell.config.model_dump(by_alias=True),
+                                     "leases": []})
+        except ValidationError as exc:
+            for problem in validation_problems(exc):
+                found.setdefault(problem, []).append(point)
+    # at every point: the file's own problem; else the grid values that make it
+    return out + [problem + ("" if len(where) == len(points) else
+                             " (at " + ", ".join(map(str, where)) + ")")
+                  for problem, where in found.items()]
 
 
 #: the grid axis of the injection files
@@ -474,13 +582,24 @@ def _grid_key_problem(spec: ExperimentSpec, key: str) -> str | None:
             return (f"not a stream parameter; expected streams.{selector}.<field> with a"
                     f" field of {', '.join(STREAM_GRID_FIELDS)}")
         return None
+    if section == "cluster":
+        pools, _, rest = field.partition(".")
+        pool, _, path = rest.partition(".")
+        names = [p.name for p in spec.cluster.pools]
+        if pools != "pools" or not path:
+            return ("not a parameter of the cluster; expected cluster.pools.<pool>.<field>"
+                    " (e.g. cluster.pools.private.nodes)")
+        if pool not in names:
+            return f"selects no pool; expected cluster.pools.<pool>.<field> with a pool of" \
+                   f" {', '.join(names)}"
+        return None  # the field itself: checked where the value goes
     models = {"workload": WorkloadSpec, "mix": MixSpec, "config": ConfigSpec}
     model = models.get(section)
     names = {} if model is None else {info.alias or n: n for n, info in
                                       model.model_fields.items()}
-    if model is None or field not in names:
-        return ("not a parameter; expected workload.<field>, mix.<field>, config.<field>"
-                " or streams.<selector>.<field>")
+    if model is None or field.partition(".")[0] not in names:
+        return ("not a parameter; expected workload.<field>, mix.<field>, config.<field>,"
+                " streams.<selector>.<field> or cluster.pools.<pool>.<field>")
     return None
 
 
@@ -549,8 +668,13 @@ def _model_checks(spec: ExperimentSpec) -> list[str]:
     w = spec.workload
     if w.streams is not None:
         out.append("workload: give model or streams, not both")
-    if w.span is not None:
-        out.append("workload.span: only for streams")
+    if w.model == "poisson":
+        out += _poisson_checks(spec)
+    else:
+        out += [f"workload.{f}: only for model poisson, not {w.model}"
+                for f in POISSON_FIELDS if f in w.model_fields_set]
+        if w.span is not None:
+            out.append("workload.span: only for streams and model poisson")
     if w.model in FILE_MODELS:
         if w.path is None:
             out.append(f"workload.path: required for model {w.model}")
@@ -583,11 +707,53 @@ def _model_checks(spec: ExperimentSpec) -> list[str]:
     return out
 
 
+#: the workload's fields only a poisson workload reads
+POISSON_FIELDS = ("load", "mean_work", "work", "bandwidth", "warmup")
+
+
+def _poisson_checks(spec: ExperimentSpec) -> list[str]:
+    """002 §V-A's workload: its load and span, no job count or preset."""
+    w, out = spec.workload, []
+    if w.load is None and "workload.load" not in spec.grid:
+        out.append("workload.load: required for model poisson: the offered load in Erlangs"
+                   " (arrival rate × mean work)")
+    if w.span is None:
+        out.append("workload.span: required for model poisson: how long jobs arrive (e.g. 3h)")
+    if w.span is not None and w.warmup >= w.span:
+        out.append(f"workload.warmup: is {w.warmup:g} s, not less than the span"
+                   f" ({w.span:g} s): nothing would be measured")
+    if "jobs" in w.model_fields_set:
+        out.append("workload.jobs: not for model poisson (its load and span set the jobs)")
+    low, high = w.bandwidth
+    if not 0 < low <= high <= 1:
+        out.append(f"workload.bandwidth: must be [low, high] with 0 < low <= high <= 1"
+                   f" (shares of a node), got [{low:g}, {high:g}]")
+    return out
+
+
+def poisson_model(w: WorkloadSpec) -> PoissonJobs:
+    """A poisson workload's model (its fields checked)."""
+    assert w.load is not None and w.span is not None  # checked
+    return PoissonJobs(w.load, w.mean_work, w.span, w.work, w.bandwidth)
+
+
+def _set(data: dict[str, Any], path: list[str], value: Any) -> None:
+    """``data[path[0]][path[1]]... = value``, making the mappings on the way."""
+    for key in path[:-1]:
+        data = data.setdefault(key, {})
+    data[path[-1]] = value
+
+
 def _first(exc: Exception) -> str:
     if isinstance(exc, ValidationError):
         e = exc.errors()[0]
         return field_problem(e, tuple(e["loc"]), ExperimentSpec)
     return str(exc)
+
+
+def at_point(spec: ExperimentSpec, point: dict[str, Any]) -> ExperimentSpec:
+    """``spec`` with the grid point's values in place (its grid empty)."""
+    return _with(spec, point)
 
 
 def _with(spec: ExperimentSpec, point: dict[str, Any]) -> ExperimentSpec:
@@ -601,8 +767,14 @@ def _with(spec: ExperimentSpec, point: dict[str, Any]) -> ExperimentSpec:
             for stream in data["workload"]["streams"]:
                 if selector in (stream["name"], stream["origin"]):
                     stream[name] = value
-        else:
-            data.setdefault(section, {})[field] = value
+        elif section == "cluster":  # cluster.pools.<pool>.<field>[.<field>...]
+            _, _, rest = field.partition(".")
+            pool, _, path = rest.partition(".")
+            for p in data["cluster"]["pools"]:
+                if p["name"] == pool:
+                    _set(p, path.split("."), value)
+        else:  # a field, or a field of a block (config.utility.replicas)
+            _set(data.setdefault(section, {}), field.split("."), value)
     data["grid"] = {}
     data.pop("injections", None)  # an axis, now in place as workload.inject
     return ExperimentSpec.model_validate(data)
@@ -656,6 +828,10 @@ def workload(spec: ExperimentSpec, seed: int) -> list[Request]:
     if w.streams is not None:
         assert w.span is not None  # checked
         return stream_requests([st.to_stream() for st in w.streams], w.span, seed, mix)
+    if w.model == "poisson":  # B_j a share of a private node's cpu (else the first pool's)
+        node = next((p for p in spec.cluster.pools if spec.config.utility is not None
+                     and p.name == spec.config.utility.private), spec.cluster.pools[0])
+        return utility_requests(poisson_jobs(poisson_model(w), seed), node.cpu, node.memory)
     if w.model == "swf":
         jobs = [Job(int(r.submitted), r.vms, int(r.duration)) for r in file_requests(w)]
     elif w.model == "das2":
@@ -732,9 +908,44 @@ def metrics_004(leases: list[LeaseView], pools: list[PoolSpec]) -> dict[str, flo
     }
 
 
+def utility_scenario(cell: ExperimentSpec, scheme: str, reqs: list[Request], seed: int
+                     ) -> Scenario:
+    """A utility-mode experiment's jobs ``reqs`` as a scenario under ``scheme``, the
+    public pool's draws seeded by ``seed``."""
+    assert cell.config.utility is not None
+    config = cell.config.model_dump(by_alias=True, exclude_unset=True)
+    config["seed"] = seed
+    config["utility"] = {**cell.config.utility.model_dump(by_alias=True, exclude_unset=True),
+                         "scheme": scheme}
+    leases = [{"name": r.name, "type": r.type.value, "arrival": r.submitted, "vms": r.vms,
+               "cpu": f"{r.shape.cpu}m", "memory": r.shape.memory, "duration": r.duration}
+              for r in reqs]
+    return Scenario.model_validate({"cluster": cell.cluster.model_dump(by_alias=True),
+                                    "config": config, "leases": leases})
+
+
+def utility_rows(spec: ExperimentSpec, cell: ExperimentSpec, unit: Unit
+                 ) -> list[dict[str, Any]]:
+    """Every scheme on the unit's jobs (the same jobs, the same seed of the public
+    pool's draws): one row each, measured in the steady state
+    (:func:`.utility_metrics.steady_metrics`)."""
+    w = cell.workload
+    assert w.span is not None  # checked
+    reqs = workload(cell, unit.seed)
+    rows = []
+    for arm in spec.arms():
+        result = simulate_utility(utility_scenario(cell, arm.policy, reqs, unit.seed))
+        rows.append({"point": unit.key, "seed": unit.seed, "arm": arm.label,
+                     "policy": arm.policy, "dispatch": "",
+                     **steady_metrics(result.jobs, w.warmup, w.span)})
+    return rows
+
+
 def run_unit(spec: ExperimentSpec, unit: Unit) -> list[dict[str, Any]]:
     """Every arm on the unit's workload: one row each."""
     cell = _with(spec, unit.point)
+    if spec.is_utility():
+        return utility_rows(spec, cell, unit)
     reqs = workload(cell, unit.seed)
     pool_specs = [p.to_pool_spec() for p in cell.cluster.pools]
     too_big = [r for r in reqs if all(r.vms > p.nodes for p in pool_specs

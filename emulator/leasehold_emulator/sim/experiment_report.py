@@ -34,11 +34,12 @@ from scipy import stats
 from leasehold.core.model import Request
 
 from .engine import SimResult, simulate
+from .erlang import loss_throughput
 from .experiment import (
-    METRICS,
     Arm,
     ExperimentSpec,
     _with,
+    metric_names,
     read_results,
     scheduler_config,
     workload,
@@ -74,6 +75,18 @@ SHOWN = {
     "migrationRate": ("migrations per migratable lease", 1, ""),
     "migratedRate": ("migratable leases migrated (003 §5.1.1)", 100, "%"),
     "nonPreemptableRejectionRate": ("non-preemptable rejection", 100, "%"),
+    # 002's utility mode (:mod:`.utility_metrics`)
+    "throughput": ("throughput (002 Fig. 1)", 1, " jobs/h"),
+    "penaltyPerWork": ("penalty per unit of work done (002 Fig. 2)", 1, ""),
+    "elongation": ("elongation (002 Fig. 3)", 1, ""),
+    "elongationOfSums": ("elongation, total time over total work", 1, ""),
+    "preemptiveMigrationsPerJob": ("preemptive migrations per job (002 Fig. 4)", 1, ""),
+    "failureMigrationsPerJob": ("migrations per job due to failure (002 Fig. 5)", 1, ""),
+    "refusedRate": ("jobs refused by the threshold", 100, "%"),
+    "compliance": ("SLA windows compliant", 100, "%"),
+    "jobsInSystem": ("jobs in the system (time average)", 1, ""),
+    "completed": ("jobs completed (measured)", 1, ""),
+    "refused": ("jobs refused (measured)", 1, ""),
 }
 
 #: how a grid parameter is shown on an axis or a tick: (words, scale, unit). The
@@ -91,6 +104,11 @@ PARAMETERS: dict[str, tuple[str, float, str]] = {
     "workload.injections": ("injection files", 1, ""),
     "workload.inject": ("injected reservations", 1, ""),
     "workload.inject_as": ("injected leases as", 1, ""),
+    "workload.load": ("offered load", 1, " Erlangs"),
+    "workload.mean_work": ("mean work per job on a dedicated node", 1, " s"),
+    "workload.work": ("law of a job's work", 1, ""),
+    "workload.bandwidth": ("bandwidth per job (shares of a node)", 1, ""),
+    "workload.warmup": ("arrivals not measured (warm-up)", 1, " s"),
     "mix.local": ("local leases", 100, "%"),
     "mix.cancellable": ("weight of cancellable leases", 1, ""),
     "mix.suspendable": ("weight of suspendable leases", 1, ""),
@@ -110,6 +128,10 @@ PARAMETERS: dict[str, tuple[str, float, str]] = {
     "config.dispatchSeed": ("seed of the random dispatch strategies", 1, ""),
     "config.seed": ("seed of the simulator's draws", 1, ""),
     "config.utility": ("utility mode (002)", 1, ""),
+    # the utility block's fields a 002 experiment sweeps (config.utility.<field>)
+    "config.utility.replicas": ("replicas per public job (RRR-k's k)", 1, ""),
+    "config.utility.priority": ("static priority a of every job", 1, ""),
+    "config.utility.threshold": ("threshold (most jobs in the queue)", 1, ""),
 }
 
 #: a stream's parameters (grid keys ``streams.<selector>.<field>``), by field
@@ -119,6 +141,15 @@ STREAM_PARAMETERS: dict[str, tuple[str, float, str]] = {
     "rate": ("arrival rate", 1, " /s"),
     "mean_vms": ("mean VMs per request", 1, ""),
     "mean_duration": ("mean duration", 1, " s"),
+}
+
+#: a pool's parameters (grid keys ``cluster.pools.<pool>.<field>``), by field
+POOL_PARAMETERS: dict[str, tuple[str, float, str]] = {
+    "nodes": ("nodes", 1, ""),
+    "volatile.failureRate": ("failure hazard per epoch", 1, ""),
+    "volatile.recoverySeconds": ("mean recovery", 1, " s"),
+    "volatile.capacity.mean": ("mean delivered capacity (share)", 1, ""),
+    "volatile.capacity.sigma": ("σ of the delivered capacity (share)", 1, ""),
 }
 
 Cell = tuple[str, str]  # (point, arm)
@@ -164,6 +195,10 @@ def _parameter(key: str) -> tuple[str, float, str]:
         whose = {"local": "each local stream's", "external": "external requests'"}.get(
             selector, f"stream {selector}'s")
         return f"{whose} {name}", scale, unit
+    if section == "cluster" and rest.startswith("pools."):
+        pool, _, path = rest.removeprefix("pools.").partition(".")
+        name, scale, unit = POOL_PARAMETERS.get(path, (path.rpartition(".")[2], 1, ""))
+        return f"{pool} pool's {name}", scale, unit
     return PARAMETERS.get(key, (key.rpartition(".")[2].replace("_", " "), 1, ""))
 
 
@@ -300,7 +335,7 @@ def tables(spec: ExperimentSpec, rows: list[dict[str, Any]]) -> list[tuple[str, 
     points = [json.dumps(p, sort_keys=True) for p in spec.points()]
     pairs_of = comparisons(spec)
     out = []
-    for metric in METRICS:
+    for metric in metric_names(spec):
         label, _, unit = SHOWN[metric]
         cells = _by_cell(rows, metric)
         out.append((f"{label}{' (' + unit.strip() + ')' if unit else ''}: mean ± 95% CI",
@@ -325,6 +360,12 @@ def tables(spec: ExperimentSpec, rows: list[dict[str, Any]]) -> list[tuple[str, 
             across += [[f"{a} − {b}", way, *_tested(r, metric, pt_, pw)]
                        for (a, b), (r, pt_, pw) in zip(pairs_of, _with_holm(results), strict=True)]
         out.append((f"{label}: across grid points (seed clusters; grid-point means)", across))
+    baselines = loss_baselines(spec)
+    if baselines:
+        out.append(("throughput of the loss baselines (M/M/m/m, Erlang B; jobs/h)",
+                    [["grid point", *(label for label, _, _ in baselines)],
+                     *([_label(pt), *(f"{ys[i]:,.2f}" for _, _, ys in baselines)]
+                       for i, pt in enumerate(points))]))
     for metric in POOL_METRICS if spec.pool_names() else ():
         label, _, unit = SHOWN[metric]
         body = [["grid point", "pool", *_labels(spec)]]
@@ -335,6 +376,30 @@ def tables(spec: ExperimentSpec, rows: list[dict[str, Any]]) -> list[tuple[str, 
         out.append((f"{label}{' (' + unit.strip() + ')' if unit else ''} per pool:"
                     f" mean ± 95% CI", body))
     return out
+
+
+#: the grid key of 002's load axis
+LOAD = "workload.load"
+
+
+def loss_baselines(spec: ExperimentSpec) -> list[tuple[str, list[float], list[float]]]:
+    """002 Fig. 1's references, (label, loads, jobs/h): M/M/m/m with the private
+    pool's nodes (002's baseline of dedicated nodes only) and with the threshold's
+    (002's "500 dedicated resources": as many dedicated nodes as the utility admits
+    jobs), by Erlang B (:mod:`.erlang`); none unless a utility-mode experiment sweeps
+    the load alone."""
+    u = spec.config.utility
+    if u is None or list(spec.grid) != [LOAD]:
+        return []
+    loads = [float(p[LOAD]) for p in spec.points()]
+    private = next(p.nodes for p in spec.cluster.pools if p.name == u.private)
+    assert private is not None  # a scenario's check: the private pool has nodes
+    mean = spec.workload.mean_work
+    lines = [(private, " (002's baseline)" if private != u.threshold else "")]
+    if u.threshold != private:
+        lines.append((u.threshold, " (threshold's worth)"))
+    return [(f"M/M/{m}/{m}: {m} dedicated nodes{note}", loads,
+             [loss_throughput(m, a, mean) for a in loads]) for m, note in lines]
 
 
 def _means(spec: ExperimentSpec, cells: dict[Cell, dict[int, float]], points: list[str],
@@ -461,7 +526,9 @@ def markdown(spec: ExperimentSpec, rows: list[dict[str, Any]], plots: list[Path]
     seeds = sorted({r["seed"] for r in rows})
     lines = [f"# Experiment {spec.name}", "",
              f"{_workload_words(spec)}; {len(seeds)} replications (seeds"
-             f" {seeds[0]}–{seeds[-1]}); policies {', '.join(spec.policies)}"
+             f" {seeds[0]}–{seeds[-1]});"
+             f" {'schemes' if spec.is_utility() else 'policies'}"
+             f" {', '.join(_labels(spec) if spec.is_utility() else spec.policies or [])}"
              f"{'; dispatch ' + ', '.join(spec.dispatches) if spec.dispatches else ''};"
              f" {len(spec.points())} grid points.", ""]
     if comparisons(spec):
@@ -481,6 +548,9 @@ def markdown(spec: ExperimentSpec, rows: list[dict[str, Any]], plots: list[Path]
 
 def _workload_words(spec: ExperimentSpec) -> str:
     w = spec.workload
+    if w.model == "poisson":
+        return (f"poisson workload: {w.span or 0:g} s of arrivals, {w.mean_work:g} s of"
+                f" work per job on average ({w.work}), the first {w.warmup:g} s not measured")
     if w.streams is not None:
         return (f"{len(w.streams)} request streams ({', '.join(s.name for s in w.streams)})"
                 f" over {(w.span or 0) / 3600:g} h")
@@ -545,18 +615,51 @@ def metric_figure(spec: ExperimentSpec, rows: list[dict[str, Any]], metric: str)
     else:
         ax.set_xticks([i + 0.4 - 0.4 / len(labels) for i in range(len(points))],
                       [_tick(p) for p in points], fontsize="small")
+    if numeric and metric == "throughput":
+        for name, xs, ys in loss_baselines(spec):
+            ax.plot(xs, ys, linestyle="--", color="0.5" if "baseline" in name else "0.2",
+                    label=name)
     ax.set_ylabel(f"{label}{' (' + unit.strip() + ')' if unit else ''}")
     ax.set_title(f"{spec.name}: {label}")
-    fig.legend(**OUTSIDE)
+    fig.legend(**({**OUTSIDE, "title": "scheme"} if spec.is_utility() else OUTSIDE))
     return fig
 
 
 def draw(spec: ExperimentSpec, rows: list[dict[str, Any]], out: Path) -> list[Path]:
     """One figure per metric (:func:`metric_figure`), as PNG and SVG."""
     files = []
-    for metric in METRICS:
+    for metric in metric_names(spec):
         files += _save(metric_figure(spec, rows, metric), out, metric)
+    if spec.is_utility() and list(spec.grid) == [LOAD]:
+        files += _save(migrations_by_jobs_figure(spec, rows), out, "migrations-by-jobs")
     return files
+
+
+def migrations_by_jobs_figure(spec: ExperimentSpec, rows: list[dict[str, Any]]) -> Figure:
+    """002 Fig. 4 against the jobs in the system rather than the load: each scheme's
+    preemptive migrations per job at each load's mean number of jobs in the system,
+    and twice the private nodes marked (002 §V-B: RR migrates every job every epoch
+    when there are exactly that many jobs)."""
+    u = spec.config.utility
+    assert u is not None
+    private = next(p.nodes for p in spec.cluster.pools if p.name == u.private) or 0
+    migrations, jobs = _by_cell(rows, "preemptiveMigrationsPerJob"), _by_cell(rows, "jobsInSystem")
+    fig, ax = plt.subplots(figsize=(7.4, 4), layout="constrained")
+    for arm in _labels(spec):
+        xs, ys = [], []
+        for point in spec.points():
+            key = (json.dumps(point, sort_keys=True), arm)
+            if migrations[key]:
+                xs.append(fmean(jobs[key].values()))
+                ys.append(fmean(migrations[key].values()))
+        ax.plot(xs, ys, marker="o", label=arm)
+    ax.axvline(2 * private, color="0.5", linestyle=":", label=f"twice the private nodes"
+               f" ({2 * private})")
+    ax.set_xlabel("jobs in the system (time average)")
+    ax.set_ylabel("preemptive migrations per job")
+    ax.set_title(f"{spec.name}: preemptive migrations (002 Fig. 4)")
+    fig.legend(**{**OUTSIDE, "title": "scheme"})
+    return fig
 
 
 def _save(fig: Figure, out: Path, stem: str) -> list[Path]:
@@ -657,7 +760,9 @@ def over_time_plot(spec: ExperimentSpec, out: Path) -> list[Path]:
 def write_report(spec: ExperimentSpec, out: Path) -> list[Path]:
     """Plots, a Gantt chart, ``report.md`` and ``report.html`` from ``out/results.csv``."""
     rows = read_results(out)
-    plots = [*draw(spec, rows, out), *gantt(spec, out), *over_time_plot(spec, out)]
+    plots = draw(spec, rows, out)
+    if not spec.is_utility():  # re-simulated by the lease scheduler: not the utility mode
+        plots += [*gantt(spec, out), *over_time_plot(spec, out)]
     (out / "report.md").write_text(markdown(spec, rows, plots), encoding="utf-8")
     (out / "report.html").write_text(to_html(spec, rows, plots), encoding="utf-8")
     return [*plots, out / "report.md", out / "report.html"]
