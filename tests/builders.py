@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from math import inf
 
 from leasehold.core.model import (
     Action,
@@ -112,3 +113,37 @@ def deploys(acts: Sequence[Action], name: str) -> list[tuple[float, float]]:
 def starts(acts: Sequence[Action]) -> dict[str, float]:
     """When each lease's VMs were started (its last Start)."""
     return {a.lease: a.time for a in acts if isinstance(a, Start)}
+
+
+# ---- a packed pool's node choice, by brute force ---------------------------------------
+def packed_room(spec: PoolSpec, held: Sequence[Booking], node: int, shape: Shape, x: int) -> int:
+    """VMs of ``shape`` that fit on ``node`` (of its own size) at integer instant ``x``."""
+    size = spec.sizes()[node]
+    cpu = size.cpu - sum(b.shape.cpu * (b.nodes or ()).count(node)
+                         for b in held if b.start <= x < b.end)
+    mem = size.memory - sum(b.shape.memory * (b.nodes or ()).count(node)
+                            for b in held if b.start <= x < b.end)
+    return max(0, min(cpu // shape.cpu, mem // shape.memory))
+
+
+def packed_rule(spec: PoolSpec, held: Sequence[Booking], vms: int, shape: Shape, start: int,
+                end: int) -> tuple[int, ...]:
+    """A packed pool's placement rule written out over every integer instant: the nodes
+    with room throughout ``[start, end)``, those that have held a VM only since the
+    latest instant first, then by index; each filled before the next."""
+    first = min([b.start for b in held], default=start)
+    ranked = []
+    for node in range(spec.nodes):
+        room = min(packed_room(spec, held, node, shape, x) for x in range(start, end))
+        if room == 0:
+            continue
+        since = -inf
+        for x in range(start - 1, first - 1, -1):
+            if packed_room(spec, held, node, shape, x) == 0:
+                since = x + 1
+                break
+        ranked.append((-since, node, room))
+    picked: list[int] = []
+    for _, node, room in sorted(ranked):
+        picked.extend([node] * min(room, vms - len(picked)))
+    return tuple(picked)

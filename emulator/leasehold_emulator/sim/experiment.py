@@ -258,6 +258,19 @@ class MixSpec(_Spec):
         return (be / 2, be / 2, (1 - be) / 2, (1 - be) / 2)
 
 
+def _known_once(value: list[str] | None, problem: Callable[[str], str | None],
+                what: str) -> list[str] | None:
+    """``value`` if every name in it is known (else the first one's problem) and none is
+    listed twice."""
+    for name in value or []:
+        found = problem(name)
+        if found:
+            raise ValueError(found)
+    if value is not None and len(set(value)) != len(value):
+        raise ValueError(f"{what} is listed twice")
+    return value
+
+
 class ExperimentSpec(_Spec):
     name: str = Field(min_length=1)
     workload: WorkloadSpec
@@ -297,24 +310,12 @@ class ExperimentSpec(_Spec):
     @field_validator("dispatches")
     @classmethod
     def _known_dispatches(cls, value: list[str] | None) -> list[str] | None:
-        for name in value or []:
-            problem = dispatch_problem(name)
-            if problem:
-                raise ValueError(problem)
-        if value is not None and len(set(value)) != len(value):
-            raise ValueError("a dispatch strategy is listed twice")
-        return value
+        return _known_once(value, dispatch_problem, "a dispatch strategy")
 
     @field_validator("schemes")
     @classmethod
     def _known_schemes(cls, value: list[str] | None) -> list[str] | None:
-        for name in value or []:
-            problem = scheme_problem(name)
-            if problem:
-                raise ValueError(problem)
-        if value is not None and len(set(value)) != len(value):
-            raise ValueError("a scheme is listed twice")
-        return value
+        return _known_once(value, scheme_problem, "a scheme")
 
     @field_validator("policies")
     @classmethod

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
+from typing import Protocol, TypeVar
 
 
 class LeaseType(StrEnum):
@@ -478,13 +479,27 @@ PREEMPTION_POLICIES: tuple[PreemptionPolicy, ...] = (
 POLICY_NAMES: tuple[str, ...] = tuple(p.name for p in PREEMPTION_POLICIES)
 
 
+class _Named(Protocol):
+    @property
+    def name(self) -> str: ...
+
+
+_N = TypeVar("_N", bound=_Named)
+
+
+def _named(name: str, choices: tuple[_N, ...], what: str) -> _N:
+    """The one of ``choices`` called ``name``; ValueError naming them if there is none
+    (the registries below: policies, dispatch strategies, utility schemes)."""
+    for choice in choices:
+        if choice.name == name:
+            return choice
+    raise ValueError(f"unknown {what} {name!r}; expected one of"
+                     f" {', '.join(c.name for c in choices)}")
+
+
 def preemption_policy(name: str) -> PreemptionPolicy:
     """The policy called ``name``; ValueError naming the choices if there is none."""
-    for policy in PREEMPTION_POLICIES:
-        if policy.name == name:
-            return policy
-    raise ValueError(
-        f"unknown preemption policy {name!r}; expected one of {', '.join(POLICY_NAMES)}")
+    return _named(name, PREEMPTION_POLICIES, "preemption policy")
 
 
 # ---- dispatch strategies, declared once -------------------------------------------
@@ -527,11 +542,7 @@ DISPATCH_NAMES: tuple[str, ...] = tuple(d.name for d in DISPATCH_STRATEGIES)
 
 def dispatch_strategy(name: str) -> DispatchStrategy:
     """The strategy called ``name``; ValueError naming the choices if there is none."""
-    for strategy in DISPATCH_STRATEGIES:
-        if strategy.name == name:
-            return strategy
-    raise ValueError(
-        f"unknown dispatch strategy {name!r}; expected one of {', '.join(DISPATCH_NAMES)}")
+    return _named(name, DISPATCH_STRATEGIES, "dispatch strategy")
 
 
 # ---- the utility mode's schemes, declared once ----------------------------------
@@ -568,11 +579,7 @@ UTILITY_SCHEME_NAMES: tuple[str, ...] = tuple(s.name for s in UTILITY_SCHEMES)
 
 def utility_scheme(name: str) -> UtilityScheme:
     """The scheme called ``name``; ValueError naming the choices if there is none."""
-    for scheme in UTILITY_SCHEMES:
-        if scheme.name == name:
-            return scheme
-    raise ValueError(
-        f"unknown utility scheme {name!r}; expected one of {', '.join(UTILITY_SCHEME_NAMES)}")
+    return _named(name, UTILITY_SCHEMES, "utility scheme")
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,7 +8,7 @@ from math import inf
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from builders import packed_copy, shared
+from builders import packed_copy, packed_rule, shared
 from leasehold.core.model import Shape
 from leasehold.core.profile import Profile
 from leasehold.core.slots import Booking, PackedPool
@@ -155,38 +155,6 @@ def test_a_node_given_capacity_back_without_room_at_a_start_is_not_read_there_in
     assert log.isdisjoint(range(10))
 
 
-# ---- brute-force oracle ------------------------------------------------------------------
-
-def _room(spec, held, node: int, shape: Shape, x: int) -> int:
-    """VMs of ``shape`` that fit on ``node`` at integer instant ``x``."""
-    cpu = spec.cpu - sum(b.shape.cpu * (b.nodes or ()).count(node)
-                         for b in held if b.start <= x < b.end)
-    mem = spec.memory - sum(b.shape.memory * (b.nodes or ()).count(node)
-                            for b in held if b.start <= x < b.end)
-    return max(0, min(cpu // shape.cpu, mem // shape.memory))
-
-
-def _brute_place(spec, held, vms: int, shape: Shape, start: int, end: int) -> tuple[int, ...]:
-    """The rule written out: nodes with room throughout ``[start, end)``, those that
-    have held a VM only since the latest instant first, then by index; each filled."""
-    first = min([b.start for b in held], default=start)
-    ranked = []
-    for node in range(spec.nodes):
-        room = min(_room(spec, held, node, shape, x) for x in range(start, end))
-        if room == 0:
-            continue
-        since = -inf
-        for x in range(start - 1, first - 1, -1):
-            if _room(spec, held, node, shape, x) == 0:
-                since = x + 1
-                break
-        ranked.append((-since, node, room))
-    picked: list[int] = []
-    for _, node, room in sorted(ranked):
-        picked.extend([node] * min(room, vms - len(picked)))
-    return tuple(picked)
-
-
 op_st = st.tuples(st.sampled_from(["book", "unbook", "fit"]), st.integers(0, 40),
                   st.integers(1, 25), st.integers(1, 4), st.sampled_from(SHAPES))
 
@@ -205,7 +173,7 @@ def test_node_choice_agrees_with_brute_force_after_any_history(ops):
         elif op == "fit":
             pool.fit(n, sh, d, s)
         elif op == "book" and pool.fit(n, sh, d, s, latest_start=s) is not None:
-            want = _brute_place(spec, held, n, sh, s, s + d)
+            want = packed_rule(spec, held, n, sh, s, s + d)
             b = booking(f"b{i}", s, s + d, n, sh)
             pool.book(b)
             assert b.nodes == want, i
@@ -293,13 +261,13 @@ def test_node_choice_agrees_with_brute_force_where_starts_are_read_off_neighbour
             if t is not None:  # taken out: booked again where it moves to
                 held.remove(b)
                 at, length = int(t), int(b.end - b.start)  # every instant is a whole one
-                want = _brute_place(spec, held, b.vms, b.shape, at, at + length)
+                want = packed_rule(spec, held, b.vms, b.shape, at, at + length)
                 moved = booking(b.lease, at, at + length, b.vms, b.shape)
                 pool.book(moved)
                 assert moved.nodes == want, i
                 held.append(moved)
         elif op == "book" and pool.fit(n, sh, d, s, latest_start=s) is not None:
-            want = _brute_place(spec, held, n, sh, s, s + d)
+            want = packed_rule(spec, held, n, sh, s, s + d)
             b = booking(f"b{i}", s, s + d, n, sh)
             pool.book(b)
             assert b.nodes == want, i

@@ -10,11 +10,10 @@ window is read off what earlier searches learnt of the nodes."""
 
 from __future__ import annotations
 
-from math import inf
-
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from builders import packed_rule
 from leasehold.core.model import NodeGroup, PoolSpec, Shape
 from leasehold.core.slots import Booking, PackedPool
 
@@ -27,39 +26,6 @@ SIZES = [(2000, 4096), (4000, 8192), (8000, 4096), (4000, 16384), (3000, 6144)]
 
 def booking(name: str, start: int, end: int, vms: int, shape: Shape) -> Booking:
     return Booking(name, "p", start, end, vms, shape, None, (("run", start, end),))
-
-
-def _room(sizes: list[Shape], held: list[Booking], node: int, shape: Shape, x: int) -> int:
-    """VMs of ``shape`` that fit on ``node`` at integer instant ``x``."""
-    cpu = sizes[node].cpu - sum(b.shape.cpu * (b.nodes or ()).count(node)
-                                for b in held if b.start <= x < b.end)
-    mem = sizes[node].memory - sum(b.shape.memory * (b.nodes or ()).count(node)
-                                   for b in held if b.start <= x < b.end)
-    return max(0, min(cpu // shape.cpu, mem // shape.memory))
-
-
-def rule(spec: PoolSpec, held: list[Booking], vms: int, shape: Shape, start: int,
-         end: int) -> tuple[int, ...]:
-    """The rule written out: the nodes that hold a VM throughout ``[start, end)``,
-    those that have held one only since the latest instant first, then by index;
-    each filled before the next."""
-    sizes = spec.sizes()
-    first = min([b.start for b in held], default=start)
-    ranked = []
-    for node in range(spec.nodes):
-        room = min(_room(sizes, held, node, shape, x) for x in range(start, end))
-        if room == 0:
-            continue
-        since = -inf
-        for x in range(start - 1, first - 1, -1):
-            if _room(sizes, held, node, shape, x) == 0:
-                since = x + 1
-                break
-        ranked.append((-since, node, room))
-    picked: list[int] = []
-    for _, node, room in sorted(ranked):
-        picked.extend([node] * min(room, vms - len(picked)))
-    return tuple(picked[:vms])
 
 
 groups_st = st.lists(st.tuples(st.integers(1, 6), st.sampled_from(SIZES)),
@@ -89,7 +55,7 @@ def test_node_choice_on_mixed_pools_is_the_rules_after_any_history(groups, extra
             if t is not None:  # taken out: booked again where it moves to
                 held.remove(b)
                 at, length = int(t), int(b.end - b.start)  # every instant a whole one
-                want = rule(spec, held, b.vms, b.shape, at, at + length)
+                want = packed_rule(spec, held, b.vms, b.shape, at, at + length)
                 moved = booking(b.lease, at, at + length, b.vms, b.shape)
                 pool.book(moved)
                 assert moved.nodes == want, i
@@ -101,7 +67,7 @@ def test_node_choice_on_mixed_pools_is_the_rules_after_any_history(groups, extra
             if t is None:
                 continue
             at = int(t)
-            want = rule(spec, held, n, sh, at, at + d)
+            want = packed_rule(spec, held, n, sh, at, at + d)
             b = booking(f"b{i}", at, at + d, n, sh)
             pool.book(b)
             assert b.nodes == want, i
