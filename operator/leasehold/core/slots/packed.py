@@ -16,7 +16,6 @@ follow by index, off the tree, lazily).
 
 from __future__ import annotations
 
-from array import array
 from bisect import bisect_left, bisect_right, insort
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -98,14 +97,17 @@ class PackedPool(PoolTable):
         #: (sorted) at which a booking starts or ends on some node, and per instant
         #: those nodes (with multiplicity). A node's room at two instants differs only
         #: if it changes between them: a new start's tree is copied from a
-        #: neighbouring start's, the few nodes that change in between not known
+        #: neighbouring start's, the few nodes that change in between not known.
+        #: Plain dicts of ints, not ``Counter``s: a dict of ints alone is not tracked
+        #: by the garbage collector (a ``Counter`` always is: 46,000 of the 5,000-node
+        #: state's objects, passed over by every full collection)
         self._step_times: list[float] = []
-        self._steps_on: dict[float, Counter[int]] = {}
+        self._steps_on: dict[float, dict[int, int]] = {}
         #: the same for booking ends alone: only a node given capacity back at or
         #: before a start can have had room only since some instant (best fit in time
         #: ranks just those; every other node with room has had it always)
         self._end_times: list[float] = []
-        self._ends_on: dict[float, Counter[int]] = {}
+        self._ends_on: dict[float, dict[int, int]] = {}
         #: per shape and start, nodes with room there found short of a window: when
         #: their room runs out (a bound from above, the node's version then). A
         #: booking made only shortens room, so the bound holds until the node is
@@ -116,14 +118,17 @@ class PackedPool(PoolTable):
         self._short: dict[tuple[Shape, float], dict[int, tuple[float, int]]] = {}
         self._short_kept = 64
         #: the same per shape alone: per node, its version then and the instants at
-        #: which it was found to have no room for a VM (sorted), in one array (one
-        #: object per node and shape for the garbage collector to pass over, not a
-        #: tuple and a list: they were most of the 5,000-node state's). No window that
+        #: which it was found to have no room for a VM (sorted), in one tuple of
+        #: numbers: the garbage collector stops tracking such a tuple at the first
+        #: collection it survives, so the full collections of a large pool do not
+        #: pass over them (as a tuple and a list, then as an ``array``, they were
+        #: most of the 5,000-node state's objects: 194,000 of 434,000, and a full
+        #: collection's time grows with the objects tracked). No window that
         #: contains one can use the node until it is given capacity back, whatever
         #: its start: a new start learns from them what earlier starts found (each
         #: queued reservation of the preemption benchmark's state searches a new
         #: start, and scanned the steps of every node an earlier one blocks)
-        self._full_at: dict[Shape, dict[int, array[float]]] = {}
+        self._full_at: dict[Shape, dict[int, tuple[float, ...]]] = {}
         self._version = [0] * spec.nodes
         #: per shape and start, over the nodes by index, when each node's room for a
         #: VM runs out from the start (a bound from above: the first instant from the
@@ -229,7 +234,7 @@ class PackedPool(PoolTable):
                 break
         return total
 
-    def _full_in(self, full_at: dict[int, array[float]],
+    def _full_in(self, full_at: dict[int, tuple[float, ...]],
                  short: dict[int, tuple[float, int]], node: int, start: float,
                  end: float) -> bool:
         """Whether ``node`` is known to have no room for a VM at some instant of
@@ -244,7 +249,7 @@ class PackedPool(PoolTable):
         short[node] = (seen[k], version)
         return seen[k] < end
 
-    def _short_of(self, full_at: dict[int, array[float]],
+    def _short_of(self, full_at: dict[int, tuple[float, ...]],
                   short: dict[int, tuple[float, int]], node: int, shape: Shape,
                   start: float) -> bool:
         """For a node that cannot hold a VM of ``shape`` throughout a window from
@@ -254,11 +259,11 @@ class PackedPool(PoolTable):
         version = self._version[node]
         known = full_at.get(node)
         if known is None or known[0] != version:
-            full_at[node] = array("d", (version, until))
+            full_at[node] = (version, until)
         else:
             k = bisect_left(known, until, 1)
             if k == len(known) or known[k] != until:
-                known.insert(k, until)
+                full_at[node] = (*known[:k], until, *known[k:])
         if until <= start:
             return True
         short[node] = (until, version)
@@ -663,20 +668,23 @@ class PackedPool(PoolTable):
             self._gains.append((b.end, tuple(nodes)))
 
     @staticmethod
-    def _index(times: list[float], on: dict[float, Counter[int]], t: float,
+    def _index(times: list[float], on: dict[float, dict[int, int]], t: float,
                nodes: Counter[int], sign: int) -> None:
         """Note (sign -1) or forget (sign +1) a change of ``nodes`` at ``t``."""
         got = on.get(t)
         if sign < 0:
             if got is None:
-                got = on[t] = Counter()
+                got = on[t] = {}
                 insort(times, t)
-            got.update(nodes.keys())
+            for node in nodes:
+                got[node] = got.get(node, 0) + 1
             return
         assert got is not None
-        got.subtract(nodes.keys())
         for node in nodes:
-            if got[node] <= 0:
+            left = got[node] - 1
+            if left > 0:
+                got[node] = left
+            else:
                 del got[node]
         if not got:
             del on[t]
