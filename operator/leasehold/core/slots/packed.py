@@ -147,6 +147,8 @@ class PackedPool(PoolTable):
         #: the starts that have trees (sorted), and the shapes of each's
         self._tree_starts: list[float] = []
         self._tree_shapes: dict[float, list[Shape]] = {}
+        #: per shape, the starts with a tree of it (sorted)
+        self._shape_starts: dict[Shape, list[float]] = {}
         self._gains: list[tuple[float, tuple[int, ...]]] = []
         self._gains_base = 0
         #: the nodes no booking holds (each holds its full size over any window)
@@ -536,6 +538,7 @@ class PackedPool(PoolTable):
                 at = self._tree_shapes[start] = []
                 insort(self._tree_starts, start)
             at.append(shape)
+            insort(self._shape_starts.setdefault(shape, []), start)
         trees[key] = tree  # the most recently read last
         self._catch_up(key, tree)
         return tree
@@ -544,6 +547,8 @@ class PackedPool(PoolTable):
         del self._trees[key], self._tree_seen[key]
         at = self._tree_shapes[key[1]]
         at.remove(key[0])
+        own = self._shape_starts[key[0]]
+        del own[bisect_left(own, key[1])]
         if not at:
             del self._tree_shapes[key[1]]
             starts = self._tree_starts
@@ -573,26 +578,36 @@ class PackedPool(PoolTable):
         # only the next few starts: the smallest shapes have only their own trees
         # to copy, and each start without one read every node (a twentieth of the
         # preemption benchmark's reservations, each an O(nodes) pass)
-        most = self.spec.nodes // 4
+        # This shape's nearest starts on either side are found by bisection (walking
+        # every start with a tree to them was ~40 starts a reservation of the
+        # preemption state); the walk for another shape's stops where it could no
+        # longer be taken (the same choice, the left side's first on ties)
+        most, prefer = self.spec.nodes // 4, self.spec.nodes // 64
         own: tuple[int, float, Shape] | None = None
         other: tuple[int, float, Shape] | None = None
+        mine = self._shape_starts.get(shape, ())
+        p = bisect_left(mine, start)
+        for q in (p - 1, p):
+            if 0 <= q < len(mine):
+                near = mine[q]
+                low, high = min(near, start), max(near, start)
+                count = bisect_right(times, high) - bisect_right(times, low)
+                if count <= most and (own is None or count < own[0]):
+                    own = (count, near, shape)
         for side in (range(i - 1, -1, -1), range(i, len(starts))):
             for j in side:
                 near = starts[j]
                 low, high = min(near, start), max(near, start)
                 count = bisect_right(times, high) - bisect_right(times, low)
-                if count > most or (own is not None and count >= own[0]):
+                if count > most or (own is not None and count + prefer >= own[0]):
                     break
                 at = self._tree_shapes[near]
-                if shape in at:
-                    own = (count, near, shape)
-                    break
                 if other is None or count < other[0]:
                     source = next((s for s in at if s.fits_in(shape)), None)
                     if source is not None:
                         other = (count, near, source)
         best = other if other is not None and (
-            own is None or other[0] + self.spec.nodes // 64 < own[0]) else own
+            own is None or other[0] + prefer < own[0]) else own
         if best is None:
             self._tree_seen[(shape, start)] = self._gains_base + len(self._gains)
             # an idle node holds its size: it is not read
@@ -611,9 +626,8 @@ class PackedPool(PoolTable):
         tree = tree.copy()
         self._tree_seen[(shape, start)] = self._tree_seen[(source, near)]
         low, high = min(near, start), max(near, start)
-        changed: set[int] = set()
-        for t in times[bisect_right(times, low):bisect_right(times, high)]:
-            changed.update(self._steps_on[t])
+        changed: set[int] = set().union(*map(
+            self._steps_on.__getitem__, times[bisect_right(times, low):bisect_right(times, high)]))
         # each is asked whether it has room at ``start`` (two bisects): if not, that
         # is known (a search would read it in full, and at every new present EASY
         # asks, the nodes that changed since the last one are most of what it reads);
