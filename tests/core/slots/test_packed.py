@@ -155,6 +155,42 @@ def test_a_node_given_capacity_back_without_room_at_a_start_is_not_read_there_in
     assert log.isdisjoint(range(10))
 
 
+class RankLog(ScanLog):
+    """A node's profile that notes when it is ranked (asked since when it has had
+    room) or read in full."""
+
+    __slots__ = ()
+
+    def free_since(self, amount: int, t: float) -> float:
+        self.log.add(self.node)
+        return super().free_since(amount, t)
+
+
+def test_a_copied_trees_changed_nodes_known_short_from_their_record_are_not_read():
+    # nodes 0-9 are full over [100, 200); the booking at [50, 150) reads each (room at
+    # 50, none at 100: recorded for the shape) and goes to node 10. A one-second VM
+    # at [55, 56) on each changes them between 50 and 60: 60's tree, a copy of 50's,
+    # asks them whether they have room at 60 (yes) and takes from the record that
+    # they have none at 100. The booking at [60, 160) neither ranks them (given
+    # capacity back at 56) nor reads them
+    pool = PackedPool(shared(100, cpu=4000, memory=8192))
+    log: set[int] = set()
+    pool.node_cpu = [RankLog(4000, n, log) for n in range(100)]
+    pool.node_mem = [RankLog(8192, n, log) for n in range(100)]
+    for node in range(10):
+        pool.book(booking(f"full{node}", 100, 200, 4, nodes=(node,) * 4))
+    x = booking("x", 50, 150)
+    pool.book(x)
+    assert x.nodes == (10,)
+    for node in range(10):
+        pool.book(booking(f"blip{node}", 55, 56, 1, nodes=(node,)))
+    log.clear()
+    y = booking("y", 60, 160)
+    pool.book(y)
+    assert y.nodes == (10,)
+    assert log.isdisjoint(range(10))
+
+
 op_st = st.tuples(st.sampled_from(["book", "unbook", "fit"]), st.integers(0, 40),
                   st.integers(1, 25), st.integers(1, 4), st.sampled_from(SHAPES))
 

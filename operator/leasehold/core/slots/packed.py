@@ -16,7 +16,6 @@ follow by index, off the tree, lazily).
 
 from __future__ import annotations
 
-from array import array
 from bisect import bisect_left, bisect_right, insort
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -98,14 +97,17 @@ class PackedPool(PoolTable):
         #: (sorted) at which a booking starts or ends on some node, and per instant
         #: those nodes (with multiplicity). A node's room at two instants differs only
         #: if it changes between them: a new start's tree is copied from a
-        #: neighbouring start's, the few nodes that change in between not known
+        #: neighbouring start's, the few nodes that change in between not known.
+        #: Plain dicts of ints, not ``Counter``s: a dict of ints alone is not tracked
+        #: by the garbage collector (a ``Counter`` always is: 46,000 of the 5,000-node
+        #: state's objects, passed over by every full collection)
         self._step_times: list[float] = []
-        self._steps_on: dict[float, Counter[int]] = {}
+        self._steps_on: dict[float, dict[int, int]] = {}
         #: the same for booking ends alone: only a node given capacity back at or
         #: before a start can have had room only since some instant (best fit in time
         #: ranks just those; every other node with room has had it always)
         self._end_times: list[float] = []
-        self._ends_on: dict[float, Counter[int]] = {}
+        self._ends_on: dict[float, dict[int, int]] = {}
         #: per shape and start, nodes with room there found short of a window: when
         #: their room runs out (a bound from above, the node's version then). A
         #: booking made only shortens room, so the bound holds until the node is
@@ -116,14 +118,17 @@ class PackedPool(PoolTable):
         self._short: dict[tuple[Shape, float], dict[int, tuple[float, int]]] = {}
         self._short_kept = 64
         #: the same per shape alone: per node, its version then and the instants at
-        #: which it was found to have no room for a VM (sorted), in one array (one
-        #: object per node and shape for the garbage collector to pass over, not a
-        #: tuple and a list: they were most of the 5,000-node state's). No window that
+        #: which it was found to have no room for a VM (sorted), in one tuple of
+        #: numbers: the garbage collector stops tracking such a tuple at the first
+        #: collection it survives, so the full collections of a large pool do not
+        #: pass over them (as a tuple and a list, then as an ``array``, they were
+        #: most of the 5,000-node state's objects: 194,000 of 434,000, and a full
+        #: collection's time grows with the objects tracked). No window that
         #: contains one can use the node until it is given capacity back, whatever
         #: its start: a new start learns from them what earlier starts found (each
         #: queued reservation of the preemption benchmark's state searches a new
         #: start, and scanned the steps of every node an earlier one blocks)
-        self._full_at: dict[Shape, dict[int, array[float]]] = {}
+        self._full_at: dict[Shape, dict[int, tuple[float, ...]]] = {}
         self._version = [0] * spec.nodes
         #: per shape and start, over the nodes by index, when each node's room for a
         #: VM runs out from the start (a bound from above: the first instant from the
@@ -142,6 +147,8 @@ class PackedPool(PoolTable):
         #: the starts that have trees (sorted), and the shapes of each's
         self._tree_starts: list[float] = []
         self._tree_shapes: dict[float, list[Shape]] = {}
+        #: per shape, the starts with a tree of it (sorted)
+        self._shape_starts: dict[Shape, list[float]] = {}
         self._gains: list[tuple[float, tuple[int, ...]]] = []
         self._gains_base = 0
         #: the nodes no booking holds (each holds its full size over any window)
@@ -229,7 +236,7 @@ class PackedPool(PoolTable):
                 break
         return total
 
-    def _full_in(self, full_at: dict[int, array[float]],
+    def _full_in(self, full_at: dict[int, tuple[float, ...]],
                  short: dict[int, tuple[float, int]], node: int, start: float,
                  end: float) -> bool:
         """Whether ``node`` is known to have no room for a VM at some instant of
@@ -244,7 +251,7 @@ class PackedPool(PoolTable):
         short[node] = (seen[k], version)
         return seen[k] < end
 
-    def _short_of(self, full_at: dict[int, array[float]],
+    def _short_of(self, full_at: dict[int, tuple[float, ...]],
                   short: dict[int, tuple[float, int]], node: int, shape: Shape,
                   start: float) -> bool:
         """For a node that cannot hold a VM of ``shape`` throughout a window from
@@ -254,11 +261,11 @@ class PackedPool(PoolTable):
         version = self._version[node]
         known = full_at.get(node)
         if known is None or known[0] != version:
-            full_at[node] = array("d", (version, until))
+            full_at[node] = (version, until)
         else:
             k = bisect_left(known, until, 1)
             if k == len(known) or known[k] != until:
-                known.insert(k, until)
+                full_at[node] = (*known[:k], until, *known[k:])
         if until <= start:
             return True
         short[node] = (until, version)
@@ -275,7 +282,9 @@ class PackedPool(PoolTable):
         k = bisect_right(self._end_times, start)
         if k > limit:
             return None
-        return set().union(*(self._ends_on[t] for t in self._end_times[:k]))
+        # gathered in C, ``map`` over the instants (a generator's interpreted loop
+        # over them, 178 a reservation at 5,000 nodes, 36 at 1,000, was most of it)
+        return set().union(*map(self._ends_on.__getitem__, self._end_times[:k]))
 
     def move_earlier(self, booking: Booking, earliest: float, length: float) -> float | None:
         # A compression tries thousands of bookings, most of which cannot move, on a
@@ -529,6 +538,7 @@ class PackedPool(PoolTable):
                 at = self._tree_shapes[start] = []
                 insort(self._tree_starts, start)
             at.append(shape)
+            insort(self._shape_starts.setdefault(shape, []), start)
         trees[key] = tree  # the most recently read last
         self._catch_up(key, tree)
         return tree
@@ -537,6 +547,8 @@ class PackedPool(PoolTable):
         del self._trees[key], self._tree_seen[key]
         at = self._tree_shapes[key[1]]
         at.remove(key[0])
+        own = self._shape_starts[key[0]]
+        del own[bisect_left(own, key[1])]
         if not at:
             del self._tree_shapes[key[1]]
             starts = self._tree_starts
@@ -566,26 +578,36 @@ class PackedPool(PoolTable):
         # only the next few starts: the smallest shapes have only their own trees
         # to copy, and each start without one read every node (a twentieth of the
         # preemption benchmark's reservations, each an O(nodes) pass)
-        most = self.spec.nodes // 4
+        # This shape's nearest starts on either side are found by bisection (walking
+        # every start with a tree to them was ~40 starts a reservation of the
+        # preemption state); the walk for another shape's stops where it could no
+        # longer be taken (the same choice, the left side's first on ties)
+        most, prefer = self.spec.nodes // 4, self.spec.nodes // 64
         own: tuple[int, float, Shape] | None = None
         other: tuple[int, float, Shape] | None = None
+        mine = self._shape_starts.get(shape, ())
+        p = bisect_left(mine, start)
+        for q in (p - 1, p):
+            if 0 <= q < len(mine):
+                near = mine[q]
+                low, high = min(near, start), max(near, start)
+                count = bisect_right(times, high) - bisect_right(times, low)
+                if count <= most and (own is None or count < own[0]):
+                    own = (count, near, shape)
         for side in (range(i - 1, -1, -1), range(i, len(starts))):
             for j in side:
                 near = starts[j]
                 low, high = min(near, start), max(near, start)
                 count = bisect_right(times, high) - bisect_right(times, low)
-                if count > most or (own is not None and count >= own[0]):
+                if count > most or (own is not None and count + prefer >= own[0]):
                     break
                 at = self._tree_shapes[near]
-                if shape in at:
-                    own = (count, near, shape)
-                    break
                 if other is None or count < other[0]:
                     source = next((s for s in at if s.fits_in(shape)), None)
                     if source is not None:
                         other = (count, near, source)
         best = other if other is not None and (
-            own is None or other[0] + self.spec.nodes // 64 < own[0]) else own
+            own is None or other[0] + prefer < own[0]) else own
         if best is None:
             self._tree_seen[(shape, start)] = self._gains_base + len(self._gains)
             # an idle node holds its size: it is not read
@@ -604,16 +626,29 @@ class PackedPool(PoolTable):
         tree = tree.copy()
         self._tree_seen[(shape, start)] = self._tree_seen[(source, near)]
         low, high = min(near, start), max(near, start)
-        changed: set[int] = set()
-        for t in times[bisect_right(times, low):bisect_right(times, high)]:
-            changed.update(self._steps_on[t])
+        changed: set[int] = set().union(*map(
+            self._steps_on.__getitem__, times[bisect_right(times, low):bisect_right(times, high)]))
         # each is asked whether it has room at ``start`` (two bisects): if not, that
         # is known (a search would read it in full, and at every new present EASY
-        # asks, the nodes that changed since the last one are most of what it reads)
+        # asks, the nodes that changed since the last one are most of what it reads);
+        # if so, the first instant from ``start`` on at which some search found it
+        # without room (the shape's record, while its version holds) bounds when its
+        # room runs out. Else each was read by the start's first search only to be
+        # passed over on that record: two thirds of the nodes a queued reservation
+        # of the 5,000-node preemption state read, more as the pool grows (the
+        # farther the start copied from, the more nodes change in between)
         cpu, mem, c, m = self.node_cpu, self.node_mem, shape.cpu, shape.memory
+        full_at, version = self._full_at.get(shape, {}), self._version
         for node in changed:
-            tree.set(node, inf if cpu[node].at(start) >= c and mem[node].at(start) >= m
-                     else -inf)
+            if cpu[node].at(start) < c or mem[node].at(start) < m:
+                tree.set(node, -inf)
+                continue
+            seen = full_at.get(node)
+            if seen is not None and seen[0] == version[node]:
+                k = bisect_left(seen, start, 1)
+                tree.set(node, seen[k] if k < len(seen) else inf)
+            else:
+                tree.set(node, inf)
         return tree
 
     def _catch_up(self, key: tuple[Shape, float], tree: MaxTree) -> None:
@@ -663,20 +698,23 @@ class PackedPool(PoolTable):
             self._gains.append((b.end, tuple(nodes)))
 
     @staticmethod
-    def _index(times: list[float], on: dict[float, Counter[int]], t: float,
+    def _index(times: list[float], on: dict[float, dict[int, int]], t: float,
                nodes: Counter[int], sign: int) -> None:
         """Note (sign -1) or forget (sign +1) a change of ``nodes`` at ``t``."""
         got = on.get(t)
         if sign < 0:
             if got is None:
-                got = on[t] = Counter()
+                got = on[t] = {}
                 insort(times, t)
-            got.update(nodes.keys())
+            for node in nodes:
+                got[node] = got.get(node, 0) + 1
             return
         assert got is not None
-        got.subtract(nodes.keys())
         for node in nodes:
-            if got[node] <= 0:
+            left = got[node] - 1
+            if left > 0:
+                got[node] = left
+            else:
                 del got[node]
         if not got:
             del on[t]
