@@ -187,6 +187,10 @@ def test_rule_violation_names_field(data: dict[str, Any], field: str, fragment: 
         pytest.param(lease(image="x", imageSizeMB=-1), "imageSizeMB", id="size-negative"),
         pytest.param(lease(image="x", imageSizeMB=True), "imageSizeMB", id="size-bool"),
         pytest.param(lease(vm=2), "vm", id="unknown-key"),
+        pytest.param(lease(replicas=0), "replicas", id="replicas-zero"),
+        pytest.param(lease(replicas=1.5), "replicas", id="replicas-fraction"),
+        pytest.param(lease(replicas="two"), "replicas", id="replicas-string"),
+        pytest.param(lease(replicas=101), "replicas", id="replicas-too-many"),
     ],
 )
 def test_field_error_names_field(data: dict[str, Any], field: str) -> None:
@@ -234,6 +238,14 @@ def test_to_request_converts_units_and_names() -> None:
         runtime=1800.0,
         pool="rp1",
     )
+
+
+def test_replicas_book_every_copy() -> None:
+    """A lease of 3 VMs with 2 replicas books 6 VMs: copy c of VM v is booked VM
+    ``c × 3 + v`` (leasehold.core.model.copy_of)."""
+    got = request(lease(BE_S, vms=3, replicas=2))
+    assert (got.vms, got.replicas, got.originals) == (6, 2, 3)
+    assert request(lease(BE_S, vms=3)).replicas == 1
 
 
 def test_defaults_are_one_core_and_1024_mib_external() -> None:

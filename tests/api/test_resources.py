@@ -49,10 +49,13 @@ def read(spec: dict, origin: Origin = Origin.EXTERNAL):
     ({"type": "BestEffortSuspendable", "vms": 1, "duration": "1h", "runtime": "40m",
       "pool": "rp"},
      {"runtime": 2400, "pool": "rp"}),
+    ({"type": "BestEffortSuspendable", "vms": 2, "replicas": 3, "duration": "1h"},
+     {"vms": 6, "replicas": 3}),  # every copy booked
 ])
 def test_a_lease_reads_into_the_core_request(spec, want):
     request = read(spec)
     got = {"submitted": request.submitted, "duration": request.duration, "vms": request.vms,
+           "replicas": request.replicas,
            "cpu": request.shape.cpu, "memory": request.shape.memory, "ready": request.ready,
            "deadline": request.deadline, "start": request.start, "runtime": request.runtime,
            "pool": request.pool}
@@ -115,7 +118,7 @@ def test_a_local_namespace_makes_a_local_lease_that_wants_its_vms_now():
      "spec.vms: must be >= 1, got 0"),
     # a Lease's fields, not a scenario's (cluster, config, leases), as it once listed
     ({"type": "BestEffortSuspendable", "vms": 1, "duration": "1h", "duraton": "2h"},
-     Origin.EXTERNAL, "spec.duraton: unknown field; expected one of type, vms, resources,"
+     Origin.EXTERNAL, "spec.duraton: unknown field; expected one of type, vms, replicas, resources,"
                       " duration,"),
     # shaped like RFC 3339, but no such day: one message, not a ValueError from datetime
     ({"type": "BestEffortSuspendable", "vms": 1, "duration": "1h",
@@ -364,3 +367,15 @@ def test_an_emulated_pool_of_mixed_sizes_is_the_cores_pool_of_groups(emulated, s
     spec = pool_spec({"metadata": {"name": "p"}, "spec": {"emulated": emulated}})
     assert spec.sizes() == sizes
     assert bool(spec.groups) == (len(set(sizes)) > 1)
+
+
+@pytest.mark.parametrize(("replicas", "problem"), [
+    (0, "spec.replicas: must be >= 1, got 0"),
+    (101, "spec.replicas: must be <= 100, got 101"),
+    ("two", 'spec.replicas: must be a whole number, got "two"'),
+], ids=["zero", "too-many", "not-a-number"])
+def test_bad_replicas_are_named(replicas, problem):
+    spec = {"type": "BestEffortSuspendable", "vms": 1, "duration": "1h", "replicas": replicas}
+    with pytest.raises(LeaseInputError) as info:
+        read(spec)
+    assert any(p.startswith(problem) for p in info.value.problems), info.value.problems

@@ -72,6 +72,10 @@ def without_line(text: str) -> str:
     pytest.param(scenario(lease={"vms": 3}),
                  'leases[0] (name "a"): vms: is 3; the utility mode runs one VM per job:'
                  " split the lease into leases of 1 VM", id="more-than-one-vm"),
+    pytest.param(scenario(lease={"replicas": 2}),
+                 'leases[0] (name "a"): replicas: is 2; the utility mode places replicas'
+                 " by its scheme: set config.utility.replicas (rrr-k) instead",
+                 id="lease-replicas"),
     pytest.param(scenario(lease={"cpu": 2}, private={"cpu": 1}),
                  'leases[0] (name "a"): cpu: one VM needs 2 cores but a node of the private'
                  ' pool "dedicated" has 1 core; in the utility mode a job\'s cpu is its share'

@@ -131,6 +131,32 @@ def test_a_pool_without_failures_draws_none_and_leaves_the_document_as_it_was():
     assert doc["leases"][0]["end"] == 100
 
 
+REPLICAS = EXAMPLE.with_name("volatile-replicas.yaml")
+
+
+def run_replicas(k: int):
+    """The replicas example with ``k`` copies of each lease's VM, its seed."""
+    sc = load_scenario(REPLICAS)
+    pools = sc.pool_specs()
+    work = [replace(r, vms=r.originals * k, replicas=k) for r in sc.requests()]
+    result = simulate(pools, sc.scheduler_config(), work, seed=sc.config.seed)
+    return result, result_document(result, pools)
+
+
+def test_replicas_lose_copies_not_work_and_the_output_says_so():
+    """The replicas example (002's law, 2 copies of each VM): copies are lost and the
+    leases run on, so less work is lost than with 1 copy on the same seed; the
+    document counts the copies lost per lease and in all."""
+    _, two = run_replicas(2)
+    _, one = run_replicas(1)
+    assert two["metrics"]["replicasLost"] > 0
+    assert two["metrics"]["replicasLost"] == sum(r["replicasLost"] for r in two["leases"])
+    assert all(r["replicas"] == 2 for r in two["leases"])
+    assert two["metrics"]["lostToFailuresSeconds"] < one["metrics"]["lostToFailuresSeconds"]
+    assert "replicasLost" not in one["metrics"] and "replicas" not in one["leases"][0]
+    assert "copies lost" in to_table(two) and "copies lost" not in to_table(one)
+
+
 def test_a_lease_that_can_never_run_does_not_keep_the_failures_going():
     """``stuck`` waits on a pool that lost its only node for good (as it would without
     failures); the volatile pool's leases end, and the run with them."""
@@ -190,12 +216,13 @@ def volatile_runs(draw):
         kind = draw(hs.sampled_from([BES, BES, BEC, DM, DNP]))
         at = draw(hs.integers(0, 200))
         vms = draw(hs.integers(1, 2))
+        k = draw(hs.sampled_from([1, 1, 2]))  # copies of each VM (docs/volatile.md)
         duration = draw(hs.integers(5, 120))
         pool = draw(hs.sampled_from(["spot", "spot", "base", None]))
         kw = dict(memory=64, pool=pool)
         if kind in (DM, DNP):
             kw["deadline"] = at + duration + draw(hs.integers(0, 2000))
-        out.append(req(f"l{i}", vms, duration, at, type=kind, **kw))
+        out.append(replace(req(f"l{i}", vms * k, duration, at, type=kind, **kw), replicas=k))
     return pools, out, draw(hs.integers(0, 2**16))
 
 

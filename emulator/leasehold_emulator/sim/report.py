@@ -82,6 +82,11 @@ def result_document(result: SimResult, pools: Sequence[PoolSpec]) -> dict[str, A
     volatile = any(p.volatile is not None for p in pools)
     if volatile:
         metrics.update(failure_metrics(leases, result.failures))
+    # with leases that have replicas, the copies they lost and ran on without (only
+    # then: the documents of runs without keep their keys)
+    replicated = any(s.request.replicas > 1 for s in leases)
+    if replicated:
+        metrics["replicasLost"] = sum(s.replicas_lost for s in leases)
     timelines = lease_timelines(result.actions)
     records = []
     for st in leases:
@@ -92,6 +97,9 @@ def result_document(result: SimResult, pools: Sequence[PoolSpec]) -> dict[str, A
         if volatile:
             record["losses"] = st.losses
             record["lostToFailuresSeconds"] = _num(st.lost_to_failures)
+        if replicated:
+            record["replicas"] = st.request.replicas
+            record["replicasLost"] = st.replicas_lost
         record["timeline"] = [[kind, _num(a), _num(b)] for kind, a, b in timelines.get(st.name, [])]
         transfers = sched.transfers(st.name)
         if transfers:  # only on pools that deploy images: other outputs stay as they were
@@ -214,6 +222,8 @@ def to_table(doc: dict[str, Any]) -> str:
     if "failures" in doc:
         lines.append(f"leases lost their nodes {m['losses']}x, losing"
                      f" {format_duration(m['lostToFailuresSeconds'])} of work")
+    if "replicasLost" in m:
+        lines.append(f"replicas: {m['replicasLost']} copies lost, their leases running on")
     if "failuresStopped" in doc:
         lines.append(f"failures stopped at {_fmt_time(doc['failuresStopped'])} (the guard:"
                      " under this law some lease could not end)")

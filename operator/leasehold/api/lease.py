@@ -83,6 +83,10 @@ class LeaseSpec(Spec):
     type: LeaseType = Field(description="Contract type (DESIGN §2.1).")
     arrival: Seconds = Field(default=0.0, description="Submission time.")
     vms: Annotated[Count, Field(ge=1)] = Field(description="Number of identical VMs.")
+    replicas: Annotated[Count, Field(ge=1, le=100)] = Field(
+        default=1, description="Copies of each VM, on distinct nodes where the pool allows"
+        " (seed 002's RRR-k): it books vms × replicas VMs and runs on while every VM keeps"
+        " a copy on a node that is up (docs/volatile.md, \"Replicas\").")
     cpu: Millicores = Field(default=1000, gt=0, description="Cpu per VM.")
     memory: MiB = Field(default=1024, gt=0, description="Memory per VM.")
     duration: Seconds = Field(gt=0, description="How long the VMs are needed.")
@@ -123,7 +127,7 @@ class LeaseSpec(Spec):
         return Request(
             name=self.name,
             type=self.type,
-            vms=self.vms,
+            vms=self.vms * self.replicas,  # every copy is booked
             shape=Shape(cpu=self.cpu, memory=self.memory),
             duration=self.duration,
             submitted=self.arrival,
@@ -135,6 +139,7 @@ class LeaseSpec(Spec):
             pool=self.pool,
             image_mb=float(self.image_size_mb or 0.0),
             image=self.image,
+            replicas=self.replicas,
         )
 
     @model_validator(mode="after")

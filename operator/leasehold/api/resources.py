@@ -76,6 +76,11 @@ class LeaseResourceSpec(_K8s):
 
     type: LeaseType = Field(description="The contract: what happens when it is preempted.")
     vms: int = Field(ge=1, le=100_000, description="How many identical VMs (pods).")
+    replicas: int = Field(default=1, ge=1, le=100, description=(
+        "Copies of each VM, each a pod on its own node where the pool allows (seed 002's"
+        " RRR-k): the Lease books vms × replicas pods and runs on while every VM keeps a"
+        " copy on a node that is up; a lost copy is not replaced (docs/volatile.md,"
+        ' "Replicas").'))
     resources: Resources = Field(default_factory=Resources)
     duration: IntOrString = Field(description='How long the VMs are needed: "2h", "90s",'
                                               " or seconds.")
@@ -365,7 +370,8 @@ def lease_spec(obj: dict[str, Any], origin: Origin, arrival: float, clock: Clock
         raise LeaseInputError(problems)
     data: dict[str, Any] = {
         "name": meta.get("name", ""), "origin": origin.value, "type": spec.type.value,
-        "arrival": arrival, "vms": spec.vms, "cpu": spec.resources.cpu,
+        "arrival": arrival, "vms": spec.vms, "replicas": spec.replicas,
+        "cpu": spec.resources.cpu,
         "memory": memory, "duration": spec.duration,
     }
     for field, value in times.items():

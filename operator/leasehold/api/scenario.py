@@ -677,6 +677,10 @@ def _utility_checks(utility: UtilitySpec, pools: Sequence[PoolSpecModel],
         if lease.vms != 1:
             violations.append((("leases", index, "vms"), f"is {lease.vms}; the utility mode"
                                " runs one VM per job: split the lease into leases of 1 VM"))
+        if lease.replicas != 1:
+            violations.append((("leases", index, "replicas"), f"is {lease.replicas}; the"
+                               " utility mode places replicas by its scheme: set"
+                               " config.utility.replicas (rrr-k) instead"))
         if lease.cpu > cpu:
             violations.append((("leases", index, "cpu"), f"one VM needs"
                                f" {format_cpu(lease.cpu)} but a node of the private pool"

@@ -25,7 +25,8 @@ class _Status(BaseModel):
 class Condition(_Status):
     """One of the Lease's conditions, as Kubernetes conditions are written."""
 
-    type: Literal["Admitted", "Preempted", "Requeued", "Booted", "Finished", "ImageReady"] = Field(
+    type: Literal["Admitted", "Preempted", "Requeued", "Booted", "Finished", "ImageReady",
+                  "ReplicasLost"] = Field(
         description="Admitted: the operator took the Lease in (False while it is held back"
                     " or when it is rejected). Preempted: another Lease preempted it."
                     " Requeued: it gave way to another Lease and was cancelled and"
@@ -34,7 +35,9 @@ class Condition(_Status):
                     " VM model, whether its VMs have booted (False while they boot: its run"
                     " begins once they have). Finished: it reached a final phase."
                     " ImageReady: its image's transfer to its pool's nodes (a NodePool with"
-                    " images): False while planned, True once its VMs started.")
+                    " images): False while planned, True once its VMs started."
+                    " ReplicasLost: a Lease with replicas lost copies of its VMs with their"
+                    " nodes and ran on, on the copies left (the message says how many).")
     status: Literal["True", "False", "Unknown"] = Field(
         description="Whether the condition holds.")
     reason: str = Field(
@@ -43,7 +46,7 @@ class Condition(_Status):
                     " PoolMissing (its spec.pool does not exist yet), PreemptedBy, GaveWay"
                     " (Requeued), Booting or Booted, the final phase, TransferPlanned (the"
                     " message says when), PrePullFailed (its pull pods were refused: its VMs"
-                    " pull the image when they start) or Started.")
+                    " pull the image when they start), Started or NodeLost (ReplicasLost).")
     message: str = Field(description="Why, in words (empty when there is nothing to add).")
     last_transition_time: str = Field(
         alias="lastTransitionTime", json_schema_extra={"format": "date-time"},
@@ -142,7 +145,7 @@ class LeaseResourceStatus(_Status):
                                   " that names its pool, a local one, or one not"
                                   " dispatched yet.")
     conditions: list[Condition] = _optional(
-        "Admitted, and when they apply Preempted, Requeued, Booted, Finished and"
-        " ImageReady.",
+        "Admitted, and when they apply Preempted, Requeued, Booted, Finished,"
+        " ImageReady and ReplicasLost.",
         json_schema_extra={"x-kubernetes-list-type": "map",
                            "x-kubernetes-list-map-keys": ["type"]})

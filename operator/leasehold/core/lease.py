@@ -111,6 +111,11 @@ class LeaseState:
     losses: int = 0
     lost_to_failures: float = 0.0
     overhead: float = 0.0
+    #: a lease with replicas that lost some copies and runs on: the booked VMs
+    #: (:func:`~.model.copy_of` numbers) its booking still holds, in its order;
+    #: ``None``: all of them. ``replicas_lost``: copies lost so far, not replaced
+    copies: tuple[int, ...] | None = None
+    replicas_lost: int = 0
     #: the work saved when its VMs were last written out (a suspension or a
     #: migration; on a volatile pool, also every epoch boundary of its run, computed
     #: when its nodes are lost): (planned remaining, actual remaining), as work. A
@@ -128,6 +133,14 @@ class LeaseState:
         self.name = self.req.name
         self.vms = self.req.vms
         self.earliest = self.req.earliest
+
+    def slots(self) -> tuple[int, ...]:
+        """The booked VM (:func:`~.model.copy_of` number) at each position of its
+        booking's nodes."""
+        n = self.booking.vms if self.booking is not None else self.req.vms
+        if self.copies is not None and len(self.copies) == n:
+            return self.copies
+        return tuple(range(n))
 
     @property
     def home(self) -> str | None:

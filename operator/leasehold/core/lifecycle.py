@@ -30,6 +30,7 @@ from .model import (
     Phase,
     PoolSpec,
     Reject,
+    ReplicaLost,
     Request,
     Requeue,
     Reserve,
@@ -159,6 +160,7 @@ class Lifecycle:
         names = self._node_names[st.pool]
         bound = self.slots.occupy(booking, now)
         st.nodes = tuple([names[i] for i in bound])
+        st.copies = None  # a fresh booking holds every copy
         if self.images is not None and st.req.image is not None and not st.resuming:
             # a resumed VM's disk comes back with its memory (the overhead model's)
             self.images.started(st.req, booking, st.pool, bound, now)
@@ -323,6 +325,7 @@ class Lifecycle:
         st.pace = pace(req, self.pools[pool])
         names = self._node_names[pool]
         st.nodes = tuple([names[i] for i in self.slots.occupy(target, now)])
+        st.copies = None
         st.running_since = running
         self.timers.push(running, Timer.RUNNING, st)
         self.timers.push(running + st.actual_left / st.pace, Timer.DONE, st)
@@ -506,6 +509,28 @@ class Lifecycle:
         reason = f"its node {where} was lost: placed again, to start over by its deadline"
         self.actions.append(Lost(now, st.name, nodes, reason, lost))
         return "replanned"
+
+    def lose_copies(self, st: LeaseState, now: float, kept: list[int]) -> None:
+        """Nodes under some copies of a lease with replicas went down, but every VM
+        still has a copy up: the lease runs on, on the copies at positions ``kept`` of
+        its booking; the others are dropped from the booking (their capacity given
+        back: the pool's table is rebuilt around it) and not replaced."""
+        booking = st.booking
+        assert booking is not None and booking.nodes is not None
+        names = self._node_names[booking.pool]
+        slots = st.slots()
+        gone = [k for k in range(booking.vms) if k not in set(kept)]
+        lost = tuple(sorted({names[booking.nodes[k]] for k in gone}))
+        booking.nodes = tuple([booking.nodes[k] for k in kept])
+        booking.vms = len(kept)
+        st.copies = tuple([slots[k] for k in kept])
+        st.nodes = tuple([names[i] for i in booking.nodes])
+        st.replicas_lost += len(gone)
+        where = ", ".join(lost)
+        self.actions.append(ReplicaLost(
+            now, st.name, lost, st.nodes,
+            f"lost {len(gone)} replica(s) on {where}: runs on, on its copies left",
+            len(gone)))
 
     def let_go(self, st: LeaseState, now: float) -> None:
         """A lease that has ended but still held its nodes (its VMs stopping or

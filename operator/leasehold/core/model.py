@@ -109,6 +109,12 @@ class Request:
     ``duration`` and never peeks at ``runtime``). Both are work, seconds at speed 1.0:
     a pool of speed ``s`` runs them in ``work / s`` (an advance reservation's are wall
     time; :func:`leasehold.core.lease.pace`).
+
+    ``vms`` is what the lease books, every copy counted: a lease asking for
+    ``replicas`` copies of each of its :attr:`originals` VMs (seed 002's RRR-k) books
+    ``originals × replicas`` VMs, real capacity like any other. Booked VM ``j`` is copy
+    ``j // originals`` of VM ``j % originals`` (:func:`copy_of`); the shells multiply
+    at their edge.
     """
 
     name: str
@@ -128,6 +134,13 @@ class Request:
     #: the image its VMs boot from (DESIGN §2.6): on a pool with ``images`` a VM
     #: starts only once this image is on its node; ``None``: no image to deploy
     image: str | None = None
+    #: copies of each VM (``vms`` counts them all); 1: no replicas
+    replicas: int = 1
+
+    @property
+    def originals(self) -> int:
+        """The lease's own VMs, not counting copies."""
+        return self.vms // self.replicas
 
     @property
     def earliest(self) -> float:
@@ -144,6 +157,11 @@ class Request:
         """Local users come first, and a reservation's start is a promise: these
         preempt external leases when they do not fit."""
         return self.origin == Origin.LOCAL or self.type == LeaseType.ADVANCE_RESERVATION
+
+
+def copy_of(req: Request, slot: int) -> tuple[int, int]:
+    """(VM, copy) of the lease's booked VM ``slot`` (:class:`Request`)."""
+    return slot % req.originals, slot // req.originals
 
 
 @dataclass(frozen=True, slots=True)
@@ -743,6 +761,19 @@ class Lost(Action):
     nodes: tuple[str, ...]
     reason: str
     lost: float = 0.0
+
+
+@dataclass(slots=True)
+class ReplicaLost(Action):
+    """Nodes of a lease with replicas went down, but every VM of it still has a copy
+    on a node that is up: it runs on, on ``kept`` (its copies left); the copies on
+    ``nodes`` are gone and their capacity given back. They are not replaced."""
+
+    nodes: tuple[str, ...]
+    kept: tuple[str, ...]
+    reason: str
+    #: the copies lost (several may have shared a node of a packed pool)
+    copies: int = 1
 
 
 @dataclass(slots=True)

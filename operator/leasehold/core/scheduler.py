@@ -48,7 +48,7 @@ from .model import (
 from .placement import Placement
 from .planning import Planner
 from .preemption import Decision
-from .slots import DOWN, SlotTable
+from .slots import DOWN, Booking, SlotTable
 from .timers import Timer
 from .victims import Victims
 from .view import LeaseView
@@ -314,7 +314,11 @@ class Scheduler:
             if hit and st.phase.terminal:  # ended, its VMs stopping or shutting down
                 lifecycle.let_go(st, now)
             elif hit:
-                lost.setdefault(st.name, (st, []))[1].extend(hit)
+                kept = _copies_left(st, b, reshaped, down)
+                if kept is not None:
+                    lifecycle.lose_copies(st, now, kept)
+                else:
+                    lost.setdefault(st.name, (st, []))[1].extend(hit)
         # reservations elsewhere that may use this pool are placed again too: a pool
         # added or nodes back may give them an earlier slot
         for other in list(lifecycle.reserved):
@@ -481,6 +485,21 @@ class Scheduler:
         """The image transfers booked for the lease and not given back before they
         began, as (pool, transfer), in booking order (DESIGN §2.6)."""
         return [] if self.images is None else self.images.transfers(lease)
+
+
+def _copies_left(st: LeaseState, b: Booking, reshaped: frozenset[int],
+                 down: set[int]) -> list[int] | None:
+    """The positions of ``b``'s nodes that are still up, when the lease has replicas,
+    runs on ``b`` alone (not migrating, not writing out) and every VM of it keeps a
+    copy there; ``None``: it is lost as a whole (:meth:`Lifecycle.lose`)."""
+    req = st.req
+    if req.replicas <= 1 or b is not st.booking or st.departure is not None \
+            or st.phase != Phase.RUNNING or b.nodes is None:
+        return None
+    slots = st.slots()
+    kept = [k for k, i in enumerate(b.nodes) if i not in reshaped and i not in down]
+    covered = {slots[k] % req.originals for k in kept}
+    return kept if len(covered) == req.originals else None
 
 
 def _resized(old: PoolSpec | None, new: PoolSpec) -> frozenset[int]:

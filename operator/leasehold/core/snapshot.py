@@ -206,7 +206,8 @@ def request_from(r: Any, where: str) -> Request:
                        runtime=_opt(r["runtime"], where), pool=r["pool"],
                        image_mb=float(r["imageMB"]),
                        image=None if r.get("image") is None
-                       else _name(r["image"], f"{where}.image"))
+                       else _name(r["image"], f"{where}.image"),
+                       replicas=int(r.get("replicas", 1)))
     except SnapshotError:
         raise
     except (KeyError, TypeError, ValueError) as exc:
@@ -221,7 +222,9 @@ def request_data(r: Request) -> Data:
             "deadline": _num(r.deadline), "start": _num(r.start), "runtime": _num(r.runtime),
             "pool": r.pool, "imageMB": r.image_mb,
             # its image (as snapshots were before leases named one, when none)
-            **({"image": r.image} if r.image is not None else {})}
+            **({"image": r.image} if r.image is not None else {}),
+            # its copies (as snapshots were before replicas, when one)
+            **({"replicas": r.replicas} if r.replicas != 1 else {})}
 
 
 def _booking(b: Booking) -> Data:
@@ -394,6 +397,9 @@ def snapshot(s: Scheduler) -> Data:
             d["requeues"], d["lostWork"] = st.requeues, st.lost_work
         if st.losses:  # its nodes lost under it (as snapshots were before, when none)
             d["losses"], d["lostToFailures"] = st.losses, _num(st.lost_to_failures)
+        if st.replicas_lost:  # copies lost, running on the others (none before replicas)
+            d["replicasLost"] = st.replicas_lost
+            d["copies"] = None if st.copies is None else list(st.copies)
         out_leases.append(d)
     named = {d["request"]["name"] for d in out_leases}
     if s.images is not None:
@@ -509,6 +515,9 @@ def _restore(data: Data, config: SchedulerConfig) -> Scheduler:
         st.lost_work = _float(d.get("lostWork", 0.0), f"{where}.lostWork")
         st.losses = int(d.get("losses", 0))
         st.lost_to_failures = _float(d.get("lostToFailures", 0.0), f"{where}.lostToFailures")
+        st.replicas_lost = int(d.get("replicasLost", 0))
+        copies = d.get("copies")
+        st.copies = None if copies is None else tuple(int(c) for c in copies)
         if req.name in lc.leases:
             raise SnapshotError(f"{where}: a second lease named {req.name!r}")
         lc.leases[req.name] = st

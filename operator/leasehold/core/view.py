@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from .lease import LeaseState
-from .model import Phase, Request
+from .model import Phase, Request, copy_of
 
 
 class Reservation(NamedTuple):
@@ -64,6 +64,15 @@ class LeaseView:
     def nodes(self) -> tuple[str, ...]:
         """The nodes of its VMs, one per VM, where it last ran."""
         return self._st.nodes
+
+    @property
+    def copies(self) -> tuple[tuple[int, int], ...]:
+        """(VM, copy) of each of :attr:`nodes`, in order (:func:`~.model.copy_of`):
+        a lease with replicas that lost some copies runs on fewer nodes than it booked."""
+        st = self._st
+        slots = st.copies if st.copies is not None and len(st.copies) == len(st.nodes) \
+            else range(len(st.nodes))
+        return tuple([copy_of(st.req, s) for s in slots])
 
     @property
     def placed(self) -> tuple[str, ...]:
@@ -164,6 +173,11 @@ class LeaseView:
         """The work those losses cost it: what it had done past the checkpoint it went
         back to (or its start), seconds at speed 1.0."""
         return self._st.lost_to_failures
+
+    @property
+    def replicas_lost(self) -> int:
+        """Copies of its VMs lost while it ran on (replicas; not replaced)."""
+        return self._st.replicas_lost
 
     @property
     def overhead(self) -> float:

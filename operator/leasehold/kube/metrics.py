@@ -28,6 +28,7 @@ from leasehold.core.model import (
     Origin,
     Phase,
     Reject,
+    ReplicaLost,
     Requeue,
     Start,
     Suspend,
@@ -120,6 +121,10 @@ class Metrics:
                                    " cordoned: a volatile pool's spot nodes), by pool and"
                                    " what became of them: " + ", ".join(LOST_OUTCOMES),
                                    ["pool", "outcome"], registry=r)
+        self.replicas_lost = Counter("leasehold_replicas_lost",
+                                     "Copies of Leases' VMs (replicas) lost with their nodes"
+                                     " while the Lease ran on, on its copies left", ["pool"],
+                                     registry=r)
         self.node_failures = Counter("leasehold_node_failures",
                                      "Times a node of the pool went down (NotReady,"
                                      " deleted, cordoned or smaller)", ["pool"], registry=r)
@@ -224,6 +229,10 @@ class Metrics:
                 pool = node_pool(action.nodes[0]) if action.nodes else UNKNOWN
                 self._loss_series_of(pool)
                 self.leases_lost.labels(pool, lost_outcome(req.type)).inc()
+            elif isinstance(action, ReplicaLost):
+                pool = node_pool(action.nodes[0]) if action.nodes else UNKNOWN
+                self._loss_series_of(pool)
+                self.replicas_lost.labels(pool).inc(action.copies)
             elif isinstance(action, Admit | Reject):
                 outcome = "admitted" if isinstance(action, Admit) else "rejected"
                 self.requests.labels(req.origin.value, req.type.value, outcome).inc()
@@ -258,6 +267,7 @@ class Metrics:
         if pool not in self._loss_series:
             self._loss_series.add(pool)
             self.node_failures.labels(pool)
+            self.replicas_lost.labels(pool)
             for outcome in LOST_OUTCOMES:
                 self.leases_lost.labels(pool, outcome)
 

@@ -1,7 +1,9 @@
 """A lease's VMs as pods: their names, what they look like, and which are there.
 
 Each VM ``i`` of a Lease is a pod ``<lease>-vm-<i>`` bound to its node, labelled with
-the lease and owned by it (a controller owner reference carrying the Lease's uid).
+the lease and owned by it (a controller owner reference carrying the Lease's uid). A
+Lease with ``replicas`` has a pod per copy ``c`` of each VM, ``<lease>-vm-<i>-r<c>``,
+labelled ``leasehold.io/replica: "<c>"`` too.
 Names and label values are valid on any API server: a Lease name may have 253
 characters, a pod name as many and a label value 63, so longer ones are shortened
 with a hash of the whole name (which an annotation keeps).
@@ -29,6 +31,8 @@ Obj = dict[str, Any]
 
 LEASE_LABEL = "leasehold.io/lease"
 VM_LABEL = "leasehold.io/vm"
+#: the copy a pod is of its VM, on the pods of a Lease with replicas
+REPLICA_LABEL = "leasehold.io/replica"
 #: the Lease's whole name, when the label had to shorten it
 LEASE_NAME = "leasehold.io/lease-name"
 RUNTIME = "leasehold.io/runtime-seconds"
@@ -60,8 +64,9 @@ def lease_label(lease: str) -> str:
     return _shorten(lease, LABEL_MAX)
 
 
-def pod_name(lease: str, vm: int) -> str:
-    return _shorten(lease, NAME_MAX, f"-vm-{vm}")
+def pod_name(lease: str, vm: int, replica: int | None = None) -> str:
+    """The pod of VM ``vm`` (of its copy ``replica``, for a Lease with replicas)."""
+    return _shorten(lease, NAME_MAX, f"-vm-{vm}" if replica is None else f"-vm-{vm}-r{replica}")
 
 
 def owner_uid(pod: Obj) -> str | None:
@@ -82,14 +87,15 @@ def image_notes(image: str | None, image_mb: float) -> dict[str, str]:
 
 def build(namespace: str, lease: str, uid: str, template: Obj | None, vm: int, node: str,
           cpu_m: int, memory_mib: int, annotations: dict[str, str],
-          policy: PodPolicy = RESTRICTED, image: str | None = None, image_mb: float = 0.0
-          ) -> Obj:
-    """The pod of VM ``vm`` on ``node``: what ``policy`` (its NodePool's) allows of the
-    template (:mod:`leasehold.api.podpolicy`; a placeholder container without one,
-    running the Lease's ``image`` if it has one: the VM boots from it), its
-    containers sized to the VM's ``cpu_m`` and ``memory_mib``. A template's
-    containers are kept as they are (a tenant's image is the tenant's); the pod
-    carries the Lease's image and its size (``image_mb``) in annotations either way."""
+          policy: PodPolicy = RESTRICTED, image: str | None = None, image_mb: float = 0.0,
+          replica: int | None = None) -> Obj:
+    """The pod of VM ``vm`` (its copy ``replica``, for a Lease with replicas) on
+    ``node``: what ``policy`` (its NodePool's) allows of the template
+    (:mod:`leasehold.api.podpolicy`; a placeholder container without one, running the
+    Lease's ``image`` if it has one: the VM boots from it), its containers sized to
+    the VM's ``cpu_m`` and ``memory_mib``. A template's containers are kept as they
+    are (a tenant's image is the tenant's); the pod carries the Lease's image and its
+    size (``image_mb``) in annotations either way."""
     if template is None:
         template = {"spec": {"containers": [
             PLACEHOLDER if image is None else {**PLACEHOLDER, "image": image}]}}
@@ -99,9 +105,12 @@ def build(namespace: str, lease: str, uid: str, template: Obj | None, vm: int, n
     label = lease_label(lease)
     if label != lease:
         notes[LEASE_NAME] = lease
+    labels = {**(meta.get("labels") or {}), LEASE_LABEL: label, VM_LABEL: str(vm)}
+    if replica is not None:
+        labels[REPLICA_LABEL] = str(replica)
     return {"apiVersion": "v1", "kind": "Pod", "metadata": {
-        "name": pod_name(lease, vm), "namespace": namespace,
-        "labels": {**(meta.get("labels") or {}), LEASE_LABEL: label, VM_LABEL: str(vm)},
+        "name": pod_name(lease, vm, replica), "namespace": namespace,
+        "labels": labels,
         "annotations": notes,
         "ownerReferences": [{"apiVersion": API_VERSION, "kind": "Lease", "name": lease,
                              "uid": uid, "controller": True, "blockOwnerDeletion": True}]},

@@ -53,6 +53,7 @@ from leasehold.core.model import (
     Origin,
     Phase,
     Reject,
+    ReplicaLost,
     Requeue,
     Reserve,
     Resume,
@@ -360,7 +361,7 @@ class Shell:
         t = self.tracked[name]
         have = self.pods.of(t.uid)
         for i, node in enumerate(view.placed):
-            pod = have.get(f"{t.namespace}/{vm.pod_name(t.name, i)}")
+            pod = have.get(f"{t.namespace}/{_pod_name(t.name, view, i)}")
             if pod is None or gone(pod) or vm.phase(pod) != "Succeeded" \
                     or pod["spec"].get("nodeName") != self._node(node):
                 return False
@@ -904,7 +905,7 @@ class Shell:
             # pull pods are no VMs: they go when they are done (:meth:`_pull`)
             have = {k: p for k, p in self.pods.of(t.uid).items() if not vm.is_pull(p)}
             for i, node in enumerate(placed):
-                key = f"{t.namespace}/{vm.pod_name(t.name, i)}"
+                key = f"{t.namespace}/{_pod_name(t.name, st, i)}"
                 pod = have.pop(key, None)
                 on = self._node(node)
                 if pod is not None and not gone(pod) and pod["spec"].get("nodeName") == on:
@@ -932,16 +933,17 @@ class Shell:
             except Exception as exc:  # judged below, one lease's
                 if transient(exc):
                     log.warning("pod %s of %s/%s: %s; trying again in %g s",
-                                vm.pod_name(t.name, i), t.namespace, t.name, exc, self._retry)
+                                _pod_name(t.name, st, i), t.namespace, t.name, exc,
+                                self._retry)
                     self._retry_at = time.time() + self._retry
                     self._deferred.add(name)  # not started until all its pods are
                     return
                 message = exc.message if isinstance(exc, KubeError) else str(exc)
-                failures[name] = (f"the API server refused pod {vm.pod_name(t.name, i)}:"
+                failures[name] = (f"the API server refused pod {_pod_name(t.name, st, i)}:"
                                   f" {message}")
                 return
             if name not in started:
-                lost.setdefault(name, []).append(vm.pod_name(t.name, i))
+                lost.setdefault(name, []).append(_pod_name(t.name, st, i))
         with self.outbox.held():  # the pods first
             await _together(create(*c) for c in creates)
         self._retry = min(self._retry * 2, RETRY_MAX) if self._retry_at else RETRY_FIRST
@@ -992,9 +994,10 @@ class Shell:
             done = st.request.duration - st.remaining_by(now)
             annotations[vm.RUNTIME] = f"{max(t.runtime - done, 0.0) / st.pace:.3f}"
         shape = st.request.shape
-        pod = vm.build(t.namespace, t.name, t.uid, t.template, i, node, shape.cpu,
+        v, replica = _copy(st, i)
+        pod = vm.build(t.namespace, t.name, t.uid, t.template, v, node, shape.cpu,
                        shape.memory, annotations, self._policy(st.request.pool),
-                       st.request.image, st.request.image_mb)
+                       st.request.image, st.request.image_mb, replica)
         path = f"/api/v1/namespaces/{t.namespace}/pods"
         try:
             created = await self.client.create(path, pod)
@@ -1252,6 +1255,10 @@ class Shell:
         elif isinstance(action, Lost):
             await self._delete_pods(t, grace=0)
             self._event(t, "NodeLost", renamed(reason, self.nodes), warning=True)
+        elif isinstance(action, ReplicaLost):
+            # it runs on: the lost copies' pods are no longer placed, and the next
+            # mend deletes them (grace 0: no kubelet is there to confirm)
+            self._event(t, "ReplicaLost", renamed(reason, self.nodes), warning=True)
         elif isinstance(action, Reject):
             self._event(t, "Rejected", reason, warning=True)
         elif isinstance(action, Reserve):
@@ -1434,11 +1441,26 @@ Rejected = tuple[str, list[str], str | None]
 WAITING = frozenset({Phase.PENDING, Phase.QUEUED, Phase.SCHEDULED, Phase.SUSPENDED})
 
 
+def _copy(st: LeaseView, i: int) -> tuple[int, int | None]:
+    """The VM and copy of the lease's ``i``-th placed pod: the copy is ``None`` for a
+    lease without replicas (its pods are named as before replicas were)."""
+    v, c = st.copies[i]
+    return v, (c if st.request.replicas > 1 else None)
+
+
+def _pod_name(lease: str, st: LeaseView, i: int) -> str:
+    return vm.pod_name(lease, *_copy(st, i))
+
+
 def _vms(obj: Obj) -> int:
     """A Lease's VMs as its spec says, for the caps (1 for a spec that does not say
     it well: the core's reading of the spec rejects it)."""
-    vms = (obj.get("spec") or {}).get("vms", 1)
-    return vms if isinstance(vms, int) and not isinstance(vms, bool) and vms > 0 else 1
+    spec = obj.get("spec") or {}
+
+    def count(v: object) -> int:
+        return v if isinstance(v, int) and not isinstance(v, bool) and v > 0 else 1
+    # every copy is a pod the Lease books
+    return count(spec.get("vms", 1)) * count(spec.get("replicas", 1))
 
 
 def _kind(obj: Obj) -> str | None:
@@ -1455,7 +1477,7 @@ def _run_timed(core: Scheduler, told: list[Input], now: float, unmade: frozenset
 
 
 def _shown(st: LeaseView, booting: bool) -> tuple[Any, ...]:
-    return st.phase, st.reservation, booting
+    return st.phase, st.reservation, booting, st.replicas_lost
 
 
 def in_creation_order(inputs: list[tuple[str, str, Any]]) -> list[tuple[str, str, Any]]:

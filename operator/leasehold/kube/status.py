@@ -137,6 +137,12 @@ def status_of(st: LeaseView, t: Tracked, clock: Clock, now: float,
     if st.requeues:
         conditions.append(condition("Requeued", "True", "GaveWay",
                                     requeued(st, t.namespace, disclose), stamp))
+    if st.replicas_lost:
+        # copies of its VMs lost with their nodes while it ran on the others
+        conditions.append(condition(
+            "ReplicasLost", "True", "NodeLost",
+            f"{st.replicas_lost} cop{'ies' if st.replicas_lost > 1 else 'y'} of its VMs"
+            " lost with their nodes (not replaced); it ran on, on the copies left", stamp))
     if booted_at is not None:
         conditions.append(
             condition("Booted", "False", "Booting", "its VMs are booting; its run begins"
