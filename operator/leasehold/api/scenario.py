@@ -320,10 +320,16 @@ class VolatileSpecModel(Spec):
 
     failure_rate: Number = Field(ge=0, alias="failureRate",
                                  description="Failure hazard per node per epoch (002: 0.3).")
+    # durations as a Lease's (docs/resources.md: "2m" or seconds); a NodePool's schema
+    # then takes an integer or a string, a fraction written "0.5s"
     recovery_seconds: Seconds = Field(ge=0, alias="recoverySeconds",
-                                      description="Mean seconds a failed node stays down.")
-    epoch: Seconds = Field(default=10.0, gt=0, description="Seconds per epoch (002's δ:"
-                           " 10); leases here checkpoint at every epoch boundary.")
+                                      json_schema_extra=_INT_OR_STRING,
+                                      description='Mean seconds a failed node stays down'
+                                      ' ("2m", or seconds).')
+    epoch: Seconds = Field(default=10.0, gt=0, json_schema_extra={**_INT_OR_STRING,
+                                                                  "default": 10},
+                           description="Seconds per epoch (002's δ: 10; or \"10s\");"
+                           " leases here checkpoint at every epoch boundary.")
     capacity: VolatileCapacityModel | None = Field(
         default=None, description="The share of its capacity a node delivers per epoch"
                                   " (default: all of it).")
