@@ -83,5 +83,8 @@ def simulate(
             progress(step.fed, n)
         if on_step is not None:
             on_step(sched, step.time, step.actions)
-    result.failures_stopped = failures.stopped
+    # the guard is drawn ahead, as any failure: it stopped them only in a run that
+    # reached it (one that ended before would have seen none of the failures after)
+    stopped = failures.stopped
+    result.failures_stopped = stopped if stopped is not None and stopped < result.end else None
     return result

@@ -62,8 +62,10 @@ from typing import IO, Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from leasehold.api.durations import format_duration
 from leasehold.api.fields import Seconds
 from leasehold.api.scenario import (
+    MAX_JOB_EPOCHS,
     POLICIES,
     ClusterSpec,
     ConfigSpec,
@@ -500,6 +502,9 @@ def _utility_checks(spec: ExperimentSpec) -> list[str]:
            for f in ("policies", "dispatches", "configurations") if getattr(spec, f)]
     if spec.schemes is not None and "scheme" in spec.config.utility.model_fields_set:
         out.append("config.utility.scheme: the schemes list gives them; leave it out")
+    if "config.utility.scheme" in spec.grid:  # every arm sets its own: the axis is idle
+        out.append("grid.config.utility.scheme: the schemes list gives them; list them"
+                   " there instead")
     if spec.workload.model != "poisson":
         out.append(f"workload.model: the utility mode runs jobs of one VM: model poisson"
                    f" (002 §V-A), not {spec.workload.model or 'streams'}")
@@ -517,10 +522,41 @@ def _utility_checks(spec: ExperimentSpec) -> list[str]:
         except ValidationError as exc:
             for problem in validation_problems(exc):
                 found.setdefault(problem, []).append(point)
+        for problem in _poisson_size_problems(cell):
+            found.setdefault(problem, []).append(point)
     # at every point: the file's own problem; else the grid values that make it
     return out + [problem + ("" if len(where) == len(points) else
                              " (at " + ", ".join(map(str, where)) + ")")
                   for problem, where in found.items()]
+
+
+#: most jobs a poisson workload may draw on average (002's largest: 8,640, load 800
+#: for 3 h of 1000-s jobs); more is an experiment that does not end, or memory gone
+MAX_POISSON_JOBS = 1_000_000
+
+
+def _poisson_size_problems(cell: ExperimentSpec) -> list[str]:
+    """A poisson workload the utility mode can run in a user's time: at most
+    :data:`MAX_POISSON_JOBS` jobs, each of at most ``MAX_JOB_EPOCHS`` epochs' work (the
+    largest uniform or fixed work; an exponential one's mean — a rare longer job is
+    refused by its unit, as a scenario's)."""
+    w = cell.workload
+    if w.model != "poisson" or w.load is None or w.span is None:
+        return []
+    out = []
+    jobs = w.load / w.mean_work * w.span
+    if jobs > MAX_POISSON_JOBS:
+        out.append(f"workload: load {w.load:g} Erlangs of jobs of {w.mean_work:g} s on"
+                   f" average for a span of {format_duration(w.span)} is {jobs:.3g} jobs; at"
+                   f" most {MAX_POISSON_JOBS}: lower the load or the span")
+    epochs = [p.volatile.epoch for p in cell.cluster.pools if p.volatile is not None]
+    most = w.mean_work * {"uniform": 1.5, "fixed": 1.0}.get(w.work, 1.0)
+    if len(epochs) == 1 and most / epochs[0] > MAX_JOB_EPOCHS:
+        out.append(f"workload.mean_work: jobs of up to {most:g} s of work ({w.work}, mean"
+                   f" {w.mean_work:g} s) take up to {most / epochs[0]:.3g} epochs of the"
+                   f" public pool's {epochs[0]:g} s; at most {MAX_JOB_EPOCHS}: shorten the"
+                   " work or lengthen the epoch")
+    return out
 
 
 #: the grid axis of the injection files
@@ -935,7 +971,13 @@ def utility_rows(spec: ExperimentSpec, cell: ExperimentSpec, unit: Unit
     reqs = workload(cell, unit.seed)
     rows = []
     for arm in spec.arms():
-        result = simulate_utility(utility_scenario(cell, arm.policy, reqs, unit.seed))
+        try:
+            scenario = utility_scenario(cell, arm.policy, reqs, unit.seed)
+        except ValidationError as exc:  # a drawn job the checks could not foresee
+            raise ExperimentError([f"grid point {unit.key or '(none)'}, seed {unit.seed}:"
+                                   f" {problem}" for problem in validation_problems(exc)]
+                                  ) from None
+        result = simulate_utility(scenario)
         rows.append({"point": unit.key, "seed": unit.seed, "arm": arm.label,
                      "policy": arm.policy, "dispatch": "",
                      **steady_metrics(result.jobs, w.warmup, w.span)})

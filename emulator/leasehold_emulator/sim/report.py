@@ -204,7 +204,8 @@ def to_table(doc: dict[str, Any]) -> str:
             )
     # the legend names image transfers only where there are any (DESIGN §2.6)
     image = "  = image transfer" if any("transfers" in r for r in doc["leases"]) else ""
-    lines += ["", f"TIMELINE  0 .. {_fmt_time(max((r['end'] or 0) for r in doc['leases']))}"
+    last = max(((r["end"] or 0) for r in doc["leases"]), default=0)  # no leases: 0
+    lines += ["", f"TIMELINE  0 .. {_fmt_time(last)}"
               f"   (. waiting{image}  # running  ~ suspend/resume/migrate  x rejected)"]
     lines += render_gantt(doc["leases"])
     m = doc["metrics"]

@@ -90,7 +90,11 @@ class _Node:
     def up(self) -> float:
         """How long it stays up from now (and, kept, how long it is down after)."""
         if self.k == CHUNK:
-            self.draws = (self.gen.standard_exponential((CHUNK, 2)) * self.scale).tolist()
+            # a mean past the floats' range (recoverySeconds: 1e308) is a time that
+            # overflows to inf: never back, which is what such a law says
+            with np.errstate(over="ignore"):
+                draws = self.gen.standard_exponential((CHUNK, 2)) * self.scale
+            self.draws = draws.tolist()
             self.k = 0
         up, self.down = self.draws[self.k]
         self.k += 1

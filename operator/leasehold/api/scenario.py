@@ -14,6 +14,7 @@ field, or of the item when the field is missing; it is left out when unknown.
 from __future__ import annotations
 
 import difflib
+import math
 import re
 from collections.abc import Iterable, Sequence
 from decimal import Decimal
@@ -319,10 +320,16 @@ class VolatileSpecModel(Spec):
 
     failure_rate: Number = Field(ge=0, alias="failureRate",
                                  description="Failure hazard per node per epoch (002: 0.3).")
+    # durations as a Lease's (docs/resources.md: "2m" or seconds); a NodePool's schema
+    # then takes an integer or a string, a fraction written "0.5s"
     recovery_seconds: Seconds = Field(ge=0, alias="recoverySeconds",
-                                      description="Mean seconds a failed node stays down.")
-    epoch: Seconds = Field(default=10.0, gt=0, description="Seconds per epoch (002's δ:"
-                           " 10); leases here checkpoint at every epoch boundary.")
+                                      json_schema_extra=_INT_OR_STRING,
+                                      description='Mean seconds a failed node stays down'
+                                      ' ("2m", or seconds).')
+    epoch: Seconds = Field(default=10.0, gt=0, json_schema_extra={**_INT_OR_STRING,
+                                                                  "default": 10},
+                           description="Seconds per epoch (002's δ: 10; or \"10s\");"
+                           " leases here checkpoint at every epoch boundary.")
     capacity: VolatileCapacityModel | None = Field(
         default=None, description="The share of its capacity a node delivers per epoch"
                                   " (default: all of it).")
@@ -491,6 +498,14 @@ class ClusterSpec(Spec):
         return self
 
 
+#: most replicas of a job (002 uses 1 to 3; its formula gives 13 for its public pool):
+#: each is a draw per epoch, and 10,000 of two jobs already take seconds an epoch run
+MAX_REPLICAS = 1000
+#: most epochs a job's work may take at full speed: the utility mode runs every epoch
+#: (about a million a minute), so more is a run that does not end in a user's time
+MAX_JOB_EPOCHS = 1_000_000
+
+
 class UtilitySpec(Spec):
     """The utility mode of seed 002 (DESIGN §2.7; docs/volatile.md): the scenario's
     leases are jobs scheduled in epochs over the ``private`` pool and the one pool
@@ -505,7 +520,7 @@ class UtilitySpec(Spec):
     service_ratio: Number = Field(default=0.8, gt=0, le=1, alias="serviceRatio",
                                   description="ρ: a window is compliant when the job"
                                   " received at least ρ·B·T.")
-    replicas: Annotated[Count | None, Field(ge=1)] = Field(
+    replicas: Annotated[Count | None, Field(ge=1, le=MAX_REPLICAS)] = Field(
         default=None, description="k, the replicas of a job on volatile nodes under rrr-k"
         " (default: 002 §IV's formula with alpha, rounded up).")
     alpha: Number = Field(default=0.95, gt=0, lt=1, description="Confidence that one"
@@ -559,6 +574,10 @@ class Scenario(Spec):
         if self.config.utility is not None:
             violations += _utility_checks(self.config.utility, self.cluster.pools,
                                           self.leases)
+            if self.cluster.capacity:  # else silently ignored: a run of another cluster
+                violations.append((("cluster", "capacity"), "not read in the utility mode"
+                                   " (its private nodes never fail, its public ones fail by"
+                                   " the volatile law): remove it, or drop config.utility"))
         if violations:
             raise RuleViolations(violations)
         return self
@@ -664,7 +683,7 @@ def _utility_checks(utility: UtilitySpec, pools: Sequence[PoolSpecModel],
                  " but one")]
     volatile = public[0].volatile
     assert volatile is not None
-    violations: list[tuple[Loc, str]] = []
+    violations = _utility_replicas(utility, volatile.to_volatility())
     epochs = utility.window / volatile.epoch
     if abs(epochs - round(epochs)) > 1e-6 or round(epochs) < 1:
         violations.append(((*at, "window"), f"is {utility.window:g} s, not a whole number of"
@@ -674,6 +693,14 @@ def _utility_checks(utility: UtilitySpec, pools: Sequence[PoolSpecModel],
                            f" longer than an epoch ({volatile.epoch:g} s)"))
     cpu = private.node_sizes()[0][0]
     for index, lease in enumerate(leases):
+        work = lease.duration if lease.runtime is None else lease.runtime
+        if work / volatile.epoch > MAX_JOB_EPOCHS:
+            field = "duration" if lease.runtime is None else "runtime"
+            violations.append((("leases", index, field), f"is {work:g} s of work,"
+                               f" {work / volatile.epoch:.3g} epochs of the public pool's"
+                               f" {volatile.epoch:g} s; the utility mode runs every epoch, at"
+                               f" most {MAX_JOB_EPOCHS} a job: shorten the work or lengthen"
+                               " the epoch"))
         if lease.vms != 1:
             violations.append((("leases", index, "vms"), f"is {lease.vms}; the utility mode"
                                " runs one VM per job: split the lease into leases of 1 VM"))
@@ -687,6 +714,24 @@ def _utility_checks(utility: UtilitySpec, pools: Sequence[PoolSpecModel],
                                f' "{private.name}" has {format_cpu(cpu)}; in the utility'
                                " mode a job's cpu is its share of a private node: lower cpu"))
     return violations
+
+
+def _utility_replicas(utility: UtilitySpec, law: Volatility) -> list[tuple[Loc, str]]:
+    """The default k (002 §IV's formula, core/utility/replicas.py), when ``replicas`` is
+    not given, is at most :data:`MAX_REPLICAS`: a law whose nodes are (nearly) always
+    down needs more replicas than a run can draw, or infinitely many. k ≤ K is the
+    formula's ``down ≤ (1 − alpha) ** (1 / K)``, ``down`` the share of the time a
+    node is down (λ / (λ + μ))."""
+    if utility.replicas is not None or math.isinf(law.mean_up) or law.recovery == 0:
+        return []
+    down = law.recovery / (law.mean_up + law.recovery)
+    most = (1.0 - utility.alpha) ** (1.0 / MAX_REPLICAS)
+    if down <= most:
+        return []
+    return [(("config", "utility", "replicas"), f"the default (002 §IV's formula) is more"
+             f" than {MAX_REPLICAS}: the public pool's nodes are down {down:.3%} of the time,"
+             f" and {MAX_REPLICAS} replicas keep one up with confidence alpha"
+             f" ({utility.alpha:g}) only below {most:.3%}; give replicas or a lower alpha")]
 
 
 def _oversized(

@@ -36,3 +36,9 @@ def test_replicas_needed_rounds_up_at_least_1(mean_up, recovery, alpha, want):
 def test_alpha_must_be_in_0_1(alpha):
     with pytest.raises(ValueError, match="alpha"):
         replica_count(300.0, 120.0, alpha)
+
+
+def test_nodes_down_all_the_time_need_infinitely_many():
+    """A mean time up that vanishes beside the time down (failureRate 1e308): the
+    share down rounds to 1, and no k keeps one replica up (not a division by zero)."""
+    assert replica_count(1e-307, 120.0, 0.95) == float("inf")

@@ -32,10 +32,13 @@ def replica_count(mean_up: float, recovery: float, alpha: float) -> float:
     if math.isinf(mean_up) or recovery == 0:
         return 0.0
     down = recovery / (mean_up + recovery)  # λ / (λ + μ)
+    if down >= 1.0:  # nodes down all the time, to a float's precision: no k will do
+        return math.inf
     return math.log(1.0 - alpha) / math.log(down)
 
 
 def replicas_needed(mean_up: float, recovery: float, alpha: float) -> int:
-    """:func:`replica_count` rounded up, at least 1."""
+    """:func:`replica_count` rounded up, at least 1 (:class:`OverflowError` when it is
+    infinite)."""
     k = replica_count(mean_up, recovery, alpha)
     return max(1, math.ceil(k - _ROUNDING))
