@@ -194,6 +194,8 @@ def _whole_or_text(seconds: float) -> int | str:
 #: ``duration`` (int-or-string: ``"7m"`` or whole seconds), parsed here
 _StatDuration = Annotated[Seconds, Field(ge=0), PlainSerializer(_whole_or_text)]
 _INT_OR_STRING: JsonDict = {"x-kubernetes-int-or-string": True}
+#: seconds a NodePool's CRD takes as int-or-string, written back so that it reads back
+_WrittenSeconds = Annotated[Seconds, PlainSerializer(_whole_or_text)]
 
 
 class PoolStatisticsSpec(Spec):
@@ -322,11 +324,11 @@ class VolatileSpecModel(Spec):
                                  description="Failure hazard per node per epoch (002: 0.3).")
     # durations as a Lease's (docs/resources.md: "2m" or seconds); a NodePool's schema
     # then takes an integer or a string, a fraction written "0.5s"
-    recovery_seconds: Seconds = Field(ge=0, alias="recoverySeconds",
+    recovery_seconds: _WrittenSeconds = Field(ge=0, alias="recoverySeconds",
                                       json_schema_extra=_INT_OR_STRING,
                                       description='Mean seconds a failed node stays down'
                                       ' ("2m", or seconds).')
-    epoch: Seconds = Field(default=10.0, gt=0, json_schema_extra={**_INT_OR_STRING,
+    epoch: _WrittenSeconds = Field(default=10.0, gt=0, json_schema_extra={**_INT_OR_STRING,
                                                                   "default": 10},
                            description="Seconds per epoch (002's δ: 10; or \"10s\");"
                            " leases here checkpoint at every epoch boundary.")
