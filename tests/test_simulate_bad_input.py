@@ -82,6 +82,11 @@ def simulate(tmp_path: Path, data: dict[str, Any], output: str = "table"
     pytest.param(spot_scenario(recoverySeconds=1e308), "pool spot:", id="recovery-1e308"),
     pytest.param(spot_scenario(epoch=1e300, failureRate=1e-300), "pool spot: 0 node failures",
                  id="mean-up-overflows"),
+    # nodes up 2 s at a time: the lease never gets an epoch done, and the time guard is
+    # billions of failures away (it did not end in 60 s)
+    pytest.param(changed(spot_scenario(failureRate=5, recoverySeconds=1), "leases.0.duration",
+                         "1000d"),
+                 "(20000 node failures came and no lease ended)", id="no-headway"),
 ], )
 def test_a_run_ends_and_says_what_happened(tmp_path, data, said):
     r = simulate(tmp_path, data)

@@ -271,3 +271,22 @@ def test_no_lease_runs_on_a_down_node_nothing_is_overcommitted_and_the_run_ends(
     # determinism: the same seed, the same run
     again = simulate(pools, config(), work, seed=seed)
     assert [repr(a) for a in again.actions] == [repr(a) for a in result.actions]
+
+
+def test_failures_stop_when_no_lease_ends_for_too_long():
+    """Found by attack: a lease of 1000 days on 4 nodes that fail every 2 s on average
+    (5 per 10-s epoch) never gets an epoch done, and the time guard (100 times the work
+    after the last arrival, 8.64e9 s) lies billions of failures away: the run did not
+    end. Failures also stop once ``stall`` of them have come with no lease ending; the
+    lease then runs to its end on nodes that stay up, and the output says so."""
+    spot = volatile(exclusive(4, "spot"), rate=5.0, recovery=1.0)
+    pools = [spot]
+    result = simulate(pools, config(), [req("L", 4, 1000 * 86400, pool="spot")], seed=1,
+                      stall=500)
+    assert result.failures_stopped is not None and result.failures_stopped < 86400
+    assert sum(log.failures for log in result.failures) <= 500 + 4
+    lease = result.scheduler.lease("L")
+    assert lease.phase.value == "Completed"
+    doc = result_document(result, pools)
+    assert "failures stopped at" in to_table(doc)
+    assert "no lease ended" in to_table(doc)

@@ -9,7 +9,17 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from leasehold.core.model import Action, Capacity, PoolSpec, Request, SchedulerConfig
+from leasehold.core.model import (
+    Action,
+    Cancel,
+    Capacity,
+    Complete,
+    Fail,
+    PoolSpec,
+    Reject,
+    Request,
+    SchedulerConfig,
+)
 from leasehold.core.replay import Input, replay, submissions
 from leasehold.core.scheduler import Scheduler
 
@@ -27,10 +37,17 @@ class SimResult:
     end: float = 0.0
     #: when the guard stopped the volatile pools' failures (``None``: it never had to)
     failures_stopped: float | None = None
+    #: why they stopped (the guard, or failures with no lease ending)
+    failures_stopped_because: str = ""
 
 
 #: the guard on failures, in times the work submitted (:func:`guard`)
 GUARD = 100
+#: node failures with no lease ending after which they stop (:func:`simulate`): about
+#: 5 CPU-s of a run that would not end otherwise
+STALL = 20_000
+#: the actions that end a lease
+_ENDS = (Complete, Cancel, Reject, Fail)
 
 
 def guard(requests: Sequence[Request], capacity: Sequence[tuple[float, Capacity]] = ()
@@ -54,6 +71,7 @@ def simulate(
     on_step: Callable[[Scheduler, float, list[Action]], None] | None = None,
     capacity: Sequence[tuple[float, Capacity]] = (),
     seed: int = 0,
+    stall: int = STALL,
 ) -> SimResult:
     """Run ``requests`` (any order; sorted by submission, stable) to completion.
 
@@ -62,7 +80,8 @@ def simulate(
     ``capacity``: what the cluster went through, ``(time, change)`` (a scenario's
     ``cluster.capacity``); changes come after the submissions of their instant.
     The nodes of a volatile pool fail and come back by its law, drawn from ``seed``
-    (:class:`.volatile.Failures`), until every lease has ended.
+    (:class:`.volatile.Failures`), until every lease has ended, or until the guard
+    (:func:`guard`), or until ``stall`` node failures have come with no lease ending.
     """
     sched = Scheduler(pools, config)
     result = SimResult(sched)
@@ -74,8 +93,17 @@ def simulate(
     inputs = submissions(requests)
     if capacity:
         inputs += [Input.capacity_change(c, t) for t, c in capacity]
+    # failures counted at the last lease's end: when ``stall`` more come before the next
+    # one ends, the law is one under which the leases left make no headway (the time
+    # guard may lie billions of failures away), and the failures stop now
+    ended_at = 0
     for step in replay(sched, inputs, background=failures if failures.logs else None):
         result.events += 1
+        if failures.logs and failures.stopped is None:
+            if any(isinstance(a, _ENDS) for a in step.actions):
+                ended_at = failures.count
+            elif failures.count - ended_at >= stall:
+                failures.stop(step.time, f"{stall} node failures came and no lease ended")
         result.end = step.time
         if keep_actions:
             result.actions.extend(step.actions)
@@ -87,4 +115,5 @@ def simulate(
     # reached it (one that ended before would have seen none of the failures after)
     stopped = failures.stopped
     result.failures_stopped = stopped if stopped is not None and stopped < result.end else None
+    result.failures_stopped_because = failures.because
     return result

@@ -122,6 +122,7 @@ def result_document(result: SimResult, pools: Sequence[PoolSpec]) -> dict[str, A
         doc["failures"] = [failure_record(log, result.end) for log in result.failures]
         if result.failures_stopped is not None:
             doc["failuresStopped"] = _num(result.failures_stopped)
+            doc["failuresStoppedBecause"] = result.failures_stopped_because
     return doc
 
 
@@ -226,6 +227,7 @@ def to_table(doc: dict[str, Any]) -> str:
     if "replicasLost" in m:
         lines.append(f"replicas: {m['replicasLost']} copies lost, their leases running on")
     if "failuresStopped" in doc:
-        lines.append(f"failures stopped at {_fmt_time(doc['failuresStopped'])} (the guard:"
-                     " under this law some lease could not end)")
+        because = doc.get("failuresStoppedBecause",
+                          "the guard: under this law some lease could not end")
+        lines.append(f"failures stopped at {_fmt_time(doc['failuresStopped'])} ({because})")
     return "\n".join(lines) + "\n"

@@ -138,8 +138,11 @@ class Failures:
                  ) -> None:
         #: the guard: no failure after it, and every failed node back at it
         self.until = until
-        #: when the guard stopped the failures (``None``: it never had to)
+        #: when the guard stopped the failures (``None``: it never had to), and why
         self.stopped: float | None = None
+        self.because = "the guard: under this law some lease could not end"
+        #: node failures given so far
+        self.count = 0
         self._pools: dict[str, _Pool] = {}
         #: (time, rank, sequence, node, pool): the next event of every node, and the
         #: scenario's changes to come
@@ -152,6 +155,7 @@ class Failures:
         #: the leases, read once they are all submitted; those before ``_first`` ended
         self._views: list[LeaseView] = []
         self._first = 0
+        self._dropped = False
         for spec in pools:
             if spec.volatile is None:
                 continue
@@ -197,7 +201,17 @@ class Failures:
                 log.recoveries += 1
             else:
                 log.failures += 1
+                self.count += 1
         return out
+
+    def stop(self, t: float, because: str) -> None:
+        """Stop the failures at ``t`` (every failed node back then, for good), for
+        ``because``: what was drawn past ``t`` never happens."""
+        self.until = min(self.until, t)
+        self.because = because
+        kept = deque(item for item in self._ready if item[0].time <= t)
+        self._dropped = len(kept) != len(self._ready)
+        self._ready = kept
 
     def wanted(self, scheduler: Scheduler) -> bool:
         """Whether a lease that has not ended could run on some volatile pool with all
@@ -259,7 +273,9 @@ class Failures:
         for pool in self._pools.values():
             notes = [(t, i, True) for i in sorted(pool.failed) if pool.up_by_scenario(i)]
             pool.failed.clear()
-            self._send(pool, t, notes)
+            # inputs drawn past the stop were dropped: what the core was last told may
+            # not be what was last sent
+            self._send(pool, t, notes, force=self._dropped)
 
     def _send(self, pool: _Pool, t: float, notes: list[tuple[float, int, bool]],
               removed: bool = False, force: bool = False) -> None:
