@@ -4,10 +4,12 @@ operator's end-to-end tests."""
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 import sys
 import threading
 import time
+import urllib.request
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -206,3 +208,18 @@ def preemptions(c: Operated) -> dict[str, int]:
     counts = {x["metadata"]["name"]: x["status"].get("preemptions", 0)
               for x in c.get("lhl", "-A")["items"]}
     return {name: n for name, n in counts.items() if n}
+
+
+def free_port() -> int:
+    """A TCP port on loopback nobody listens on now (for an operator's metrics)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def scrape(port: int) -> dict[str, float]:
+    """The samples an operator's ``/metrics`` on ``port`` exposes, by series."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
+        text = r.read().decode()
+    return {line.split(" ")[0]: float(line.split(" ")[1])
+            for line in text.splitlines() if line and not line.startswith("#")}

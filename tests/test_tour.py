@@ -17,7 +17,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -27,6 +26,7 @@ from pathlib import Path
 import pytest
 
 from emulated import KUBECTL, until
+from operated import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
@@ -55,12 +55,6 @@ NODE = {"apiVersion": "v1", "kind": "Node",
         "metadata": {"name": "node-1", "labels": {"kubernetes.io/hostname": "node-1"}}}
 #: the testbed's Leases: what `kubectl apply -f examples/testbed/` must have created
 TESTBED_LEASES = {f"lease-{i}" for i in range(1, 8)}
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def substituted(command: str, data: Path) -> str:

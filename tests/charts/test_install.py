@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -31,7 +30,7 @@ import yaml
 from emulated import KUBECTL, Emulated, until
 from leasehold.commands import DISPATCH
 from leasehold.observe import alerts, dashboards
-from operated import TESTBED, apply_testbed, final_phases, preemptions, simulated_phases
+from operated import TESTBED, apply_testbed, final_phases, free_port, preemptions, simulated_phases
 
 ROOT = Path(__file__).resolve().parents[2]
 CHART = ROOT / "charts" / "leasehold"
@@ -64,12 +63,6 @@ RBAC_VERBS = {"GET": "get", "LIST": "list", "WATCH": "watch", "POST": "create",
               "PUT": "update", "PATCH": "patch", "APPLY": "patch", "DELETE": "delete",
               "DELETECOLLECTION": "deletecollection"}
 OPERATOR_CLIENTS = ("leasehold-operator", "kopf")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @dataclass

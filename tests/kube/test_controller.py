@@ -18,7 +18,7 @@ from typing import Any
 
 import yaml
 
-from operated import Operated, one_node_pool, operated
+from operated import Operated, free_port, one_node_pool, operated
 
 GATED = (str(Path(__file__).with_name("gated_operator.py")),)
 
@@ -45,12 +45,6 @@ def events(c: Operated, name: str) -> dict[str, str]:
     """A Lease's events: reason -> message (the last of each)."""
     return {e["reason"]: e["message"] for e in c.get("events", "-n", "lab")["items"]
             if e["involvedObject"]["name"] == name}
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def test_a_lease_whose_pods_are_refused_fails_alone_and_frees_its_capacity(small):

@@ -9,15 +9,13 @@ On the emulated cluster, with the real kubectl, Kopf and operator."""
 
 from __future__ import annotations
 
-import socket
-import urllib.request
 from typing import Any
 
 import yaml
 
 from leasehold.kube.pods import REPLICA_LABEL, build, pod_name
 from leasehold_emulator.nodes import DOWN
-from operated import Operated, Sampler, operated
+from operated import Operated, Sampler, free_port, operated, scrape
 
 SPOT = {"apiVersion": "leasehold.io/v1alpha1", "kind": "NodePool", "metadata": {"name": "spot"},
         "spec": {"emulated": {"nodes": 3, "cpu": 2, "memory": "2Gi", "seed": 1},
@@ -53,19 +51,6 @@ def live_pods(c: Operated) -> dict[str, dict[str, Any]]:
 def events(c: Operated) -> dict[str, str]:
     return {e["reason"]: e["message"] for e in c.get("events", "-n", "lab")["items"]
             if e["involvedObject"]["name"] == "r"}
-
-
-def metrics(port: int) -> dict[str, float]:
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
-        text = r.read().decode()
-    return {line.split(" ")[0]: float(line.split(" ")[1])
-            for line in text.splitlines() if line and not line.startswith("#")}
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def test_a_lease_with_two_copies_loses_a_node_and_runs_on(tmp_path):
@@ -107,7 +92,7 @@ def test_a_lease_with_two_copies_loses_a_node_and_runs_on(tmp_path):
         want = {'leasehold_replicas_lost_total{pool="spot"}': 1,
                 'leasehold_leases_lost_total{outcome="requeued",pool="spot"}': 0,
                 'leasehold_node_failures_total{pool="spot"}': 1}
-        c.until(lambda: {k: metrics(port).get(k) for k in want} == want)
+        c.until(lambda: {k: scrape(port).get(k) for k in want} == want)
     finally:
         sampler.done.set()
         c.stop_all()

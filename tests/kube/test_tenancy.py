@@ -11,7 +11,6 @@ import datetime
 import ipaddress
 import json
 import shutil
-import socket
 import ssl
 import subprocess
 import sys
@@ -26,7 +25,7 @@ import yaml
 
 from emulated import until
 from leasehold.kube.client import KubeClient
-from operated import Operated, one_node_pool, operated
+from operated import Operated, free_port, one_node_pool, operated
 
 LEASES = "/apis/leasehold.io/v1alpha1/namespaces/{ns}/leases"
 
@@ -225,11 +224,6 @@ def test_a_victim_learns_another_tenants_lease_only_if_the_admins_allow(tmp_path
 
 
 # ---- the operator's metrics --------------------------------------------------------
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
 
 def answers(url: str, context: ssl.SSLContext | None = None) -> bool:
     try:

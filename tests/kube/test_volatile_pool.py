@@ -11,15 +11,13 @@ from __future__ import annotations
 
 import json
 import signal
-import socket
-import urllib.request
 from typing import Any
 
 import pytest
 import yaml
 
 from leasehold_emulator.nodes import DOWN
-from operated import Operated, Sampler, final_phases, operated
+from operated import Operated, Sampler, final_phases, free_port, operated, scrape
 
 SPOT = {"apiVersion": "leasehold.io/v1alpha1", "kind": "NodePool", "metadata": {"name": "spot"},
         "spec": {"emulated": {"nodes": 3, "cpu": 2, "memory": "2Gi", "seed": 1},
@@ -46,19 +44,6 @@ def live_pods(c: Operated) -> dict[str, dict[str, Any]]:
 def events(c: Operated, name: str) -> dict[str, str]:
     return {e["reason"]: e["message"] for e in c.get("events", "-n", "lab")["items"]
             if e["involvedObject"]["name"] == name}
-
-
-def metrics(port: int) -> dict[str, float]:
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
-        text = r.read().decode()
-    return {line.split(" ")[0]: float(line.split(" ")[1])
-            for line in text.splitlines() if line and not line.startswith("#")}
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def test_a_volatile_pool_loses_a_node_mid_run_and_its_leases_go_by_type(tmp_path):
@@ -105,10 +90,10 @@ def test_a_volatile_pool_loses_a_node_mid_run_and_its_leases_go_by_type(tmp_path
                 'leasehold_leases_lost_total{outcome="requeued",pool="spot"}': 1,
                 'leasehold_leases_lost_total{outcome="replanned",pool="spot"}': 0,
                 'leasehold_pool_nodes_down{pool="spot"}': 1}
-        c.until(lambda: {k: metrics(port).get(k) for k in want} == want)
+        c.until(lambda: {k: scrape(port).get(k) for k in want} == want)
         # back: the pool has its node again
         c.kubectl("annotate", "node", failed, f"{DOWN}-")
-        c.until(lambda: metrics(port).get('leasehold_pool_nodes_down{pool="spot"}') == 0)
+        c.until(lambda: scrape(port).get('leasehold_pool_nodes_down{pool="spot"}') == 0)
         c.apply(lease("after", cpu="2"))
         c.until(lambda: status(c, "after").get("phase") == "Running"
                 and live_pods(c).get("after-vm-0", {}).get("spec", {}).get("nodeName")
@@ -148,7 +133,7 @@ def test_leases_on_a_volatile_pool_whose_nodes_fail_by_its_law_all_end(tmp_path,
             c.apply({**lease(f"l{i}", kind, cpu="2"),
                      "spec": {**lease(f"l{i}", kind, cpu="2")["spec"], "duration": "2m"}})
         if kill:
-            c.until(lambda: sum(v for k, v in metrics(port).items()
+            c.until(lambda: sum(v for k, v in scrape(port).items()
                                 if k.startswith("leasehold_leases_lost_total")) >= 1, 60)
             c.operator.send_signal(signal.SIGKILL)
             c.operator.wait(timeout=10)
@@ -163,7 +148,7 @@ def test_leases_on_a_volatile_pool_whose_nodes_fail_by_its_law_all_end(tmp_path,
         if not kill:
             # counted by the step that ended the last lease, before its status was
             # written
-            seen = metrics(port)
+            seen = scrape(port)
             assert seen['leasehold_node_failures_total{pool="spot"}'] >= 1
             lost = sum(v for k, v in seen.items()
                        if k.startswith("leasehold_leases_lost_total"))
@@ -221,6 +206,6 @@ def test_a_lost_real_node_is_named_as_the_cluster_names_it(tmp_path):
         # takes no index names for nodes)
         want = {'leasehold_pool_nodes_down{pool="fleet"}': 1,
                 'leasehold_pool_capacity_cpu_cores{pool="fleet"}': 4}
-        c.until(lambda: {k: metrics(port).get(k) for k in want} == want)
+        c.until(lambda: {k: scrape(port).get(k) for k in want} == want)
     finally:
         c.stop_all()
