@@ -11,7 +11,7 @@ it was recorded on, as in a scenario) are optional. Every other line is one leas
 with the keys and units of a scenario's ``leases`` items (``name``, ``type``,
 ``origin``, ``arrival`` in seconds from the epoch, ``vms``, ``cpu``, ``memory``,
 ``duration``, ``ready``, ``deadline``, ``start``, ``runtime``, ``pool``, ``image``,
-``imageSizeMB``). ``runtime`` is how long the lease actually ran when it ended
+``imageSizeMB``, ``replicas``). ``runtime`` is how long the lease actually ran when it ended
 early: a replay ends it then too. Blank lines and lines starting with ``#`` are
 skipped. What happened to a lease (its waits and preemptions) is not part of a
 trace: that is what a replay computes.
@@ -175,11 +175,13 @@ def lease_of(req: Request) -> LeaseSpec:
                                    LeaseType.DEADLINE_NON_PREEMPTABLE)
     return LeaseSpec.model_validate({
         "name": req.name, "origin": req.origin, "type": req.type, "arrival": req.submitted,
-        "vms": req.vms, "cpu": f"{req.shape.cpu}m", "memory": req.shape.memory,
+        "vms": req.originals, "cpu": f"{req.shape.cpu}m", "memory": req.shape.memory,
         "duration": req.duration, "ready": req.ready,
         "deadline": req.deadline if writes_deadline else None, "start": req.start,
         "runtime": req.runtime, "pool": req.pool,
         "image": req.image, "imageSizeMB": req.image_mb or None,
+        # copies of each VM only when it has them: a trace without reads as before
+        **({"replicas": req.replicas} if req.replicas > 1 else {}),
     })
 
 

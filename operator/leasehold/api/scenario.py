@@ -187,7 +187,8 @@ def _whole_or_text(seconds: float) -> int | str:
     # written back where a NodePool's CRD must store it: its int-or-string takes whole
     # seconds or a string, so a fraction is written as seconds with a unit ("1.5s"),
     # in full (repr), so that it reads back as the same float
-    return int(seconds) if seconds.is_integer() else f"{seconds!r}s"
+    # (positional notation: the duration parser takes no exponent, "1e-09s")
+    return int(seconds) if seconds.is_integer() else f"{Decimal(repr(seconds)):f}s"
 
 
 #: a mean duration of a pool's statistics; a NodePool's CRD takes it as a Lease's
