@@ -86,7 +86,8 @@ def simulate(
     sched = Scheduler(pools, config)
     result = SimResult(sched)
     failures = Failures(pools, seed, capacity, guard(requests, capacity))
-    if failures.logs:
+    volatile = bool(failures.logs)  # read once: the loop below runs every step
+    if volatile:
         result.failures = failures.logs
         capacity = [(t, c) for t, c in capacity if not failures.takes(c.pool.name)]
     n = len(requests) + len(capacity)
@@ -97,9 +98,9 @@ def simulate(
     # one ends, the law is one under which the leases left make no headway (the time
     # guard may lie billions of failures away), and the failures stop now
     ended_at = 0
-    for step in replay(sched, inputs, background=failures if failures.logs else None):
+    for step in replay(sched, inputs, background=failures if volatile else None):
         result.events += 1
-        if failures.logs and failures.stopped is None:
+        if volatile and failures.stopped is None:
             if any(isinstance(a, _ENDS) for a in step.actions):
                 ended_at = failures.count
             elif failures.count - ended_at >= stall:

@@ -510,11 +510,7 @@ def _utility_checks(spec: ExperimentSpec) -> list[str]:
                    f" (002 §V-A), not {spec.workload.model or 'streams'}")
     points = spec.points()
     found: dict[str, list[dict[str, Any]]] = {}  # a problem -> the grid points it is at
-    for point in points:
-        try:
-            cell = _with(spec, point)
-        except (ValidationError, ExperimentError):
-            continue  # the grid's checks say which value
+    for point, cell in _cells(spec, points):
         try:
             Scenario.model_validate({"cluster": cell.cluster.model_dump(by_alias=True),
                                      "config": cell.config.model_dump(by_alias=True),
@@ -663,11 +659,7 @@ def _stream_checks(spec: ExperimentSpec) -> list[str]:
     pools = {p.name: p for p in spec.cluster.pools}
     points = spec.points()
     found: dict[str, list[dict[str, Any]]] = {}  # a problem -> the grid points it is at
-    for point in points:
-        try:
-            cell = _with(spec, point)
-        except (ValidationError, ExperimentError):
-            continue  # the grid's checks say which value
+    for point, cell in _cells(spec, points):
         assert cell.workload.streams is not None
         for i, st in enumerate(cell.workload.streams):
             for problem in _stream_problems(st, pools):
@@ -791,6 +783,17 @@ def _first(exc: Exception) -> str:
 def at_point(spec: ExperimentSpec, point: dict[str, Any]) -> ExperimentSpec:
     """``spec`` with the grid point's values in place (its grid empty)."""
     return _with(spec, point)
+
+
+def _cells(spec: ExperimentSpec, points: list[dict[str, Any]]
+           ) -> Iterator[tuple[dict[str, Any], ExperimentSpec]]:
+    """Each grid point and the experiment there, for the points whose values make one
+    (the grid's own checks say what is wrong with the others)."""
+    for point in points:
+        try:
+            yield point, _with(spec, point)
+        except (ValidationError, ExperimentError):
+            continue
 
 
 def _with(spec: ExperimentSpec, point: dict[str, Any]) -> ExperimentSpec:
