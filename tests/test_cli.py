@@ -410,5 +410,5 @@ def test_help_lists_the_operators_and_the_emulators_commands_in_order():
     assert r.returncode == 0
     listed = [line.split()[0] for line in r.stdout.split("COMMAND\n", 1)[1].splitlines()
               if line.startswith("    ") and not line.startswith("     ")]
-    assert listed == ["simulate", "trace", "swf", "operator", "up", "demo", "crds",
+    assert listed == ["simulate", "trace", "whatif", "swf", "operator", "up", "demo", "crds",
                       "dashboards", "emulator", "workload", "experiment"]

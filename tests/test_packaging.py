@@ -27,7 +27,7 @@ PACKAGED_CONFIG = ROOT / "emulator" / "leasehold_emulator" / "data" / "operator"
 #: the modules of the extras (sim: scipy, matplotlib; emulator: cryptography, and
 #: common-expression-language, whose module is ``cel``)
 EXTRAS = ("scipy", "matplotlib", "cryptography", "cel")
-COMMANDS = ["simulate", "trace", "swf", "operator", "up", "demo", "crds", "dashboards",
+COMMANDS = ["simulate", "trace", "whatif", "swf", "operator", "up", "demo", "crds", "dashboards",
             "emulator", "workload", "experiment"]
 
 #: Python code that makes the modules named in argv[1] (comma-separated) impossible

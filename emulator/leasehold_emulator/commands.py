@@ -112,6 +112,92 @@ def cmd_trace_convert(args: argparse.Namespace) -> int:
     return write_output(text, args.out)
 
 
+def cmd_trace_export(args: argparse.Namespace) -> int:
+    """The Leases of the cluster the kubeconfig reaches, as a leasehold trace."""
+    from .export import ExportError, export
+    from .workloads.trace import trace_lines, write_trace
+
+    try:
+        got = export(args.kubeconfig, args.namespace)
+    except ExportError as exc:
+        return fail([str(exc)])
+    for line in got.warnings:
+        print(f"warning: {line}", file=sys.stderr)
+    if not got.leases:
+        return fail([f"{got.header.source}: no Lease could be exported (see the warnings)"])
+    if args.out is None:
+        return write_output("".join(line + "\n" for line in
+                                    trace_lines(got.leases, got.header, got.observed)), None)
+    try:  # gzipped when it ends in .gz
+        write_trace(args.out, got.leases, got.header, got.observed)
+    except OSError as exc:
+        return fail([f"cannot write {args.out}: {exc.strerror or exc}"])
+    print(f"wrote {args.out}: {len(got.leases)} leases", file=sys.stderr)
+    return 0
+
+
+def _choices(text: str, choices: tuple[str, ...], flag: str) -> list[str] | str:
+    """A comma-separated list of ``choices``, or what is wrong with it."""
+    given = [x.strip() for x in text.split(",") if x.strip()]
+    bad = [x for x in given if x not in choices]
+    if bad or not given:
+        return (f"{flag} {text}: {', '.join(map(repr, bad)) or 'empty'} is not one of"
+                f" {', '.join(choices)} (a comma-separated list)")
+    return list(dict.fromkeys(given))
+
+
+def cmd_whatif(args: argparse.Namespace) -> int:
+    """A trace replayed under each setting, beside what the cluster did: one report."""
+    from leasehold.api.scenario import ScenarioError
+
+    from .workloads.trace import TraceError, read_trace, trace_scenario
+
+    lists = [_choices(args.policy, POLICIES, "--policy"),
+             _choices(args.backfilling, BACKFILLING, "--backfilling"),
+             _choices(args.dispatch, DISPATCH, "--dispatch")]
+    problems = [x for x in lists if isinstance(x, str)]
+    if problems:
+        return fail(problems)
+    policies, backfillings, dispatches = (x for x in lists if isinstance(x, list))
+    if not _is_trace(args.trace):
+        return fail([f"{args.trace}: not a leasehold trace (.jsonl, .jsonl.gz); `leasehold"
+                     " trace export` writes one from a cluster, `leasehold trace convert`"
+                     " from a scenario"])
+    try:
+        trace = read_trace(args.trace)
+        scenario = trace_scenario(trace, args.trace)
+    except TraceError as exc:
+        return fail([str(exc)])
+    except ScenarioError as exc:
+        return fail(exc.problems)
+    # the input read: now the simulator and its report (matplotlib, slow to import)
+    from .sim.experiment import ProgressBar
+    from .sim.whatif import compare, settings, write_report
+
+    if not trace.observed:
+        print(f"warning: {args.trace} says nothing of what the cluster did (no observed"
+              " lines): the report has no baseline row", file=sys.stderr)
+    out = Path(args.out) if args.out else Path(args.trace).parent / (
+        "whatif-" + Path(args.trace).name.split(".")[0])
+
+    def progress(label: str, k: int, n: int) -> ProgressBar | None:
+        if args.quiet:
+            return None
+        print(f"replaying {len(trace.leases)} leases under {label} ({k + 1}/{n})",
+              file=sys.stderr)
+        return ProgressBar()
+
+    chosen = settings(policies, backfillings, dispatches)
+    runs = compare(trace, scenario, chosen, progress)
+    try:
+        files = write_report(out, trace.header.source or args.trace, runs)
+    except OSError as exc:
+        return fail([f"cannot write the report in {out}: {exc.strerror or exc}"])
+    print(f"report: {next(f for f in files if f.name == 'report.md')}"
+          f" and {next(f for f in files if f.name == 'report.html')}")
+    return 0
+
+
 def cmd_swf(args: argparse.Namespace) -> int:
     """Replay an SWF trace on one exclusive pool (one VM per node) and print the waits;
     with ``--inject``, with a Haizea LWF file's advance reservations among its jobs
@@ -337,6 +423,36 @@ def add_trace(sub: Subparsers) -> None:
     conv.add_argument("input", help="scenario YAML, or trace (.jsonl, .jsonl.gz)")
     conv.add_argument("--out", metavar="FILE", help="write to FILE instead of stdout")
     conv.set_defaults(func=cmd_trace_convert)
+    exp = tr_sub.add_parser("export", help="the Leases of a cluster (as the operator"
+                            " scheduled them, with what it did) and its NodePools, as a"
+                            " trace (.jsonl) that `simulate` and `whatif` replay")
+    exp.add_argument("--kubeconfig", help="the cluster's kubeconfig (default: $KUBECONFIG,"
+                     " then ~/.kube/config, as the operator)")
+    exp.add_argument("--namespace", "-n", help="only the Leases of this namespace (default:"
+                     " all namespaces)")
+    exp.add_argument("--out", metavar="FILE", help="write to FILE (.jsonl, or .jsonl.gz:"
+                     " gzipped) instead of stdout")
+    exp.set_defaults(func=cmd_trace_export)
+
+
+def add_whatif(sub: Subparsers) -> None:
+    wi = sub.add_parser("whatif", help="replay a trace (`trace export`'s) under several"
+                        " policies and compare with what the cluster did: one report")
+    wi.add_argument("trace", help="a leasehold trace (.jsonl, .jsonl.gz) whose header names"
+                    " its cluster; its observed lines are the baseline")
+    wi.add_argument("--policy", default="moml", metavar="LIST",
+                    help=f"comma-separated preemption policies ({', '.join(POLICIES)};"
+                         " default: moml)")
+    wi.add_argument("--backfilling", default=BACKFILLING[0], metavar="LIST",
+                    help=f"comma-separated backfilling modes ({', '.join(BACKFILLING)};"
+                         f" default: {BACKFILLING[0]})")
+    wi.add_argument("--dispatch", default=DISPATCH[0], metavar="LIST",
+                    help=f"comma-separated dispatch strategies ({', '.join(DISPATCH)};"
+                         f" default: {DISPATCH[0]})")
+    wi.add_argument("--out", metavar="DIR", help="the report's directory (default:"
+                    " whatif-<trace name> beside the trace)")
+    wi.add_argument("--quiet", action="store_true", help="no progress bars")
+    wi.set_defaults(func=cmd_whatif, extra="sim")  # its report: matplotlib
 
 
 def add_swf(sub: Subparsers) -> None:

@@ -36,8 +36,8 @@ if TYPE_CHECKING:
 
 #: the order ``leasehold --help`` lists the commands in; a contributed command not
 #: named here comes after these, by name
-HELP_ORDER = ("simulate", "trace", "swf", "operator", "up", "demo", "crds", "dashboards",
-              "emulator", "workload", "experiment")
+HELP_ORDER = ("simulate", "trace", "whatif", "swf", "operator", "up", "demo", "crds",
+              "dashboards", "emulator", "workload", "experiment")
 
 def _config_data(args: argparse.Namespace) -> Any:
     """The ``--config`` file's data ({} without one). Raises ValueError with the file

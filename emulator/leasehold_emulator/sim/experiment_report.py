@@ -237,7 +237,7 @@ def _tick(point: dict[str, Any]) -> str:
     return "\n".join(textwrap.fill(w, 24) for w in point_words(point))
 
 
-def _fmt(value: float, metric: str) -> str:
+def shown_metric(value: float, metric: str) -> str:
     if math.isnan(value):
         return "—"
     _, scale, _ = SHOWN[metric]
@@ -309,9 +309,9 @@ def _p(value: float) -> str:
 def _tested(result: Paired, metric: str, p_t: float, p_w: float) -> list[str]:
     """A test's cells: n, mean difference, 95% CI, t-test p raw and Holm, Wilcoxon p raw
     and Holm, Shapiro–Wilk p."""
-    ci = (f"[{_fmt(result.low, metric)}, {_fmt(result.high, metric)}]"
+    ci = (f"[{shown_metric(result.low, metric)}, {shown_metric(result.high, metric)}]"
           if not math.isnan(result.low) else "—")
-    return [str(result.n), _fmt(result.mean, metric), ci, _p(result.p_t), _p(p_t),
+    return [str(result.n), shown_metric(result.mean, metric), ci, _p(result.p_t), _p(p_t),
             _p(result.p_wilcoxon), _p(p_w), _p(result.p_shapiro)]
 
 
@@ -412,7 +412,7 @@ def _means(spec: ExperimentSpec, cells: dict[Cell, dict[int, float]], points: li
         for arm in labels:
             values = [cells[(point, arm)][s] for s in sorted(cells[(point, arm)])]
             mean, half = interval(values) if values else (math.nan, math.nan)
-            line.append(f"{_fmt(mean, metric)} ± {_fmt(half, metric)}")
+            line.append(f"{shown_metric(mean, metric)} ± {shown_metric(half, metric)}")
         body.append(line)
     return body
 
@@ -535,7 +535,15 @@ def markdown(spec: ExperimentSpec, rows: list[dict[str, Any]], plots: list[Path]
         lines += [STATISTICS_NOTE, ""]
     if len(_labels(spec)) > 1 and len(spec.points()) > 1:
         lines += [ANOVA_NOTE, ""]
-    for title, body in tables(spec, rows):
+    lines += markdown_tables(tables(spec, rows), plots)
+    return "\n".join(lines)
+
+
+def markdown_tables(titled: list[tuple[str, list[list[str]]]], plots: list[Path]) -> list[str]:
+    """The lines of a report's tables (each: title, rows of cells, the first the
+    header) and of its PNG plots, in Markdown."""
+    lines = []
+    for title, body in titled:
         lines += [f"## {title}", "", "| " + " | ".join(body[0]) + " |",
                   "|" + "---|" * len(body[0])]
         lines += ["| " + " | ".join(r) + " |" for r in body[1:]]
@@ -543,7 +551,7 @@ def markdown(spec: ExperimentSpec, rows: list[dict[str, Any]], plots: list[Path]
     if plots:
         lines += ["## Plots", ""] + [f"![{p.stem}]({p.name})" for p in plots
                                      if p.suffix == ".png"] + [""]
-    return "\n".join(lines)
+    return lines
 
 
 def _workload_words(spec: ExperimentSpec) -> str:
@@ -559,17 +567,23 @@ def _workload_words(spec: ExperimentSpec) -> str:
 
 
 def to_html(spec: ExperimentSpec, rows: list[dict[str, Any]], plots: list[Path]) -> str:
-    parts = [f"<!doctype html><meta charset='utf-8'><title>{html.escape(spec.name)}</title>",
+    notes = [*([STATISTICS_NOTE] if comparisons(spec) else []),
+             *([ANOVA_NOTE] if len(_labels(spec)) > 1 and len(spec.points()) > 1 else [])]
+    return html_page(f"Experiment {spec.name}", notes, tables(spec, rows), plots)
+
+
+def html_page(title: str, notes: list[str], titled: list[tuple[str, list[list[str]]]],
+              plots: list[Path]) -> str:
+    """A report as one HTML page: its title, notes (paragraphs), tables (each: title,
+    rows of cells, the first the header) and SVG plots."""
+    parts = [f"<!doctype html><meta charset='utf-8'><title>{html.escape(title)}</title>",
              "<style>body{font-family:sans-serif;max-width:70em;margin:2em auto}"
              "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;"
              "padding:.2em .6em;text-align:right}th{background:#eee}</style>",
-             f"<h1>Experiment {html.escape(spec.name)}</h1>"]
-    if comparisons(spec):
-        parts.append(f"<p>{html.escape(STATISTICS_NOTE)}</p>")
-    if len(_labels(spec)) > 1 and len(spec.points()) > 1:
-        parts.append(f"<p>{html.escape(ANOVA_NOTE)}</p>")
-    for title, body in tables(spec, rows):
-        parts.append(f"<h2>{html.escape(title)}</h2><table><tr>"
+             f"<h1>{html.escape(title)}</h1>"]
+    parts += [f"<p>{html.escape(note)}</p>" for note in notes]
+    for name, body in titled:
+        parts.append(f"<h2>{html.escape(name)}</h2><table><tr>"
                      + "".join(f"<th>{html.escape(c)}</th>" for c in body[0]) + "</tr>")
         parts += ["<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>"
                   for r in body[1:]]
@@ -629,9 +643,9 @@ def draw(spec: ExperimentSpec, rows: list[dict[str, Any]], out: Path) -> list[Pa
     """One figure per metric (:func:`metric_figure`), as PNG and SVG."""
     files = []
     for metric in metric_names(spec):
-        files += _save(metric_figure(spec, rows, metric), out, metric)
+        files += save(metric_figure(spec, rows, metric), out, metric)
     if spec.is_utility() and list(spec.grid) == [LOAD]:
-        files += _save(migrations_by_jobs_figure(spec, rows), out, "migrations-by-jobs")
+        files += save(migrations_by_jobs_figure(spec, rows), out, "migrations-by-jobs")
     return files
 
 
@@ -662,7 +676,7 @@ def migrations_by_jobs_figure(spec: ExperimentSpec, rows: list[dict[str, Any]]) 
     return fig
 
 
-def _save(fig: Figure, out: Path, stem: str) -> list[Path]:
+def save(fig: Figure, out: Path, stem: str) -> list[Path]:
     """``fig`` (laid out as drawn: constrained) as ``<stem>.png`` and ``<stem>.svg``,
     then closed."""
     paths = [out / f"{stem}.{ext}" for ext in ("png", "svg")]
@@ -728,7 +742,7 @@ def gantt_figure(spec: ExperimentSpec) -> Figure:
 
 def gantt(spec: ExperimentSpec, out: Path) -> list[Path]:
     """:func:`gantt_figure`, as PNG and SVG."""
-    return _save(gantt_figure(spec), out, "gantt")
+    return save(gantt_figure(spec), out, "gantt")
 
 
 def over_time_figure(spec: ExperimentSpec) -> Figure:
@@ -754,7 +768,7 @@ def over_time_figure(spec: ExperimentSpec) -> Figure:
 
 def over_time_plot(spec: ExperimentSpec, out: Path) -> list[Path]:
     """:func:`over_time_figure`, as PNG and SVG."""
-    return _save(over_time_figure(spec), out, "over-time")
+    return save(over_time_figure(spec), out, "over-time")
 
 
 def write_report(spec: ExperimentSpec, out: Path) -> list[Path]:

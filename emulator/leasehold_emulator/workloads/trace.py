@@ -14,21 +14,31 @@ with the keys and units of a scenario's ``leases`` items (``name``, ``type``,
 ``imageSizeMB``, ``replicas``). ``runtime`` is how long the lease actually ran when it ended
 early: a replay ends it then too. Blank lines and lines starting with ``#`` are
 skipped. What happened to a lease (its waits and preemptions) is not part of a
-trace: that is what a replay computes.
+trace's input: that is what a replay computes.
 
-This is what ``leasehold trace export`` is to write from a live cluster (the
-operator's side); ``leasehold trace convert`` turns a scenario into a trace and
-back, and experiments (``workload: {model: trace}``) and ``leasehold simulate``
-replay one. A malformed line is reported with its line number
-and every problem of the lease, in the scenario loader's words.
+A lease line may carry, under ``observed``, what a cluster really did with the lease
+(:class:`Observed`: its phase, first start and end in seconds from the epoch, its
+wait, its preemptions and by whom, its overhead, its pool and nodes): ``leasehold
+trace export`` writes it, ``leasehold whatif`` shows it as the baseline beside its
+replays, and a replay ignores it::
+
+    {"name": "lab/lease-2", "type": "BestEffortSuspendable", "arrival": 300, ...,
+     "observed": {"phase": "Completed", "start": 300, "end": 7020, "wait": 0,
+                  "preemptions": 1, "preemptedBy": "owners/lease-7", "pool": "rp1"}}
+
+``leasehold trace export`` writes one from a live cluster (the Leases the operator
+scheduled and the NodePools' capacity); ``leasehold trace convert`` turns a scenario
+into a trace and back, and experiments (``workload: {model: trace}``), ``leasehold
+simulate`` and ``leasehold whatif`` replay one. A malformed line is reported with its
+line number and every problem of the lease, in the scenario loader's words.
 """
 
 from __future__ import annotations
 
 import gzip
 import json
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import IO, Literal
@@ -68,11 +78,36 @@ class TraceHeader(Spec):
     cluster: ClusterSpec | None = Field(default=None, description="The pools it ran on.")
 
 
+class Observed(Spec):
+    """What a cluster really did with a lease (a lease line's ``observed``): not an
+    input, a replay ignores it. Times in seconds from the trace's epoch."""
+
+    phase: str = Field(description="Its final phase (or the phase it was in when exported).")
+    sequence: int | None = Field(default=None, description="Its place in the operator's"
+                                 " order of submission (ties of arrival are in this order).")
+    start: float | None = Field(default=None, description="When it first started.")
+    end: float | None = Field(default=None, description="When it ended.")
+    wait: float | None = Field(default=None, description="Seconds from its arrival to its"
+                               " first start.")
+    preemptions: int = Field(default=0, ge=0, description="How many times it was preempted.")
+    preempted_by: str | None = Field(default=None, alias="preemptedBy",
+                                     description="The lease that preempted it last, when the"
+                                                 " cluster names it.")
+    overhead_seconds: float = Field(default=0.0, ge=0, alias="overheadSeconds",
+                                    description="Seconds its preemptions cost it.")
+    ran_seconds: float | None = Field(default=None, alias="ranSeconds",
+                                      description="Seconds it ran.")
+    pool: str | None = Field(default=None, description="The pool it ran (or was booked) on.")
+    nodes: list[str] | None = Field(default=None, description="The nodes its VMs ran on.")
+
+
 @dataclass(frozen=True, slots=True)
 class Trace:
     header: TraceHeader
     #: in file order
     leases: list[LeaseSpec]
+    #: by lease name, what the cluster did with the leases whose lines say so
+    observed: dict[str, Observed] = field(default_factory=dict)
 
     def requests(self) -> list[Request]:
         """In submission order; leases submitted together keep their file order."""
@@ -101,9 +136,10 @@ def read_trace(path: str | Path, skip_bad_lines: bool = False,
         raise TraceError(f"{path}: cannot read file: {exc}") from None
     at, header = _header(path, lines)
     names: dict[str, int] = {}
+    observed: dict[str, Observed] = {}
 
     def lease(text: str, lineno: int) -> LeaseSpec:
-        spec = _lease(text)
+        spec = _lease(text, observed)
         first = names.setdefault(spec.name, lineno)
         if first != lineno:
             raise TraceLineError(f'duplicate lease name "{spec.name}" (first at line {first});'
@@ -114,7 +150,7 @@ def read_trace(path: str | Path, skip_bad_lines: bool = False,
     body = [""] * (at + 1) + lines[at + 1:]
     leases = list(parsed_lines(body, str(path), lease, TraceLineError, "#", skip_bad_lines,
                                skipped))
-    return Trace(header, leases)
+    return Trace(header, leases, observed)
 
 
 def _header(path: Path, lines: list[str]) -> tuple[int, TraceHeader]:
@@ -140,19 +176,36 @@ def _header(path: Path, lines: list[str]) -> tuple[int, TraceHeader]:
                      f' {{"format": "{FORMAT}", "version": {VERSION}}} and one lease per line')
 
 
-def _lease(text: str) -> LeaseSpec:
+def _lease(text: str, observed: dict[str, Observed] | None = None) -> LeaseSpec:
+    """A lease line; its ``observed`` (a replay's input leaves it out) goes to
+    ``observed``, by the lease's name."""
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise TraceLineError(f"not JSON ({exc.msg}, column {exc.colno})") from None
     if not isinstance(data, dict):
         raise TraceLineError("expected one lease as a JSON object")
+    seen = data.pop("observed", None)
+    name = data.get("name")
+    who = f'lease "{name}": ' if isinstance(name, str | int) else ""
     try:
-        return LeaseSpec.model_validate(data)
+        spec = LeaseSpec.model_validate(data)
     except ValidationError as exc:
-        name = data.get("name")
-        who = f'lease "{name}": ' if isinstance(name, str | int) else ""
         raise TraceLineError(who + "; ".join(validation_problems(exc, ("leases", 0)))) from None
+    if seen is not None:
+        try:
+            outcome = Observed.model_validate(seen)
+        except ValidationError as exc:
+            problems = [f"observed.{p}" for p in _observed_problems(exc)]
+            raise TraceLineError(who + "; ".join(problems)) from None
+        if observed is not None:
+            observed[spec.name] = outcome
+    return spec
+
+
+def _observed_problems(exc: ValidationError) -> list[str]:
+    """``<field>: <what is wrong>`` for each problem of an ``observed``."""
+    return [f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()]
 
 
 def trace_scenario(trace: Trace, source: str) -> Scenario:
@@ -185,16 +238,23 @@ def lease_of(req: Request) -> LeaseSpec:
     })
 
 
-def trace_lines(leases: Iterable[LeaseSpec], header: TraceHeader | None = None) -> Iterator[str]:
-    """The lines of a trace (without line ends)."""
+def trace_lines(leases: Iterable[LeaseSpec], header: TraceHeader | None = None,
+                observed: Mapping[str, Observed] | None = None) -> Iterator[str]:
+    """The lines of a trace (without line ends); a lease in ``observed`` with what
+    the cluster did with it."""
     header = header or TraceHeader(format=FORMAT, version=VERSION)
     yield json.dumps(header.model_dump(mode="json", by_alias=True, exclude_none=True))
     for lease in leases:
-        yield json.dumps(lease.model_dump(mode="json", by_alias=True, exclude_none=True))
+        data = lease.model_dump(mode="json", by_alias=True, exclude_none=True)
+        if observed is not None and lease.name in observed:
+            data["observed"] = observed[lease.name].model_dump(mode="json", by_alias=True,
+                                                               exclude_none=True)
+        yield json.dumps(data)
 
 
 def write_trace(path: str | Path, leases: Iterable[LeaseSpec],
-                header: TraceHeader | None = None) -> None:
+                header: TraceHeader | None = None,
+                observed: Mapping[str, Observed] | None = None) -> None:
     with _open(Path(path), "w") as fh:
-        for line in trace_lines(leases, header):
+        for line in trace_lines(leases, header, observed):
             fh.write(line + "\n")
