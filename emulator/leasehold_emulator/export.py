@@ -142,13 +142,50 @@ def _seen(obj: dict[str, Any], clock: Clock) -> _Seen | str:
     return _Seen(obj, name, origin, submitted, sequence, status)
 
 
-def _observed(seen: _Seen, zero: float, clock: Clock, arrival: float) -> Observed:
+#: the operator's events that say where a Lease's VMs went, and the word before the
+#: nodes in their messages ("running on a, b", "resumed to c; running at ...")
+_PLACED = {"Started": " on ", "Resumed": " to ", "Migrated": " to "}
+
+
+async def placed(client: KubeClient, namespace: str | None) -> dict[str, list[str]]:
+    """By Lease uid, the nodes the operator's latest event placing it names: where a
+    finished Lease ran last (its status keeps no reservation). Events expire (an
+    hour after their last write, by default): an older Lease has none. Events that
+    cannot be read (a role without them) are none."""
+    where = f"/namespaces/{namespace}" if namespace else ""
+    try:
+        items = (await client.get(f"/api/v1{where}/events")).get("items", [])
+    except KubeError:
+        return {}
+    latest: dict[str, tuple[str, list[str]]] = {}
+    for e in items:
+        about = e.get("involvedObject") or {}
+        word = _PLACED.get(e.get("reason", ""))
+        message = str(e.get("message") or "")
+        if about.get("kind") != "Lease" or word is None or word not in message:
+            continue
+        when = str(e.get("lastTimestamp") or e.get("eventTime") or "")
+        nodes = message.split(word, 1)[1].split(";", 1)[0].split(", ")
+        uid = str(about.get("uid"))
+        if uid not in latest or when >= latest[uid][0]:
+            latest[uid] = (when, nodes)
+    return {uid: nodes for uid, (_, nodes) in latest.items()}
+
+
+def _observed(seen: _Seen, zero: float, clock: Clock, arrival: float,
+              nodes: list[str] | None = None, pools: dict[str, str] | None = None
+              ) -> Observed:
+    """What the cluster did with the Lease; ``nodes``: where its events last placed
+    it, and ``pools``: the pool of each node (for a Lease whose status has no
+    reservation left, a finished one)."""
     status = seen.status
     start = _core_time(status, "startedAt", clock)
     end = _core_time(status, "endedAt", clock)
     reservation = status.get("reservation") or {}
     dispatch = status.get("dispatch") or {}
-    pool = reservation.get("pool") or dispatch.get("pool") or \
+    nodes = reservation.get("nodes") or nodes
+    ran_on = next((pools[n] for n in nodes or [] if n in (pools or {})), None)
+    pool = reservation.get("pool") or ran_on or dispatch.get("pool") or \
         (seen.obj.get("spec") or {}).get("pool")
     progress = status.get("progress") or {}
     return Observed.model_validate({
@@ -160,7 +197,7 @@ def _observed(seen: _Seen, zero: float, clock: Clock, arrival: float) -> Observe
         "preemptedBy": _preemptor(status),
         "overheadSeconds": status.get("overheadSeconds") or 0.0,
         "ranSeconds": progress.get("ranSeconds"),
-        "pool": pool, "nodes": reservation.get("nodes")})
+        "pool": pool, "nodes": nodes})
 
 
 def _shifted(spec: LeaseSpec, name: str, zero: float) -> LeaseSpec:
@@ -206,11 +243,15 @@ async def read_cluster(client: KubeClient, namespace: str | None, source: str) -
                           f" operator's scheduler: {warnings[0]}")
     seen.sort(key=lambda s: (s.submitted, s.sequence))
     zero = seen[0].submitted
+    went = await placed(client, namespace)
+    pool_of = {node: p.spec.name for p in pools for node in p.names}
     leases: list[LeaseSpec] = []
     observed: dict[str, Observed] = {}
     for s in seen:
         try:
-            seen_as = _observed(s, zero, clock, s.submitted - zero)
+            seen_as = _observed(s, zero, clock, s.submitted - zero,
+                                went.get(str((s.obj.get("metadata") or {}).get("uid"))),
+                                pool_of)
         except ValueError as exc:  # a malformed status (pydantic's, or a time's)
             warnings.append(f"Lease {s.name}: left out: malformed status: {exc}")
             continue
