@@ -91,13 +91,15 @@ def test_no_leases_is_one_error(cluster):
 
 def test_a_lease_that_cannot_be_read_is_left_out_with_its_name(cluster, tmp_path):
     cluster.apply(lease("fine"), lease("unsubmitted"), lease("no-origin"),
-                  lease("bad-time"))
+                  lease("bad-time"), lease("negative"))
     now = rfc3339(time.time(), micro=True)  # after the emulated clock's origin
     status(cluster, "fine", {"phase": "Running", "origin": "external", "submittedAt": now,
                              "sequence": 0, "startedAt": now})
     status(cluster, "no-origin", {"phase": "Queued", "submittedAt": now})
     status(cluster, "bad-time", {"phase": "Queued", "origin": "external",
                                  "submittedAt": now, "startedAt": "yesterday"})
+    status(cluster, "negative", {"phase": "Running", "origin": "external",
+                                 "submittedAt": now, "preemptions": -3})
     out = tmp_path / "t.jsonl.gz"
     r = export("--kubeconfig", str(cluster.kubeconfig), "--out", str(out))
     assert r.returncode == 0, r.stderr
@@ -105,6 +107,8 @@ def test_a_lease_that_cannot_be_read_is_left_out_with_its_name(cluster, tmp_path
     assert warnings == [
         "warning: Lease lab/bad-time: left out: malformed status: status.startedAt:"
         " 'yesterday' is not an RFC 3339 time",
+        "warning: Lease lab/negative: left out: malformed status: status.preemptions:"
+        " Input should be greater than or equal to 0",
         "warning: Lease lab/no-origin: left out: malformed status: status.origin: expected"
         " local or external, got None",
         "warning: Lease lab/unsubmitted: left out: the operator has not submitted it to its"

@@ -30,6 +30,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import aiohttp
+from pydantic import ValidationError
 
 from leasehold.api.clock import CLOCK_PATH, Clock, epoch
 from leasehold.api.lease import LeaseSpec
@@ -188,7 +189,7 @@ def _observed(seen: _Seen, zero: float, clock: Clock, arrival: float,
     pool = reservation.get("pool") or ran_on or dispatch.get("pool") or \
         (seen.obj.get("spec") or {}).get("pool")
     progress = status.get("progress") or {}
-    return Observed.model_validate({
+    data = {
         "phase": status.get("phase") or "Pending", "sequence": seen.sequence,
         "start": None if start is None else start - zero,
         "end": None if end is None else end - zero,
@@ -196,8 +197,18 @@ def _observed(seen: _Seen, zero: float, clock: Clock, arrival: float,
         "preemptions": status.get("preemptions") or 0,
         "preemptedBy": _preemptor(status),
         "overheadSeconds": status.get("overheadSeconds") or 0.0,
-        "ranSeconds": progress.get("ranSeconds"),
-        "pool": pool, "nodes": nodes})
+        "ranSeconds": progress.get("ranSeconds"), "pool": pool, "nodes": nodes}
+    try:
+        return Observed.model_validate(data)
+    except ValidationError as exc:  # said as the status's fields
+        raise ValueError("; ".join(
+            f"status.{_STATUS_KEY.get(str(e['loc'][0]), e['loc'][0])}: {e['msg']}"
+            for e in exc.errors())) from None
+
+
+#: the status's key of each of :class:`Observed`'s that is not the status's own
+_STATUS_KEY = {"ranSeconds": "progress.ranSeconds", "pool": "reservation.pool",
+               "nodes": "reservation.nodes", "preemptedBy": "conditions"}
 
 
 def _shifted(spec: LeaseSpec, name: str, zero: float) -> LeaseSpec:
@@ -213,12 +224,17 @@ def _shifted(spec: LeaseSpec, name: str, zero: float) -> LeaseSpec:
 async def read_cluster(client: KubeClient, namespace: str | None, source: str) -> Exported:
     """The trace of what ``client``'s cluster holds (the Leases of ``namespace``, or
     of all namespaces)."""
+    warnings: list[str] = []
     try:
         clock = Clock.from_configmap((await client.get(CLOCK_PATH)).get("data"))
     except KubeError as exc:
-        if exc.code != 404:
+        if exc.code not in (403, 404):
             raise
         clock = Clock()  # a real cluster: real time
+        if exc.code == 403:
+            warnings.append("the ConfigMap kube-system/leasehold-clock cannot be read"
+                            f" ({exc.message}): times are read as real time, which is"
+                            " wrong on an emulated cluster")
     where = f"/namespaces/{namespace}" if namespace else ""
     items = (await client.get(f"/apis/{GROUP}/{VERSION}{where}/leases")).get("items", [])
     if not items:
@@ -230,7 +246,6 @@ async def read_cluster(client: KubeClient, namespace: str | None, source: str) -
     if not pools:
         raise ExportError(f"{source}: no NodePool the operator can read; a trace needs the"
                           " pools its leases ran on")
-    warnings: list[str] = []
     seen: list[_Seen] = []
     for obj in items:
         got = _seen(obj, clock)

@@ -78,6 +78,10 @@ def test_the_export_holds_the_leases_as_the_operator_submitted_them(ran):
         {n: t - zero for n, t in told.items()}, abs=1e-6)
     assert leases[0]["arrival"] == 0 and leases[-1]["arrival"] > 600
     assert all(x["observed"]["phase"] == "Completed" for x in leases)
+    # where each ran: a finished Lease's status has no reservation left, the
+    # operator's events say
+    assert {x["observed"]["pool"] for x in leases} == {"rp1"}
+    assert all(n.startswith("rp1-") for x in leases for n in x["observed"]["nodes"])
 
 
 def test_whatif_under_the_operators_policy_makes_the_clusters_decisions(ran, tmp_path):
