@@ -41,7 +41,7 @@ def unreachable(tmp_path: Path) -> Path:
                  id="nobody-listens"),
     pytest.param(lambda tmp: tmp / "missing", "missing: no such file", id="missing-file"),
     pytest.param(lambda tmp: (tmp / "k").write_text("[1, 2]") and tmp / "k",
-                 "is not a kubeconfig", id="not-a-kubeconfig"),
+                 "k: not a kubeconfig with a current context", id="not-a-kubeconfig"),
 ])
 def test_a_cluster_that_cannot_be_read_is_one_error(tmp_path, kubeconfig, said):
     r = export("--kubeconfig", str(kubeconfig(tmp_path)))

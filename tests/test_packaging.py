@@ -25,8 +25,8 @@ PACKAGED = ROOT / "emulator" / "leasehold_emulator" / "data" / "testbed"
 OPERATOR_CONFIG = ROOT / "examples" / "operator" / "testbed.yaml"
 PACKAGED_CONFIG = ROOT / "emulator" / "leasehold_emulator" / "data" / "operator" / "testbed.yaml"
 #: the modules of the extras (sim: scipy, matplotlib; emulator: cryptography, and
-#: common-expression-language, whose module is ``cel``)
-EXTRAS = ("scipy", "matplotlib", "cryptography", "cel")
+#: common-expression-language, whose module is ``cel``; export: kubernetes)
+EXTRAS = ("scipy", "matplotlib", "cryptography", "cel", "kubernetes")
 COMMANDS = ["simulate", "trace", "whatif", "swf", "operator", "up", "demo", "crds", "dashboards",
             "emulator", "workload", "experiment"]
 
@@ -183,6 +183,7 @@ def test_without_the_extras_every_command_is_listed_and_the_simulator_runs():
     (["emulator", "status", "--data", "{tmp}"], "emulator", "cryptography, cel"),
     (["up", "--data", "{tmp}"], "emulator", "cryptography, cel"),
     (["demo"], "emulator", "cryptography, cel"),
+    (["trace", "export"], "export", "kubernetes"),
 ])
 def test_a_command_whose_extra_is_missing_says_which_in_one_line(args, extra, missing,
                                                                  tmp_path):
@@ -196,7 +197,7 @@ def test_a_command_whose_extra_is_missing_says_which_in_one_line(args, extra, mi
     assert not (tmp_path / "data").exists()
 
 
-@pytest.mark.parametrize("extra", ["sim", "emulator"])
+@pytest.mark.parametrize("extra", ["sim", "emulator", "export"])
 def test_where_an_extra_is_installed_nothing_of_it_is_missing(extra):
     """A distribution whose module has another name (common-expression-language is
     ``cel``) is found by its installed files, not guessed from its name."""

@@ -432,7 +432,7 @@ def add_trace(sub: Subparsers) -> None:
                      " all namespaces)")
     exp.add_argument("--out", metavar="FILE", help="write to FILE (.jsonl, or .jsonl.gz:"
                      " gzipped) instead of stdout")
-    exp.set_defaults(func=cmd_trace_export)
+    exp.set_defaults(func=cmd_trace_export, extra="export")  # the official client
 
 
 def add_whatif(sub: Subparsers) -> None:

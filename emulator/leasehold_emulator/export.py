@@ -1,11 +1,13 @@
 """``leasehold trace export``: the Leases a cluster has seen, as a leasehold trace
 (:mod:`.workloads.trace`) that ``leasehold simulate`` and ``leasehold whatif`` replay.
 
-It reads the cluster as the operator does — the same client, the same kubeconfig
-(``--kubeconfig``, else $KUBECONFIG, else ~/.kube/config), the same reading of the
-NodePools and their nodes (:func:`leasehold.kube.capacity.read_pools`) and of a
-Lease's spec (:func:`leasehold.api.resources.lease_spec`) — so that a replay gets
-the leases and the pools the operator's core got:
+It reads the cluster through the official Kubernetes client (any kubeconfig it can
+use, exec credential plugins included), found as the operator finds its own
+(``--kubeconfig``, else $KUBECONFIG, else ~/.kube/config), and reads what it gets as
+the operator does — a NodePool's nodes and sizes as the operator takes them when it
+starts (:mod:`leasehold.kube.capacity`), a Lease's spec with
+:func:`leasehold.api.resources.lease_spec` — so that a replay gets the leases and the
+pools the operator's core got:
 
 - a lease arrives when the operator submitted it to its scheduler (its status's
   ``submittedAt``; Leases submitted at one instant keep its ``sequence``), in the
@@ -24,21 +26,33 @@ that names it."""
 
 from __future__ import annotations
 
-import asyncio
+import json
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-import aiohttp
+from kubernetes import client as k8s
+from kubernetes import config as k8s_config
+from kubernetes.client.exceptions import ApiException
 from pydantic import ValidationError
+from urllib3.exceptions import HTTPError
 
-from leasehold.api.clock import CLOCK_PATH, Clock, epoch
+from leasehold.api.clock import Clock, epoch
 from leasehold.api.lease import LeaseSpec
-from leasehold.api.resources import GROUP, VERSION, LeaseInputError, lease_spec
+from leasehold.api.resources import (
+    GROUP,
+    VERSION,
+    LeaseInputError,
+    lease_spec,
+    node_selector,
+    pool_from_nodes,
+    pool_problems,
+    pool_spec,
+    usable,
+)
 from leasehold.api.scenario import ClusterSpec, PoolSpecModel, ScenarioError
 from leasehold.core.model import Origin, PoolSpec
-from leasehold.kube.capacity import read_pools
-from leasehold.kube.client import KubeClient, KubeError, kubeconfig_path
+from leasehold.kube.client import kubeconfig_path
 
 from .workloads.trace import FORMAT, Observed, TraceHeader
 from .workloads.trace import VERSION as TRACE_VERSION
@@ -148,18 +162,12 @@ def _seen(obj: dict[str, Any], clock: Clock) -> _Seen | str:
 _PLACED = {"Started": " on ", "Resumed": " to ", "Migrated": " to "}
 
 
-async def placed(client: KubeClient, namespace: str | None) -> dict[str, list[str]]:
+def placed(events: list[dict[str, Any]]) -> dict[str, list[str]]:
     """By Lease uid, the nodes the operator's latest event placing it names: where a
     finished Lease ran last (its status keeps no reservation). Events expire (an
-    hour after their last write, by default): an older Lease has none. Events that
-    cannot be read (a role without them) are none."""
-    where = f"/namespaces/{namespace}" if namespace else ""
-    try:
-        items = (await client.get(f"/api/v1{where}/events")).get("items", [])
-    except KubeError:
-        return {}
+    hour after their last write, by default): an older Lease has none."""
     latest: dict[str, tuple[str, list[str]]] = {}
-    for e in items:
+    for e in events:
         about = e.get("involvedObject") or {}
         word = _PLACED.get(e.get("reason", ""))
         message = str(e.get("message") or "")
@@ -221,28 +229,116 @@ def _shifted(spec: LeaseSpec, name: str, zero: float) -> LeaseSpec:
     return spec.model_copy(update=update)
 
 
-async def read_cluster(client: KubeClient, namespace: str | None, source: str) -> Exported:
-    """The trace of what ``client``'s cluster holds (the Leases of ``namespace``, or
-    of all namespaces)."""
+class Cluster:
+    """What the export reads of a cluster, through the official Kubernetes client, as
+    plain objects (the API server's JSON)."""
+
+    #: seconds a request may take
+    TIMEOUT = 30
+
+    def __init__(self, api: k8s.ApiClient) -> None:
+        self.api = api
+        self.core = k8s.CoreV1Api(api)
+        self.custom = k8s.CustomObjectsApi(api)
+        self.server = str(api.configuration.host)
+
+    def _plain(self, obj: Any) -> dict[str, Any]:
+        return dict(self.api.sanitize_for_serialization(obj))
+
+    def clock(self) -> dict[str, str] | None:
+        """The emulated clock's ConfigMap's data."""
+        cm = self.core.read_namespaced_config_map("leasehold-clock", "kube-system",
+                                                  _request_timeout=self.TIMEOUT)
+        return dict(cm.data or {})
+
+    def leases(self, namespace: str | None) -> list[dict[str, Any]]:
+        if namespace:
+            found = self.custom.list_namespaced_custom_object(
+                GROUP, VERSION, namespace, "leases", _request_timeout=self.TIMEOUT)
+        else:
+            found = self.custom.list_cluster_custom_object(GROUP, VERSION, "leases",
+                                                           _request_timeout=self.TIMEOUT)
+        return list(found.get("items") or [])
+
+    def nodepools(self) -> list[dict[str, Any]]:
+        found = self.custom.list_cluster_custom_object(GROUP, VERSION, "nodepools",
+                                                       _request_timeout=self.TIMEOUT)
+        return list(found.get("items") or [])
+
+    def nodes(self, selector: str) -> list[dict[str, Any]]:
+        found = self.core.list_node(label_selector=selector, _request_timeout=self.TIMEOUT)
+        return list(self._plain(found).get("items") or [])
+
+    def events(self, namespace: str | None) -> list[dict[str, Any]]:
+        """Its events (none where they cannot be read: a role without them)."""
+        try:
+            found = self.core.list_namespaced_event(namespace, _request_timeout=self.TIMEOUT) \
+                if namespace else self.core.list_event_for_all_namespaces(
+                    _request_timeout=self.TIMEOUT)
+        except ApiException:
+            return []
+        return list(self._plain(found).get("items") or [])
+
+
+@dataclass(frozen=True, slots=True)
+class Pool:
+    """A NodePool as the operator schedules it when it first reads it
+    (:mod:`leasehold.kube.capacity`): its spec, its nodes' names by index, and what
+    of its NodePool it cannot read."""
+
+    spec: PoolSpec
+    names: tuple[str, ...]
+    problems: tuple[str, ...]
+
+
+def read_pools(cluster: Cluster, warnings: list[str]) -> list[tuple[Pool, dict[str, Any]]]:
+    """Every NodePool the operator can read, in name order, with its object; one it
+    cannot read is left out with a warning."""
+    out = []
+    for item in sorted(cluster.nodepools(), key=lambda x: x["metadata"]["name"]):
+        try:
+            if (item.get("spec") or {}).get("emulated"):
+                spec = pool_spec(item)
+                names = tuple(spec.node_names())
+            else:
+                live = [n for n in cluster.nodes(node_selector(item)) if usable(n)]
+                spec, real = pool_from_nodes(item, live)
+                names = tuple(real)
+        except LeaseInputError as exc:
+            warnings.append(f"NodePool {item['metadata']['name']} left out: {exc}")
+            continue
+        out.append((Pool(spec, names, tuple(pool_problems(item))), item))
+    return out
+
+
+def _status_message(exc: ApiException) -> str:
+    """The API server's words for a refused request."""
+    try:
+        said = json.loads(exc.body or "{}").get("message")
+    except (ValueError, AttributeError):
+        said = None
+    return f"{exc.status} {exc.reason}: {said}" if said else f"{exc.status} {exc.reason}"
+
+
+def read_cluster(cluster: Cluster, namespace: str | None, source: str) -> Exported:
+    """The trace of what ``cluster`` holds (the Leases of ``namespace``, or of all
+    namespaces)."""
     warnings: list[str] = []
     try:
-        clock = Clock.from_configmap((await client.get(CLOCK_PATH)).get("data"))
-    except KubeError as exc:
-        if exc.code not in (403, 404):
+        clock = Clock.from_configmap(cluster.clock())
+    except ApiException as exc:
+        if exc.status not in (403, 404):
             raise
         clock = Clock()  # a real cluster: real time
-        if exc.code == 403:
+        if exc.status == 403:
             warnings.append("the ConfigMap kube-system/leasehold-clock cannot be read"
-                            f" ({exc.message}): times are read as real time, which is"
-                            " wrong on an emulated cluster")
-    where = f"/namespaces/{namespace}" if namespace else ""
-    items = (await client.get(f"/apis/{GROUP}/{VERSION}{where}/leases")).get("items", [])
+                            f" ({_status_message(exc)}): times are read as real time,"
+                            " which is wrong on an emulated cluster")
+    items = cluster.leases(namespace)
     if not items:
         raise ExportError(f"{source}: no Leases{' in namespace ' + namespace if namespace else ''}"
                           "; nothing to export")
-    nodepools = {x["metadata"]["name"]: x for x in
-                 (await client.get(f"/apis/{GROUP}/{VERSION}/nodepools")).get("items", [])}
-    pools = await read_pools(client, {})
+    pools = read_pools(cluster, warnings)
     if not pools:
         raise ExportError(f"{source}: no NodePool the operator can read; a trace needs the"
                           " pools its leases ran on")
@@ -255,11 +351,11 @@ async def read_cluster(client: KubeClient, namespace: str | None, source: str) -
             seen.append(got)
     if not seen:
         raise ExportError(f"{source}: none of its {len(items)} Leases was submitted to the"
-                          f" operator's scheduler: {warnings[0]}")
+                          f" operator's scheduler: {warnings[-1]}")
     seen.sort(key=lambda s: (s.submitted, s.sequence))
     zero = seen[0].submitted
-    went = await placed(client, namespace)
-    pool_of = {node: p.spec.name for p in pools for node in p.names}
+    went = placed(cluster.events(namespace))
+    pool_of = {node: p.spec.name for p, _ in pools for node in p.names}
     leases: list[LeaseSpec] = []
     observed: dict[str, Observed] = {}
     for s in seen:
@@ -279,43 +375,41 @@ async def read_cluster(client: KubeClient, namespace: str | None, source: str) -
         leases.append(_shifted(spec, s.name, zero))
         observed[s.name] = seen_as
     try:
-        cluster = ClusterSpec(pools=[pool_model(p.spec, nodepools.get(p.spec.name, {}),
-                                                p.problems) for p in pools])
+        cluster_spec = ClusterSpec(pools=[pool_model(p.spec, item, p.problems)
+                                          for p, item in pools])
     except (ValueError, ScenarioError) as exc:
         raise ExportError(f"{source}: a NodePool cannot be written as a trace's pool: {exc}"
                           ) from None
     header = TraceHeader(format=FORMAT, version=TRACE_VERSION, source=source,
                          epoch=datetime.fromtimestamp(clock.wall_of(zero), UTC),
-                         cluster=cluster)
+                         cluster=cluster_spec)
     return Exported(header, leases, observed, warnings)
-
-
-#: how the export names itself to the API server
-AGENT = "leasehold-trace-export"
 
 
 def export(kubeconfig: str | None, namespace: str | None) -> Exported:
     """:func:`read_cluster` of the cluster ``kubeconfig`` reaches (None: as the
-    operator finds one). Raises :class:`ExportError` with what went wrong."""
+    operator finds one: $KUBECONFIG, else ~/.kube/config). Raises
+    :class:`ExportError` with what went wrong."""
     path = kubeconfig_path(kubeconfig)
     if path is None:
         raise ExportError("no kubeconfig: give --kubeconfig, or set $KUBECONFIG")
     if not path.exists():
         raise ExportError(f"kubeconfig {path}: no such file")
-
-    async def run() -> Exported:
+    try:
+        api = k8s_config.new_client_from_config(config_file=str(path))
+    except (k8s_config.ConfigException, OSError, ValueError, TypeError, AttributeError,
+            KeyError) as exc:
+        # the client's own words where it has some; not a Python error's
+        why = f" ({exc})" if isinstance(exc, k8s_config.ConfigException) else ""
+        raise ExportError(f"kubeconfig {path}: not a kubeconfig with a current context, its"
+                          f" cluster and user{why}") from None
+    with api:
+        cluster = Cluster(api)
+        source = f"cluster {cluster.server}"
         try:
-            client = KubeClient.from_kubeconfig(path, AGENT)
-        except (OSError, ValueError) as exc:  # ValueError: says which file and why
-            raise ExportError(str(exc) if isinstance(exc, ValueError) else
-                              f"kubeconfig {path}: {exc}") from None
-        async with client:
-            source = f"cluster {client.server}"
-            try:
-                return await read_cluster(client, namespace, source)
-            except KubeError as exc:
-                raise ExportError(f"{source}: {exc}") from None
-            except (TimeoutError, aiohttp.ClientError, OSError) as exc:
-                raise ExportError(f"{source}: cannot reach the cluster: {exc}") from None
-
-    return asyncio.run(run())
+            return read_cluster(cluster, namespace, source)
+        except ApiException as exc:
+            raise ExportError(f"{source}: {_status_message(exc)}") from None
+        except (HTTPError, OSError) as exc:
+            reason = getattr(exc, "reason", None) or exc
+            raise ExportError(f"{source}: cannot reach the cluster: {reason}") from None
