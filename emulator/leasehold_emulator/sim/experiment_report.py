@@ -238,6 +238,8 @@ def _tick(point: dict[str, Any]) -> str:
 
 
 def shown_metric(value: float, metric: str) -> str:
+    """A metric's value as the reports show it: in its unit (:data:`SHOWN`), "—" for
+    none."""
     if math.isnan(value):
         return "—"
     _, scale, _ = SHOWN[metric]

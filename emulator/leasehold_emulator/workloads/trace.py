@@ -22,8 +22,8 @@ wait, its preemptions and by whom, its overhead, its pool and nodes): ``leasehol
 trace export`` writes it, ``leasehold whatif`` shows it as the baseline beside its
 replays, and a replay ignores it::
 
-    {"name": "lab/lease-2", "type": "BestEffortSuspendable", "arrival": 300, ...,
-     "observed": {"phase": "Completed", "start": 300, "end": 7020, "wait": 0,
+    {"name": "lab/lease-5", "type": "BestEffortSuspendable", "arrival": 530, ...,
+     "observed": {"phase": "Completed", "start": 530, "end": 5812, "wait": 0,
                   "preemptions": 1, "preemptedBy": "owners/lease-7", "pool": "rp1"}}
 
 ``leasehold trace export`` writes one from a live cluster (the Leases the operator
