@@ -25,8 +25,9 @@ PACKAGED = ROOT / "emulator" / "leasehold_emulator" / "data" / "testbed"
 OPERATOR_CONFIG = ROOT / "examples" / "operator" / "testbed.yaml"
 PACKAGED_CONFIG = ROOT / "emulator" / "leasehold_emulator" / "data" / "operator" / "testbed.yaml"
 #: the modules of the extras (sim: scipy, matplotlib; emulator: cryptography, and
-#: common-expression-language, whose module is ``cel``; export: kubernetes)
-EXTRAS = ("scipy", "matplotlib", "cryptography", "cel", "kubernetes")
+#: common-expression-language, whose module is ``cel``; export: kubernetes; dask: dask,
+#: distributed)
+EXTRAS = ("scipy", "matplotlib", "cryptography", "cel", "kubernetes", "dask", "distributed")
 COMMANDS = ["simulate", "trace", "whatif", "swf", "operator", "up", "demo", "crds", "dashboards",
             "emulator", "workload", "experiment"]
 
@@ -107,6 +108,7 @@ def test_the_base_requirements_are_what_the_operator_needs(wheel):
     assert not required[""] & set(EXTRAS)
     assert required["sim"] == {"scipy", "matplotlib"}
     assert required["emulator"] == {"cryptography", "common-expression-language"}
+    assert required["dask"] == {"dask", "distributed"}
     # `pip install -e '.[dev]'` (make test, make demo) brings both extras
     assert "leasehold" in required["dev"]
 
@@ -197,13 +199,28 @@ def test_a_command_whose_extra_is_missing_says_which_in_one_line(args, extra, mi
     assert not (tmp_path / "data").exists()
 
 
-@pytest.mark.parametrize("extra", ["sim", "emulator", "export"])
+def test_experiments_on_dask_say_they_need_its_extra_in_one_line(tmp_path):
+    """Only --cluster needs it: local processes stay the default."""
+    spec = tmp_path / "e.yaml"
+    spec.write_text("name: x\n")
+    r = leasehold_without(("dask", "distributed"), "experiment", "run", str(spec),
+                          "--cluster", "local:2")
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.splitlines() == [
+        "error: leasehold experiment run --cluster needs the extra 'dask' (dask, distributed"
+        " cannot be imported): pip install 'leasehold[dask]'"]
+    r = leasehold_without(("dask", "distributed"), "experiment", "run", str(spec))
+    assert r.returncode == 2 and "workload: required field is missing" in r.stderr
+
+
+@pytest.mark.parametrize("extra", ["sim", "emulator", "export", "dask"])
 def test_where_an_extra_is_installed_nothing_of_it_is_missing(extra):
     """A distribution whose module has another name (common-expression-language is
     ``cel``) is found by its installed files, not guessed from its name."""
     assert importlib.metadata.requires("leasehold"), "the checkout is not installed"
     assert missing(extra) == []
     assert extra_of("cel.cel") == "emulator" and extra_of("scipy.stats") == "sim"
+    assert extra_of("distributed.client") == "dask"
 
 
 def test_the_emulated_nodes_need_no_extra(tmp_path):

@@ -23,6 +23,8 @@ from leasehold.commands import (
     Subparsers,
     count,
     fail,
+    missing,
+    needs,
     positive,
     write_output,
 )
@@ -352,10 +354,19 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     )
     from .sim.experiment_report import write_report
 
+    # the extra `dask`, said in one line before anything runs
+    if args.cluster is not None and (gone := missing("dask")):
+        return fail([needs("experiment run --cluster", "dask", gone)])
     try:
+        runner = None
+        if args.cluster is not None:
+            from .sim.dask_units import dask_units
+
+            runner = dask_units(args.cluster)
         spec = load_experiment(args.file)
         out = Path(args.out) if args.out else Path(args.file).parent / f"results-{spec.name}"
-        ran = run(spec, out, args.processes, progress=None if args.quiet else ProgressBar())
+        ran = run(spec, out, args.processes, progress=None if args.quiet else ProgressBar(),
+                  runner=runner)
         # 004's: Table 1 beside the paper and Fig. 2, not the per-metric statistics of
         # replicated random workloads (one fixed trace, one run per workload)
         files = (report004.write_report if spec.is_004() else write_report)(spec, out)
@@ -585,7 +596,14 @@ def add_experiment(sub: Subparsers) -> None:
     ex_run.add_argument("file", help="experiment YAML (see examples/experiments/)")
     ex_run.add_argument("--out", metavar="DIR",
                         help="results directory (default: results-<name> beside the file)")
-    ex_run.add_argument("--processes", type=count, help="worker processes (default: one per CPU)")
+    where = ex_run.add_mutually_exclusive_group()
+    where.add_argument("--processes", type=count,
+                       help="local worker processes (default: one per CPU)")
+    where.add_argument("--cluster", metavar="ADDRESS",
+                       help="run the units on a Dask distributed cluster: its scheduler's"
+                            " address (tcp://HOST:8786), or local:N for a Dask LocalCluster"
+                            " of N local worker processes (local: one per CPU); needs the"
+                            " extra dask, and leasehold on the workers (docs/experiments.md)")
     ex_run.add_argument("--quiet", action="store_true", help="no progress bar")
     ex_run.set_defaults(func=cmd_experiment, extra="sim")  # its report: scipy, matplotlib
     ex_t1 = ex_sub.add_parser("table-i", help="000 Table I from the sweeps' results:"

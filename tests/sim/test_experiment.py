@@ -72,8 +72,21 @@ def test_a_run_resumes_and_processes_do_not_change_results(tmp_path):
     lines = (serial / RESULTS).read_text().splitlines(keepends=True)
     (parallel / RESULTS).write_text("".join(lines[:3]))
     assert run(spec, parallel, processes=2) == 5
-    assert rows(parallel) == rows(serial)
+    assert (parallel / RESULTS).read_bytes() == (serial / RESULTS).read_bytes()
     assert run(spec, parallel, processes=2) == 0  # nothing left to do
+
+
+def test_the_results_are_in_the_units_order_whatever_order_they_finished_in(tmp_path):
+    """Units finish in any order (processes, a Dask cluster, a resumed run): the file
+    ends in the units' order, the same bytes as one process writes."""
+    spec = validate_experiment(BASE)
+    run(spec, tmp_path, processes=1)
+    written = (tmp_path / RESULTS).read_bytes()
+    header, *lines = written.decode().splitlines(keepends=True)
+    units = ["".join(lines[i:i + 2]) for i in range(0, len(lines), 2)]  # two policies each
+    (tmp_path / RESULTS).write_text(header + "".join(reversed(units)), newline="")
+    assert run(spec, tmp_path, processes=1) == 0
+    assert (tmp_path / RESULTS).read_bytes() == written
 
 
 def test_intervals_and_paired_tests_are_students():

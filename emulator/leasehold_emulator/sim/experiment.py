@@ -47,6 +47,7 @@ process. Each finished unit appends its rows to
 from __future__ import annotations
 
 import csv
+import io
 import itertools
 import json
 import os
@@ -55,6 +56,7 @@ import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import IO, Any, Literal
@@ -1040,48 +1042,111 @@ def read_results(out: Path) -> list[dict[str, Any]]:
                 for row in csv.DictReader(fh)]
 
 
+#: one unit's rows, as :func:`run_unit` returns them
+Rows = list[dict[str, Any]]
+#: what runs units (:func:`local_units`; a Dask cluster's, :mod:`.dask_units`): called
+#: with the experiment and the units to run, it gives a context whose value yields each
+#: unit's rows as the unit finishes, in any order; leaving the context stops what is
+#: still running. A worker lost for good is :class:`WorkerLost`; a unit's own
+#: ExperimentError passes through as it is.
+Runner = Callable[[ExperimentSpec, list[Unit]], AbstractContextManager[Iterator[Rows]]]
+
+
+class WorkerLost(Exception):
+    """A worker died under the run (killed from outside: the kernel's out-of-memory
+    killer, a signal) and its units cannot be finished; ``how`` says so, ``hint`` what
+    needs less."""
+
+    def __init__(self, how: str, hint: str) -> None:
+        self.how, self.hint = how, hint
+        super().__init__(how)
+
+
+def local_units(processes: int | None = None) -> Runner:
+    """Units in ``processes`` local worker processes (None: one per CPU), in this
+    process when one is enough."""
+
+    @contextmanager
+    def units_in_processes(spec: ExperimentSpec, units: list[Unit]) -> Iterator[Iterator[Rows]]:
+        workers = processes or min(len(units), os.cpu_count() or 1) or 1
+        if workers == 1:
+            yield (run_unit(spec, u) for u in units)
+            return
+        pool = ProcessPoolExecutor(max_workers=workers)
+        try:
+            futures = [pool.submit(run_unit, spec, u) for u in units]
+            yield _results(f.result() for f in as_completed(futures))
+        finally:
+            pool.shutdown(cancel_futures=True)
+
+    def _results(results: Iterator[Rows]) -> Iterator[Rows]:
+        try:
+            yield from results
+        except BrokenProcessPool:
+            raise WorkerLost("a worker process died (killed from outside, e.g. out of"
+                             " memory)", "--processes 1 needs the least memory") from None
+
+    return units_in_processes
+
+
 def run(spec: ExperimentSpec, out: Path, processes: int | None = None,
-        progress: Callable[[int, int], None] | None = None) -> int:
-    """Run every unit not yet in ``out/results.csv``; returns how many ran. A unit's
-    rows are written only when all its policies are done, so a crash loses at most
-    the units in flight."""
-    out.mkdir(parents=True, exist_ok=True)
+        progress: Callable[[int, int], None] | None = None,
+        runner: Runner | None = None) -> int:
+    """Run every unit not yet in ``out/results.csv``, in ``processes`` local processes
+    or by ``runner``; returns how many ran. A unit's rows are appended when all its
+    runs are done, so a crash loses at most the units in flight; once all are there,
+    the file is put in the units' order (:func:`settle`): the same bytes whatever
+    ran them and in whatever order they finished."""
     done = done_keys(out, spec)
     units = [u for u in _units(spec) if (u.key, u.seed) not in done]
     path = out / RESULTS
-    new = not path.exists()
-    with path.open("a", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=columns(spec))
-        if new:
-            writer.writeheader()
-        finished = 0
-        if progress:
-            progress(0, len(units))
-        workers = processes or min(len(units), os.cpu_count() or 1) or 1
-        if workers == 1:
-            results: Iterator[list[dict[str, Any]]] = (run_unit(spec, u) for u in units)
-        else:
-            pool = ProcessPoolExecutor(max_workers=workers)
-            futures = [pool.submit(run_unit, spec, u) for u in units]
-            results = (f.result() for f in as_completed(futures))
-        try:
-            for rows in results:
-                writer.writerows(rows)
-                fh.flush()
-                finished += 1
+    finished = 0
+    try:
+        # the runner first: a cluster that cannot be reached leaves nothing behind;
+        # none at all when nothing is left to run
+        ran_by = (runner or local_units(processes)) if units else local_units(1)
+        with ran_by(spec, units) as results:
+            out.mkdir(parents=True, exist_ok=True)
+            new = not path.exists()
+            with path.open("a", newline="") as fh:
+                writer = csv.DictWriter(fh, fieldnames=columns(spec))
+                if new:
+                    writer.writeheader()
+                    fh.flush()
                 if progress:
-                    progress(finished, len(units))
-        except BrokenProcessPool:
-            # a worker killed from outside (the kernel's out-of-memory killer, a
-            # signal): the units written so far stand, and a new run goes on from them
-            raise ExperimentError([
-                f"a worker process died (killed from outside, e.g. out of memory) after"
-                f" {finished} of {len(units)} units; those are kept in {path}: run it"
-                f" again to go on (--processes 1 needs the least memory)"]) from None
-        finally:
-            if workers != 1:
-                pool.shutdown(cancel_futures=True)
+                    progress(0, len(units))
+                for rows in results:
+                    writer.writerows(rows)
+                    fh.flush()
+                    finished += 1
+                    if progress:
+                        progress(finished, len(units))
+    except WorkerLost as exc:
+        # the units written so far stand, and a new run goes on from them
+        raise ExperimentError([
+            f"{exc.how} after {finished} of {len(units)} units; those are kept in"
+            f" {path}: run it again to go on ({exc.hint})"]) from None
+    settle(path, spec)
     return len(units)
+
+
+def settle(path: Path, spec: ExperimentSpec) -> None:
+    """``path``'s rows in the units' order (grid point, then seed; a unit's runs in
+    the order they ran), rows of units the experiment no longer has last, as they
+    were; rewritten only when that changes it, by a rename (never half written)."""
+    with path.open(newline="") as fh:
+        text = fh.read()
+    header, *records = list(csv.reader(io.StringIO(text, newline="")))
+    point, seed = header.index("point"), header.index("seed")
+    place = {(u.key, str(u.seed)): i for i, u in enumerate(_units(spec))}
+    ordered = sorted(records, key=lambda r: place.get((r[point], r[seed]), len(place)))
+    buffer = io.StringIO(newline="")
+    csv.writer(buffer).writerows([header, *ordered])
+    if buffer.getvalue() == text:
+        return
+    temporary = path.with_name(f".{path.name}.settling")
+    temporary.write_text(buffer.getvalue(), newline="")
+    os.replace(temporary, path)
 
 
 def _units(spec: ExperimentSpec) -> list[Unit]:
