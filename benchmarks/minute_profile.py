@@ -74,7 +74,10 @@ def counters() -> tuple[Counter[str], Callable[[], None]]:
                         age = now - (st.end if st.end is not None else now)
                         what = f"ended {min(int(age // 600) * 10, 120)}+ min ago"
                     counts[f"core, sampled every 20th step: {what}"] += 1
+            started = time.monotonic()
             await step(self)
+            # wall seconds from the step's start to its end: its API calls awaited
+            counts["step wall s"] += time.monotonic() - started
 
         @functools.wraps(checkpoint)
         async def counted_checkpoint(self: Shell) -> None:
