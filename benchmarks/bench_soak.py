@@ -26,6 +26,13 @@ mark, did not see the machine slow down when the operator and the cluster both
 did. The operator's CPU per write, the probe's CPU, and the operator's CPU in the
 probe's units, minute 10 against minute 1, are printed after the target's ratio;
 they are context, not the target.
+
+Two instruments tell more from less (``minute_profile.py``, outside the operator's
+code): ``--counts DIR`` counts, at next to no cost, the operator's steps, the
+leases its core holds at each, and its API requests, a file a minute, and prints
+the steps and the leases held per step beside each minute; ``--profile DIR`` runs
+it under cProfile, a profile a minute (counts of calls to compare; the profile
+slows the operator, which then batches more inputs into each step).
 ``--timeout`` bounds the whole run; the temporary directory goes at the end.
 """
 
@@ -101,7 +108,9 @@ async def main(args: argparse.Namespace) -> None:
     rng = random.Random(args.seed)
     manifests = [lease(i, rng) for i in range(args.leases)]
     cluster = Cluster([pool("soak", args.nodes, 4)], args.time_scale, keep=args.keep,
-                      options=("--event-ttl", f"{args.event_ttl:g}"))
+                      options=("--event-ttl", f"{args.event_ttl:g}"),
+                      profiles=Path(args.profile or args.counts) if args.profile or args.counts
+                      else None, counts=bool(args.counts))
     tasks: list[asyncio.Task[None]] = []
     machine: Machine | None = None
     try:
@@ -124,8 +133,8 @@ async def main(args: argparse.Namespace) -> None:
         print(f"  {'min':>3} {'created':>8} {'ended':>7} {'op CPU s':>9} {'op RSS MB':>10}"
               f" {'cl CPU s':>9} {'cl RSS MB':>10} {'op writes':>10} {'probe ms':>8}"
               f" {'op sys s':>8} {'op minflt':>9} {'op majflt':>8} {'cl sys s':>8}"
-              f" {'cl majflt':>8}",
-              flush=True)
+              f" {'cl majflt':>8}"
+              + (f" {'op steps':>8} {'held':>8}" if args.counts else ""), flush=True)
         samples = [await sample(cluster, machine, timeline, gone, 0, None)]
         t0 = time.monotonic()
         gate = asyncio.Semaphore(8)
@@ -217,6 +226,9 @@ async def sample(cluster: Cluster, machine: Machine, timeline: Timeline, gone: s
                  minute: int, last: dict[str, float] | None) -> dict[str, float]:
     """The figures now; and, after the first, the minute's line printed."""
     now = cluster.usage()
+    cluster.profile_mark()
+    if cluster.counts:
+        now.update(await operator_counts(cluster, minute))
     now["operator_writes"] = sum(ours(await cluster.writes(), Counter()).values())
     assert cluster.operator is not None
     for who, pid in (("operator", cluster.operator.pid), ("cluster", cluster.emulator.pid)):
@@ -236,8 +248,25 @@ async def sample(cluster: Cluster, machine: Machine, timeline: Timeline, gone: s
           f" {now['operator_writes_minute']:10.0f} {now['probe_cpu'] * 1000:8.1f}"
           f" {now['operator_sys_minute']:8.1f} {now['operator_minflt_minute']:9.0f}"
           f" {now['operator_majflt_minute']:8.0f} {now['cluster_sys_minute']:8.1f}"
-          f" {now['cluster_majflt_minute']:8.0f}", flush=True)
+          f" {now['cluster_majflt_minute']:8.0f}"
+          + (f" {now['operator_steps']:8.0f} {now['operator_held']:8.0f}" if cluster.counts
+             else ""), flush=True)
     return now
+
+
+async def operator_counts(cluster: Cluster, minute: int) -> dict[str, float]:
+    """The operator's steps in the minute to now and the leases its core held at a
+    step, on average (``--counts``), from the file it writes when told."""
+    assert cluster.profiles is not None
+    path = cluster.profiles / f"operator-{minute}.counts.json"
+    for _ in range(100):
+        if path.exists():
+            break
+        await asyncio.sleep(0.05)
+    counts = json.loads(path.read_text())
+    steps = counts.get("steps", 0)
+    return {"operator_steps": steps,
+            "operator_held": counts.get("core leases, summed over steps", 0) / max(steps, 1)}
 
 
 def verdict(samples: list[dict[str, float]], minutes: int, timeline: Timeline
@@ -260,6 +289,10 @@ def verdict(samples: list[dict[str, float]], minutes: int, timeline: Timeline
     probe = last["probe_cpu"] / first["probe_cpu"]
     print(f"    beside it: operator CPU per API write {per_write:.2f}x; the machine probe's"
           f" CPU {probe:.2f}x; the operator's CPU in the probe's units {cpu / probe:.2f}x")
+    if "operator_steps" in first:
+        print(f"    the operator's steps, minute {minutes} / minute 1: {last['operator_steps']:.0f}"
+              f" / {first['operator_steps']:.0f}; leases its core held at a step, on average:"
+              f" {last['operator_held']:.0f} / {first['operator_held']:.0f}")
     print(f"  operator RSS, minute {minutes} / minute 3: {last['operator_rss']:.0f} /"
           f" {third['operator_rss']:.0f} MB = {op_rss:.2f}x (target <= 1.1x:"
           f" {mark(op_rss <= 1.1)})")
@@ -292,9 +325,19 @@ if __name__ == "__main__":
     parser.add_argument("--pin", action="store_true",
                         help="the operator on CPU 0 and the emulated cluster on CPU 1,"
                              " so that where the scheduler puts them is no variable")
+    parser.add_argument("--profile", metavar="DIR",
+                        help="profile the operator's main thread (cProfile, which"
+                             " slows it), one profile a minute into DIR"
+                             " (operator-<minute>.prof; operator-0.prof: start-up)")
+    parser.add_argument("--counts", metavar="DIR",
+                        help="count the operator's steps, what they go over and its API"
+                             " requests, a file a minute into DIR"
+                             " (operator-<minute>.counts.json); costs next to nothing")
     arguments = parser.parse_args()
     if arguments.minutes < 3:
         parser.error("--minutes must be at least 3 (memory is compared with minute 3)")
+    if arguments.profile and arguments.counts:
+        parser.error("--profile and --counts: one or the other")
     if arguments.timeout is None:
         arguments.timeout = arguments.minutes * 60 + 300
     asyncio.run(main(arguments))

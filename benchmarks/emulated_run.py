@@ -19,6 +19,7 @@ import asyncio
 import contextlib
 import math
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -58,9 +59,14 @@ class Cluster:
     """The emulated cluster (API server and nodes, one process) and the operator."""
 
     def __init__(self, pools: list[dict[str, Any]], time_scale: float,
-                 keep: bool = False, options: tuple[str, ...] = ()) -> None:
+                 keep: bool = False, options: tuple[str, ...] = (),
+                 profiles: Path | None = None, counts: bool = False) -> None:
         self.data = Path(tempfile.mkdtemp(prefix="leasehold-bench-"))
         self.keep = keep
+        #: where the operator writes a profile (``counts``: its counters instead) at
+        #: each :meth:`profile_mark` (``minute_profile.py``), or None
+        self.profiles = profiles
+        self.counts = counts
         self.operator: subprocess.Popen[bytes] | None = None
         #: the namespaces the operator takes for local (:meth:`namespaces`)
         self.local: list[str] = []
@@ -94,7 +100,8 @@ class Cluster:
     async def start_operator(self, *options: str, profile: str | None = None) -> None:
         """Start the operator and wait until it has recovered (it schedules from then)."""
         self.operator_log = self.data / "operator.log"
-        python = [sys.executable, *(["-m", "cProfile", "-o", profile] if profile else [])]
+        python = ([sys.executable, "-m", "cProfile", "-o", profile] if profile
+                  else self._python("operator"))
         self.operator = subprocess.Popen(
             [*python, "-m", "leasehold.cli", "operator", "--kubeconfig",
              str(self.kubeconfig), "--metrics-port", "0",
@@ -106,6 +113,20 @@ class Cluster:
                 raise SystemExit("the operator stopped:\n"
                                  + self.operator_log.read_text()[-2000:])
             await asyncio.sleep(0.1)
+
+    def _python(self, who: str) -> list[str]:
+        """The interpreter's command line, under ``minute_profile.py`` if profiled."""
+        if self.profiles is None:
+            return [sys.executable]
+        self.profiles.mkdir(parents=True, exist_ok=True)
+        return [sys.executable, str(Path(__file__).with_name("minute_profile.py")),
+                *(["--counts"] if self.counts else []), str(self.profiles / who)]
+
+    def profile_mark(self) -> None:
+        """The operator writes what it counted since the last mark (if profiled)."""
+        if self.profiles is not None:
+            assert self.operator is not None
+            self.operator.send_signal(signal.SIGUSR1)
 
     def usage(self) -> dict[str, float]:
         """CPU seconds so far and resident MB now of the operator and the cluster."""
