@@ -143,10 +143,13 @@ def cmd_operator(args: argparse.Namespace) -> int:
     metrics = handlers.MetricsOptions(args.metrics_address, args.metrics_port,
                                       args.metrics_cert, args.metrics_key) \
         if args.metrics_port else None
+    window = handlers.BATCH_WINDOW if args.batch_window is None else args.batch_window
+    if not 0 <= window <= 60:
+        return fail([f"--batch-window: from 0 to 60 seconds, got {args.batch_window:g}"])
     try:
         handlers.run(config, args.kubeconfig, metrics, peering,
                      handlers.JournalOptions(args.journal_namespace,
-                                             args.journal_snapshot_every), tenancy)
+                                             args.journal_snapshot_every), tenancy, window)
     except ValueError as exc:  # a kubeconfig, metrics address or certificate it cannot use
         return fail([str(exc)])
     return 0
@@ -224,6 +227,11 @@ def add_operator(sub: Subparsers) -> None:
                          " made if missing)")
     op.add_argument("--journal-snapshot-every", type=int, default=None, metavar="INPUTS",
                     help="a snapshot of the journal every INPUTS inputs (default: 500)")
+    op.add_argument("--batch-window", type=float, default=None, metavar="SECONDS",
+                    help="while inputs keep coming, a step begins at least SECONDS after"
+                         " the one before, so that a burst is decided in a few steps (an"
+                         " input after a quiet spell is decided at once; default: 0.1;"
+                         " 0: each step as soon as the last one ends)")
     op.add_argument("--peering", nargs="?", const="leasehold", metavar="NAME",
                     help="run as one of several replicas sharing the ClusterKopfPeering NAME"
                          " (default name: leasehold); one schedules, the others stand by")

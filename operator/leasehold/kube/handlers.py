@@ -47,7 +47,7 @@ from .journal import Journal
 from .metrics import Metrics
 from .peering import Peering, default_priority
 from .pods import LEASE_LABEL
-from .shell import Shell
+from .shell import BATCH_WINDOW, Shell
 
 log = logging.getLogger("leasehold.operator")
 registry = kopf.OperatorRegistry()
@@ -121,6 +121,8 @@ class OperatorMemo:
     metrics_tls: ssl.SSLContext | None = None
     peering: PeeringOptions | None = None
     journal: JournalOptions = field(default_factory=JournalOptions)
+    #: the least wall time between the starts of steps while inputs keep coming
+    batch_window: float = BATCH_WINDOW
     #: the scheduling shell while this replica is active and has rebuilt it
     shell: Shell | None = None
     #: the task that builds the shell, then runs it
@@ -222,6 +224,7 @@ async def build_shell(memo: OperatorMemo) -> Shell:
     if memo.journal.snapshot_every:
         journal.snapshot_every = memo.journal.snapshot_every
     shell = Shell(client, pools, memo.config, clock, metrics, journal, memo.tenancy)
+    shell.batch_window = memo.batch_window
     memo.shell = shell
     # what changes after these listings, the watches begun from their versions tell
     # (a lease told twice is one lease)
@@ -459,11 +462,13 @@ def _node_state(node: Any) -> tuple[Any, ...]:
 
 def run(config: SchedulerConfig, kubeconfig: str | None = None,
         metrics: MetricsOptions | None = None, peering: PeeringOptions | None = None,
-        journal: JournalOptions | None = None, tenancy: Tenancy | None = None) -> None:
+        journal: JournalOptions | None = None, tenancy: Tenancy | None = None,
+        batch_window: float = BATCH_WINDOW) -> None:
     """``leasehold operator``: run until interrupted; alone, or with ``peering`` as
     one of several replicas of which one is active. ``kubeconfig`` (else $KUBECONFIG,
     ~/.kube/config, the pod's service account) goes to the operator's client and to
-    Kopf's login alike; ``tenancy``, what the admins say about tenants. Raises
+    Kopf's login alike; ``tenancy``, what the admins say about tenants;
+    ``batch_window``, the least wall time between steps while inputs keep coming. Raises
     ValueError (one line) for a kubeconfig it cannot use, a metrics port it cannot
     listen on, or a certificate it cannot serve with."""
     # the library's own switch (process-wide): a ``_created`` series per counter and
@@ -477,7 +482,7 @@ def run(config: SchedulerConfig, kubeconfig: str | None = None,
     memo = OperatorMemo(config, client,
                         str(Path(kubeconfig).expanduser()) if kubeconfig else None,
                         sock, tls, peering, journal or JournalOptions(),
-                        tenancy=tenancy or Tenancy())
+                        tenancy=tenancy or Tenancy(), batch_window=batch_window)
     kopf.configure(verbose=False)
     # a line per handled event costs more than the handling, at a thousand Leases
     logging.getLogger("kopf.objects").setLevel(logging.WARNING)

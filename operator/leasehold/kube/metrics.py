@@ -139,6 +139,9 @@ class Metrics:
         self.candidates = Histogram("leasehold_candidate_sets",
                                     "Candidate sets considered per preemption decision",
                                     buckets=SETS, registry=r)
+        self.steps = Counter("leasehold_scheduling_steps",
+                             "Scheduling steps: each decides on the inputs since the last",
+                             registry=r)
         self.latency = Histogram("leasehold_decision_cpu_seconds",
                                  "CPU seconds of a scheduling step that decided a preemption",
                                  buckets=LATENCY, registry=r)

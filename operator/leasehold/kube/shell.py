@@ -106,6 +106,12 @@ PULL_LEAD = 1.0
 GAUGES_EVERY = 1.0
 #: a step whose decision took this many CPU seconds or more is logged
 SLOW_DECISION = 0.5
+#: while inputs keep coming, a step begins at least this long (wall seconds) after
+#: the one before: a burst is decided in a few steps, not one per input. A step costs
+#: a few ms whatever its inputs (the journal's write, the statuses' scan), so without
+#: it the operator's CPU follows how fast the API server answers, not the work; an
+#: input after a quiet spell is decided at once
+BATCH_WINDOW = 0.1
 
 
 def transient(exc: BaseException) -> bool:
@@ -180,6 +186,10 @@ class Shell:
         self._owed_since: dict[str, float] = {}
         #: how long (wall clock) at most
         self.hold_max = HOLD_MAX
+        #: the least wall time from a step's start to the next's, while inputs come
+        self.batch_window = BATCH_WINDOW
+        #: when (monotonic clock) the last step began
+        self._stepped_at = -math.inf
         #: the core stopped for runs whose pods wait: the loop waits for the pods
         #: (their room, a retry) or the hold's end, not for the core's timers
         self._stalled = False
@@ -398,7 +408,10 @@ class Shell:
                 await asyncio.wait_for(self._wake.wait(), timeout)
             if not self._wake.is_set() and (wake is None or time.time() < wake):
                 continue  # only the gauges were due
+            if self._wake.is_set():  # inputs: with those that follow them closely
+                await asyncio.sleep(self._stepped_at + self.batch_window - time.monotonic())
             self._wake.clear()
+            self._stepped_at = time.monotonic()
             await self.step()
 
     def _later(self, now: float) -> float:
@@ -750,6 +763,7 @@ class Shell:
             log.info("the core took %.1f s of CPU for %d inputs, %d actions", cpu,
                      len(told), len(actions))
         if self.metrics is not None:
+            self.metrics.steps.inc()
             self.metrics.observe(self.core, actions, self.core.decisions[decided:], cpu,
                                  self.deadline_given, gauges=False)
             self._gauged_at = self._gauged_at or time.time()  # stale from now
