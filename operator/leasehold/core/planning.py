@@ -417,10 +417,30 @@ class Planner:
                     fresh.append(st)
         if self._conservative:
             return
-        if self._arrivals:
-            self._run_arrivals(now, freed, fresh)
-        elif self.queue:
-            self._run_queue(now, freed, fresh)
+        arrivals = self._arrivals
+        if not arrivals:
+            if self.queue:
+                self._run_queue(now, freed, fresh)
+            return
+        # leases admitted in this plan: when they are the only news (no suspended
+        # lease back, nothing given back in this plan), each is asked before it joins
+        # the queue; else they join it and the queue is run. Written out here rather
+        # than in a method of its own: one call fewer at every arrival (EASY's share
+        # of the Lublin99 100k trace's cost, issue 20; docs/benchmarks.md, "easy3")
+        self._arrivals = []
+        queue = self.queue
+        if not self._holes and self.index_scan and len(arrivals) == len(fresh) \
+                and not self._changes.released:
+            if not queue:
+                if len(arrivals) == 1:
+                    self._arrive_as_head(arrivals[0], now)
+                    return
+            elif self._easy and not freed and queue[0].name == self.head:
+                self._arrive_behind(arrivals, now)
+                return
+        for st in arrivals:
+            self._enqueue(st)
+        self._run_queue(now, freed, fresh)
 
     def _compress(self, now: float) -> None:
         leases = self.lifecycle.leases
@@ -691,25 +711,6 @@ class Planner:
                 if avail < was and self._remember:
                     # what is left of the scan, without the leases now too large
                     pending = [c for c in pending if c[0] <= avail]
-
-    def _run_arrivals(self, now: float, released: bool, fresh: list[LeaseState]) -> None:
-        """:meth:`_run_queue` with leases admitted in this plan: when they are the
-        only news (no suspended lease back, nothing given back in this plan), each is
-        asked before it joins the queue; else they join it and the queue is run."""
-        arrivals, self._arrivals = self._arrivals, []
-        queue = self.queue
-        if not self._holes and self.index_scan and len(arrivals) == len(fresh) \
-                and not self._changes.released:
-            if not queue:
-                if len(arrivals) == 1:
-                    self._arrive_as_head(arrivals[0], now)
-                    return
-            elif self._easy and not released and queue[0].name == self.head:
-                self._arrive_behind(arrivals, now)
-                return
-        for st in arrivals:
-            self._enqueue(st)
-        self._run_queue(now, released, fresh)
 
     def _arrive_as_head(self, st: LeaseState, now: float) -> None:
         """A lease arriving to an empty queue: what :meth:`_run_head` does with it as
