@@ -1,6 +1,7 @@
-"""Extended resources (issue 24) in scenario files: ``extended`` on pools, on a
-pool's groups and on leases; what they become in the core; what is refused, in one
-line each."""
+"""Extended resources (issue 24) in scenario files (``extended`` on pools, on a
+pool's groups and on leases) and in Lease and NodePool objects (a Lease's
+``spec.resources``, an emulated pool's ``extended``, real nodes' allocatable): what
+they become in the core; what is refused, in one line each."""
 
 from __future__ import annotations
 
@@ -9,7 +10,15 @@ from typing import Any
 
 import pytest
 
-from leasehold.core.model import NodeGroup, Shape
+from leasehold.api.resources import (
+    LeaseInputError,
+    lease_spec,
+    node_size,
+    pool_from_nodes,
+    pool_spec,
+    sized_pool,
+)
+from leasehold.core.model import NodeGroup, Origin, Shape
 from scenario_files import load, problems
 
 GPU = "nvidia.com/gpu"
@@ -97,3 +106,81 @@ def test_bad_extended_resources_are_one_line_each(tmp_path: Path, data: dict[str
     found = problems(tmp_path, data)
     assert len(found) == 1, found
     assert expected in found[0], found[0]
+
+
+# ---- the Lease and NodePool objects ------------------------------------------------
+def lease_object(resources: dict[str, Any]) -> dict[str, Any]:
+    return {"apiVersion": "leasehold.io/v1alpha1", "kind": "Lease",
+            "metadata": {"name": "l", "namespace": "team"},
+            "spec": {"type": "BestEffortSuspendable", "vms": 1, "duration": "1h",
+                     "resources": resources}}
+
+
+@pytest.mark.parametrize(("resources", "shape"), [
+    pytest.param({"cpu": "500m", "memory": "1Gi"}, Shape(500, 1024), id="as-before"),
+    pytest.param({"cpu": "500m", "memory": "1Gi", GPU: 1}, Shape(500, 1024, ((GPU, 1),)),
+                 id="a-gpu"),
+    pytest.param({GPU: "2", "example.com/fpga": 0}, Shape(1000, 1024, ((GPU, 2),)),
+                 id="count-as-text-and-zero"),
+])
+def test_a_lease_objects_extended_resources_reach_the_core(resources: dict[str, Any],
+                                                           shape: Shape) -> None:
+    assert lease_spec(lease_object(resources), Origin.EXTERNAL, 0.0).to_request().shape == shape
+
+
+@pytest.mark.parametrize(("resources", "expected"), [
+    pytest.param({"gpu": 1}, 'spec.resources: "gpu" is not an extended resource name',
+                 id="no-domain"),
+    pytest.param({GPU: -1}, "spec.resources: nvidia.com/gpu: must be a whole number >= 0,"
+                 " got -1", id="negative"),
+    pytest.param({GPU: "1.5"}, 'spec.resources: nvidia.com/gpu: must be a whole number >= 0,'
+                 ' got "1.5"', id="fraction"),
+])
+def test_a_lease_object_with_bad_extended_resources_is_refused(resources: dict[str, Any],
+                                                               expected: str) -> None:
+    with pytest.raises(LeaseInputError) as err:
+        lease_spec(lease_object(resources), Origin.EXTERNAL, 0.0)
+    assert [p for p in err.value.problems if expected in p], err.value.problems
+
+
+def test_an_emulated_nodepool_has_its_extended_resources() -> None:
+    one = pool_spec({"metadata": {"name": "p"}, "spec": {"emulated": {
+        "nodes": 2, "cpu": 4, "memory": "8Gi", "extended": {GPU: 8}}}})
+    assert one.sizes() == [Shape(4000, 8192, ((GPU, 8),))] * 2
+    mixed = pool_spec({"metadata": {"name": "p"}, "spec": {"emulated": {"groups": [
+        {"nodes": 1, "cpu": 4, "memory": "8Gi"},
+        {"nodes": 1, "cpu": 4, "memory": "8Gi", "extended": {GPU: "2"}}]}}})
+    assert mixed.sizes() == [Shape(4000, 8192), Shape(4000, 8192, ((GPU, 2),))]
+    with pytest.raises(LeaseInputError, match="NodePool p: spec.emulated.extended: nvidia.com/"
+                       "gpu: must be a whole number >= 0, got -1"):
+        pool_spec({"metadata": {"name": "p"}, "spec": {"emulated": {
+            "nodes": 1, "extended": {GPU: -1}}}})
+
+
+def node(name: str, **allocatable: str) -> dict[str, Any]:
+    return {"metadata": {"name": name},
+            "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110",
+                                       "ephemeral-storage": "100Gi", "hugepages-2Mi": "0",
+                                       **allocatable}}}
+
+
+def test_a_nodes_size_has_its_allocatable_extended_resources() -> None:
+    assert node_size(node("n", **{GPU: "8", "kubernetes.io/batteries": "1"})) \
+        == Shape(4000, 8192, ((GPU, 8),))
+    with pytest.raises(LeaseInputError, match="node n: allocatable nvidia.com/gpu: not a whole"):
+        node_size(node("n", **{GPU: "lots"}))
+
+
+def test_a_pool_of_real_nodes_groups_them_by_size_gpus_included() -> None:
+    obj = {"metadata": {"name": "p"}, "spec": {}}
+    spec, names = pool_from_nodes(obj, [
+        {**node("a", **{GPU: "2"}), "status": {**node("a", **{GPU: "2"})["status"],
+                                               "conditions": [{"type": "Ready",
+                                                               "status": "True"}]}},
+        {**node("b"), "status": {**node("b")["status"],
+                                 "conditions": [{"type": "Ready", "status": "True"}]}}])
+    assert names == ["a", "b"]
+    assert spec.sizes() == [Shape(4000, 8192, ((GPU, 2),)), Shape(4000, 8192)]
+    exclusive = sized_pool({"metadata": {"name": "p"}, "spec": {"exclusive": True}},
+                           [Shape(4000, 8192, ((GPU, 2),)), Shape(8000, 4096, ((GPU, 1),))])
+    assert exclusive.size == Shape(4000, 4096, ((GPU, 1),))

@@ -100,8 +100,8 @@ class LeaseSpec(Spec):
         " a copy on a node that is up (docs/volatile.md, \"Replicas\").")
     cpu: Millicores = Field(default=1000, gt=0, description="Cpu per VM.")
     memory: MiB = Field(default=1024, gt=0, description="Memory per VM.")
-    extended: ExtendedCounts = Field(
-        default_factory=dict, description="Extended resources per VM, by Kubernetes name"
+    extended: ExtendedCounts | None = Field(
+        default=None, description="Extended resources per VM, by Kubernetes name"
         " (nvidia.com/gpu: 1): a node must have them free (docs/resources.md).")
     duration: Seconds = Field(gt=0, description="How long the VMs are needed.")
     ready: Seconds | None = Field(default=None, description="Earliest start.")
@@ -142,7 +142,8 @@ class LeaseSpec(Spec):
             name=self.name,
             type=self.type,
             vms=self.vms * self.replicas,  # every copy is booked
-            shape=Shape(cpu=self.cpu, memory=self.memory, extended=extended_of(self.extended)),
+            shape=Shape(cpu=self.cpu, memory=self.memory,
+                        extended=extended_of(self.extended or {})),
             duration=self.duration,
             submitted=self.arrival,
             origin=self.origin,

@@ -783,7 +783,7 @@ def _oversized(
 
 def _holds(lease: LeaseSpec, pool: PoolSpecModel) -> bool:
     return any(lease.cpu <= cpu and lease.memory <= memory
-               and all(n <= dict(ext).get(name, 0) for name, n in lease.extended.items())
+               and all(n <= dict(ext).get(name, 0) for name, n in (lease.extended or {}).items())
                for cpu, memory, ext in pool.node_sizes())
 
 
@@ -799,7 +799,7 @@ def _no_node_with_both(index: int, lease: LeaseSpec, pools: Sequence[PoolSpecMod
     nodes = "; ".join(
         f"{pool.name}: " + " or ".join(_size_words(*size) for size in pool.node_sizes())
         for pool in pools)
-    asked = extended_of(lease.extended)
+    asked = extended_of(lease.extended or {})
     return (("leases", index, "cpu"),
             f"one VM needs {_size_words(lease.cpu, lease.memory, asked, ' and ')} "
             f"but {where} ({nodes}); lower cpu or memory" + (" or extended" if asked else ""))
@@ -819,7 +819,7 @@ def _extended_problems(index: int, lease: LeaseSpec, pools: Sequence[PoolSpecMod
     """An extended resource the lease asks for that no node of ``pools`` has, or has
     as many of as one VM needs; ``where`` names those pools in the message."""
     violations: list[tuple[Loc, str]] = []
-    for name, n in sorted(lease.extended.items()):
+    for name, n in sorted((lease.extended or {}).items()):
         if n == 0:
             continue
         have = [(p.name, dict(ext).get(name, 0)) for p in pools for _, _, ext in p.node_sizes()]
