@@ -5,6 +5,7 @@ they become in the core; what is refused, in one line each."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -151,8 +152,9 @@ def test_an_emulated_nodepool_has_its_extended_resources() -> None:
         {"nodes": 1, "cpu": 4, "memory": "8Gi"},
         {"nodes": 1, "cpu": 4, "memory": "8Gi", "extended": {GPU: "2"}}]}}})
     assert mixed.sizes() == [Shape(4000, 8192), Shape(4000, 8192, ((GPU, 2),))]
-    with pytest.raises(LeaseInputError, match="NodePool p: spec.emulated.extended: nvidia.com/"
-                       "gpu: must be a whole number >= 0, got -1"):
+    with pytest.raises(LeaseInputError, match=re.escape(
+            "NodePool p: spec.emulated.extended: nvidia.com/gpu: must be a whole number >= 0,"
+            " got -1")):
         pool_spec({"metadata": {"name": "p"}, "spec": {"emulated": {
             "nodes": 1, "extended": {GPU: -1}}}})
 
@@ -167,7 +169,8 @@ def node(name: str, **allocatable: str) -> dict[str, Any]:
 def test_a_nodes_size_has_its_allocatable_extended_resources() -> None:
     assert node_size(node("n", **{GPU: "8", "kubernetes.io/batteries": "1"})) \
         == Shape(4000, 8192, ((GPU, 8),))
-    with pytest.raises(LeaseInputError, match="node n: allocatable nvidia.com/gpu: not a whole"):
+    with pytest.raises(LeaseInputError,
+                       match=re.escape("node n: allocatable nvidia.com/gpu: not a whole")):
         node_size(node("n", **{GPU: "lots"}))
 
 
