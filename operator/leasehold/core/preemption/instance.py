@@ -323,18 +323,20 @@ def _shared_instance(
     names = [name for name, _ in shape.extended]
     demand = (shape.cpu, shape.memory, *(n for _, n in shape.extended))
     for node in touched:
-        profs = [pool.node_cpu[node], pool.node_mem[node],
-                 *(_extended_profile(pool, name, node) for name in names)]
+        cpu, mem = pool.node_cpu[node], pool.node_mem[node]
+        profs = [cpu, mem, *(_extended_profile(pool, name, node) for name in names)]
         mine = [bookings[i] for i in on_node[node]]
-        points = _breakpoints(sorted({t for p in profs for t in p.times}), start, end,
-                              (x for b in mine for x in (b.start, b.end)))
+        points = _breakpoints(sorted({*cpu.times, *mem.times, *(
+            t for p in profs[2:] for t in p.times)}), start, end,
+            (x for b in mine for x in (b.start, b.end)))
         bins.append(Bin(tuple(tuple(p.at(x) for x in points) for p in profs), demand))
         for i in on_node[node]:
             b = bookings[i]
             count = (b.nodes or ()).count(node)
             lo, hi = _span(points, b.start, b.end)
-            amount = (count * b.shape.cpu, count * b.shape.memory,
-                      *(count * b.shape.amount(name) for name in names))
+            amount: tuple[int, ...] = (count * b.shape.cpu, count * b.shape.memory)
+            if names:
+                amount += tuple(count * b.shape.amount(name) for name in names)
             parts[i].append(Part(index[node], lo, hi, amount))
     if rooms is not None:
         base = sum(rooms) - sum(rooms[node] for node in touched)

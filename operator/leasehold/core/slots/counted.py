@@ -58,6 +58,7 @@ class CountedPool(PoolTable):
             name: sum(z.amount(name) - k * shape.amount(name)
                       for z, k in zip(sizes, slots, strict=True))
             for name in spec.extended_names()} if shape is not None else {}
+        self._size = spec.size
         self._unit = all(k == 1 for k in slots)
         #: (free slots, node) of nodes with a free slot: a heap whose entries are
         #: stale once the node's free count changed (skipped when popped)
@@ -67,7 +68,9 @@ class CountedPool(PoolTable):
     def holds(self, shape: Shape) -> bool:
         """Whether VMs of ``shape`` are counted here."""
         if self.shape is None:
-            return shape.fits_in(self.spec.size)
+            spec = self.spec  # asked at every fit: cpu and memory read inline
+            return shape.cpu <= spec.cpu and shape.memory <= spec.memory \
+                and (not shape.extended or shape.fits_in(self._size))
         return shape == self.shape
 
     def max_vms(self, shape: Shape) -> int:
