@@ -515,8 +515,9 @@ def pool_spec(obj: dict[str, Any], nodes: int | None = None, cpu: int | None = N
               extended: Extended | None = None) -> PoolSpec:
     """The core's pool for a NodePool object: ``nodes`` nodes of ``cpu`` millicores,
     ``memory`` MiB and ``extended`` resources, the first of the sizes ``groups`` give
-    (by default its emulated block's); its statistics those of :func:`pool_statistics` (none from a
-    ``dispatch`` block it cannot read, which never leaves the pool out)."""
+    (by default its emulated block's); its statistics those of
+    :func:`pool_statistics` (none from a ``dispatch`` block it cannot read, which
+    never leaves the pool out)."""
     name = obj["metadata"]["name"]
     spec = _nodepool_spec(obj)
     emulated = spec.emulated
