@@ -16,6 +16,7 @@ from leasehold.core.model import (
     SchedulerConfig,
     Shape,
     Start,
+    extended_of,
 )
 from leasehold.core.replay import Input, replay
 from leasehold.core.scheduler import Scheduler
@@ -36,9 +37,11 @@ def req(
     cpu: int = 1000, memory: int = 512, runtime: float | None = None,
     deadline: float | None = None, start: float | None = None, ready: float | None = None,
     origin: Origin = Origin.EXTERNAL, pool: str | None = None,
+    extended: dict[str, int] | None = None,
 ) -> Request:
     return Request(
-        name=name, type=type, vms=vms, shape=Shape(cpu, memory), duration=duration,
+        name=name, type=type, vms=vms, shape=Shape(cpu, memory, extended_of(extended or {})),
+        duration=duration,
         submitted=at, origin=origin, ready=ready, deadline=deadline, start=start,
         runtime=runtime, pool=pool,
     )

@@ -9,12 +9,21 @@ from hypothesis import strategies as st
 from builders import AR, BEC, BES, DM, DNP, config, req
 from leasehold.core.model import Origin, OverheadParams, PoolSpec
 
+#: an extended resource (issue 24): two per node, one per node
+GPU = "nvidia.com/gpu"
+GPUS_2, GPUS_1 = ((GPU, 2),), ((GPU, 1),)
+
 POOLS = {
     "exclusive": [PoolSpec("p", 4, 1000, 1024, exclusive=True)],
     "shared": [PoolSpec("p", 3, 4000, 4096)],
     # multi-core nodes whose memory binds before their cpu for the larger VMs
     "shared-memory-bound": [PoolSpec("p", 2, 8000, 2048)],
     "two-pools": [PoolSpec("a", 2, 2000, 2048), PoolSpec("b", 3, 1000, 1024, exclusive=True)],
+    # GPU nodes: leases asking for GPUs are drawn (some run, some wait for a GPU)
+    "shared-gpu": [PoolSpec("p", 3, 4000, 4096, extended=GPUS_2)],
+    # GPUs in one pool only, of one a node (an exclusive pool of GPU nodes beside it)
+    "two-pools-gpu": [PoolSpec("a", 2, 2000, 2048, extended=GPUS_1),
+                      PoolSpec("b", 3, 1000, 1024, exclusive=True, extended=GPUS_1)],
 }
 
 
@@ -39,8 +48,11 @@ def workloads(draw):
     n = draw(st.integers(1, 14))
     # one VM shape for every lease: a shared pool is then counted throughout (slots
     # bound to nodes as leases start); mixed shapes switch it to packing and back
+    # GPUs asked for only where some pool has them (else every such lease is refused)
+    gpus = [0, 0, 1, 2] if any(p.extended for p in pools) else [0]
     one = draw(st.one_of(st.none(), st.tuples(st.sampled_from([500, 1000, 2000]),
-                                              st.sampled_from([128, 512, 1024]))))
+                                              st.sampled_from([128, 512, 1024]),
+                                              st.sampled_from(gpus))))
     out = []
     for i in range(n):
         kind = draw(st.sampled_from([BES, BES, BEC, DM, DNP, AR, "local"]))
@@ -49,9 +61,10 @@ def workloads(draw):
         duration = _seconds(draw, 1, 200)
         runtime = draw(st.one_of(st.none(), st.just(duration),
                                  st.integers(1000, int(duration * 1000)).map(lambda x: x / 1000)))
-        cpu, memory = one or (draw(st.sampled_from([500, 1000, 2000])),
-                              draw(st.sampled_from([128, 512, 1024])))
-        kw = dict(cpu=cpu, memory=memory, runtime=runtime)
+        cpu, memory, gpu = one or (draw(st.sampled_from([500, 1000, 2000])),
+                                   draw(st.sampled_from([128, 512, 1024])),
+                                   draw(st.sampled_from(gpus)))
+        kw = dict(cpu=cpu, memory=memory, runtime=runtime, extended={GPU: gpu})
         if kind == AR:
             out.append(req(f"l{i}", vms, duration, at, type=AR,
                            start=at + _seconds(draw, 0, 200), **kw))

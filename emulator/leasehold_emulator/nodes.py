@@ -5,8 +5,10 @@ and a kubelet that plays the pods bound to them.
   ``p-0`` … ``p-(n-1)``, Ready, with that capacity and the labels
   ``leasehold.io/pool: p`` and ``leasehold.io/emulated: "true"``; with ``groups:
   [{nodes, cpu, memory}, ...]`` instead, the groups' nodes in order, each of its
-  group's size (a pool of mixed sizes). Changing the block changes them; deleting
-  the pool deletes them.
+  group's size (a pool of mixed sizes). An ``extended`` map in the block (or a
+  group) gives each node extended resources (``nvidia.com/gpu: 8``), advertised in
+  its ``status.capacity`` and ``allocatable`` as a device plugin would. Changing
+  the block changes them; deleting the pool deletes them.
 - A pod bound to one of them (``spec.nodeName``) goes Pending → Running after its
   modelled delays, then Succeeded when its run time is over. The delays and the run
   time are pod annotations in emulated seconds (:data:`IMAGE_PULL`, :data:`RESUME`,
@@ -140,10 +142,22 @@ def node_sizes(emulated: dict[str, Any]) -> list[tuple[str, str]]:
             ] * int(emulated.get("nodes", 0))
 
 
+def node_extended(emulated: dict[str, Any]) -> list[dict[str, str]]:
+    """The extended resources of an emulated block's nodes, by index, as quantities
+    (as :func:`node_sizes` reads cpu and memory)."""
+    def of(block: dict[str, Any]) -> dict[str, str]:
+        return {str(k): str(v) for k, v in (block.get("extended") or {}).items()}
+    groups = emulated.get("groups")
+    if groups:
+        return [of(g) for g in groups for _ in range(int(g.get("nodes", 0)))]
+    return [of(emulated)] * int(emulated.get("nodes", 0))
+
+
 def node_object(pool: str, index: int, emulated: dict[str, Any]) -> Obj:
     name = f"{pool}-{index}"
     cpu, memory = node_sizes(emulated)[index]
-    capacity = {"cpu": cpu, "memory": memory, "pods": "110"}
+    capacity = {"cpu": cpu, "memory": memory, "pods": "110",
+                **node_extended(emulated)[index]}
     labels = {**(emulated.get("labels") or {}), POOL_LABEL: pool, EMULATED_LABEL: "true",
               "kubernetes.io/hostname": name, "kubernetes.io/os": "linux",
               "type": "leasehold-emulated"}

@@ -173,8 +173,8 @@ TYPES = (
         pytest.param(
             scenario(lease("a", vm=2)),
             'leases[0] (name "a"): vm: unknown field; expected one of name, origin, type, '
-            "arrival, vms, replicas, cpu, memory, duration, ready, deadline, start, runtime, pool, "
-            'image, imageSizeMB (did you mean "vms"?)',
+            "arrival, vms, replicas, cpu, memory, extended, duration, ready, deadline, start, "
+            'runtime, pool, image, imageSizeMB (did you mean "vms"?)',
             id="unknown-lease-field",
         ),
         pytest.param(

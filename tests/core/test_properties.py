@@ -1,6 +1,6 @@
 """Properties of the whole core on random workloads (hypothesis).
 
-* no node is ever over-committed (cpu and memory), checked from the nodes leases
+* no node is ever over-committed (cpu, memory and GPUs), checked from the nodes leases
   actually hold, on exclusive pools and on shared pools of multi-core nodes whose
   leases are of one VM shape (counted) or of several (packed, switched to and back);
 * the slot table's bookkeeping always matches a recount of its bookings;
@@ -18,7 +18,7 @@ shell's own inputs (cancellations, early "finished" reports) are mixed in.
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 
 from hypothesis import HealthCheck, given, settings
 
@@ -32,8 +32,9 @@ def occupancy_violations(sched, now):
     """Recount who holds which node at ``now`` from the bookings that have started."""
     out = []
     for name, pool in sched.slots.pools.items():
-        spec = pool.spec
-        cpu, mem, holders = defaultdict(int), defaultdict(int), defaultdict(list)
+        spec, sizes = pool.spec, pool.spec.sizes()
+        holders = defaultdict(list)
+        used: dict[int, Counter[str]] = defaultdict(Counter)
         for b in pool.bookings:
             departure = sched.lifecycle.leases[b.lease].departure is b  # a migration's source
             waiting = not departure and lease(sched, b.lease).phase.value in (
@@ -43,13 +44,13 @@ def occupancy_violations(sched, now):
                     out.append(f"{b.lease} runs without nodes")
                     continue
                 for node in b.nodes:
-                    cpu[node] += b.shape.cpu
-                    mem[node] += b.shape.memory
+                    used[node].update({"cpu": b.shape.cpu, "memory": b.shape.memory,
+                                       **dict(b.shape.extended)})
                     holders[node].append(b.lease)
         for node in holders:
             if spec.exclusive and len(holders[node]) > 1:
                 out.append(f"{name}-{node} shared by {holders[node]} at {now}")
-            if cpu[node] > spec.cpu or mem[node] > spec.memory:
+            if any(n > sizes[node].amount(r) for r, n in used[node].items()):
                 out.append(f"{name}-{node} over capacity at {now}: {holders[node]}")
     return out
 

@@ -205,3 +205,23 @@ def test_a_snapshot_with_bad_groups_is_refused_saying_where(groups, problem):
     with pytest.raises(SnapshotError) as info:
         restore(data, config())
     assert str(info.value).startswith(problem), str(info.value)
+
+
+GPU = (("nvidia.com/gpu", 2),)
+
+
+def test_extended_resources_survive_the_snapshot():
+    pool = PoolSpec("g", 2, 4000, 8192, groups=(NodeGroup(1, 4000, 8192),
+                                                NodeGroup(1, 4000, 8192, GPU)), extended=GPU)
+    requests = [req("train", 2, 100, extended={"nvidia.com/gpu": 1}),
+                req("next", 1, 50, 10, extended={"nvidia.com/gpu": 2}),
+                req("plain", 1, 100)]
+    original = Scheduler([pool], config())
+    run(original, submissions(requests), until=5)
+    data = json.loads(json.dumps(snapshot(original)))
+    assert data["pools"][0]["spec"]["groups"][1]["extended"] == {"nvidia.com/gpu": 2}
+    restored = restore(data, config())
+    assert restored.pools["g"] == pool
+    assert restored.lease("train").request.shape == original.lease("train").request.shape
+    assert restored.slots.pools["g"].usage_violations() == []
+    assert run(restored, []) == run(original, [])

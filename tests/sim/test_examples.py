@@ -130,3 +130,19 @@ def test_mixed_sizes_example_packs_each_node_to_its_own_size():
         "after": (2 * H, 2 * H + 30 * M, ["mixed-2"]),
     }
     assert doc["metrics"]["meanWaitSeconds"] == 42.5 * M
+
+
+@pytest.mark.parametrize("policy", ["mov", "mlip", "moml"])
+def test_gpu_example_preempts_the_gpu_lease_not_the_cheaper_cpu_one(policy):
+    # batch costs less to suspend and frees more VMs (what mov and mlip prefer), but
+    # holds no GPU: freeing its cores would not let infer run
+    leases, doc = run("gpu.yaml", policy=policy)
+    [d] = doc["decisions"]
+    assert (d["preemptor"], d["chosen"], d["candidateSets"]) == ("infer", ["train"], 1)
+    suspend = 2048 / 6.36 + 0.005
+    assert leases["infer"]["nodes"] == ["gpu-0"]
+    assert leases["infer"]["start"] == round(10 * M + suspend, 3)
+    assert leases["render"]["nodes"] == ["gpu-1"]
+    assert sorted(leases["batch"]["nodes"]) == ["gpu-0", "gpu-1"]
+    assert (leases["batch"]["preemptions"], leases["train"]["suspensions"]) == (0, 1)
+    assert {r["phase"] for r in leases.values()} == {"Completed"}

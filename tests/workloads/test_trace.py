@@ -15,6 +15,7 @@ from leasehold_emulator.workloads.trace import (
     TraceHeader,
     lease_of,
     read_trace,
+    trace_lines,
     trace_scenario,
     write_trace,
 )
@@ -52,6 +53,8 @@ def test_a_trace_reads_in_submission_order_with_units_and_blank_lines(tmp_path):
     ([lease("a", type="DeadlineMigratable")], "t.jsonl:2: lease \"a\": deadline: required"),
     (['{"name": "a",'], "t.jsonl:2: not JSON"),
     (["[1, 2]"], "t.jsonl:2: expected one lease as a JSON object"),
+    ([lease("a", extended={"nvidia.com/gpu": -1})],
+     't.jsonl:2: lease "a": extended: nvidia.com/gpu: must be a whole number >= 0, got -1'),
 ])
 def test_a_bad_lease_is_one_line_with_its_number(tmp_path, records, message):
     path = write(tmp_path / "t.jsonl", *records)
@@ -142,3 +145,11 @@ def test_a_file_that_cannot_be_read_gets_no_hint_about_skipping(tmp_path):
     assert r.returncode == 2
     assert r.stderr.startswith("error: ") and "cannot read file" in r.stderr
     assert "--skip-bad-lines" not in r.stderr and "Traceback" not in r.stderr
+
+
+def test_extended_resources_are_written_only_for_leases_that_have_them(tmp_path):
+    scenario = load_scenario(ROOT / "examples" / "scenarios" / "gpu.yaml")
+    lines = [json.loads(line) for line in trace_lines(lease_of(r) for r in scenario.requests())]
+    assert {r["name"]: r.get("extended") for r in lines[1:]} == {
+        "train": {"nvidia.com/gpu": 1}, "render": {"nvidia.com/gpu": 1}, "batch": None,
+        "infer": {"nvidia.com/gpu": 1}}

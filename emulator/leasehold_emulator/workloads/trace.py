@@ -10,8 +10,9 @@ JSON Lines (optionally gzipped, ``.gz``). The first line is a header::
 it was recorded on, as in a scenario) are optional. Every other line is one lease,
 with the keys and units of a scenario's ``leases`` items (``name``, ``type``,
 ``origin``, ``arrival`` in seconds from the epoch, ``vms``, ``cpu``, ``memory``,
-``duration``, ``ready``, ``deadline``, ``start``, ``runtime``, ``pool``, ``image``,
-``imageSizeMB``, ``replicas``). ``runtime`` is how long the lease actually ran when it ended
+``extended`` (extended resources per VM, as ``{"nvidia.com/gpu": 1}``), ``duration``,
+``ready``, ``deadline``, ``start``, ``runtime``, ``pool``, ``image``, ``imageSizeMB``,
+``replicas``). ``runtime`` is how long the lease actually ran when it ended
 early: a replay ends it then too. Blank lines and lines starting with ``#`` are
 skipped. What happened to a lease (its waits and preemptions) is not part of a
 trace's input: that is what a replay computes.
@@ -229,7 +230,8 @@ def lease_of(req: Request) -> LeaseSpec:
     return LeaseSpec.model_validate({
         "name": req.name, "origin": req.origin, "type": req.type, "arrival": req.submitted,
         "vms": req.originals, "cpu": f"{req.shape.cpu}m", "memory": req.shape.memory,
-        "duration": req.duration, "ready": req.ready,
+        # extended resources only when it has some: a trace without reads as before
+        "extended": dict(req.shape.extended) or None, "duration": req.duration, "ready": req.ready,
         "deadline": req.deadline if writes_deadline else None, "start": req.start,
         "runtime": req.runtime, "pool": req.pool,
         "image": req.image, "imageSizeMB": req.image_mb or None,

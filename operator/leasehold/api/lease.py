@@ -9,10 +9,21 @@ from typing import Annotated
 
 from pydantic import Field, ValidationInfo, model_validator
 
-from leasehold.core.model import LeaseType, Origin, Request, Shape
+from leasehold.core.model import LeaseType, Origin, Request, Shape, extended_of
 
 from .durations import format_seconds
-from .fields import Count, Loc, MiB, Millicores, Name, Number, RuleViolations, Seconds, Spec
+from .fields import (
+    Count,
+    ExtendedCounts,
+    Loc,
+    MiB,
+    Millicores,
+    Name,
+    Number,
+    RuleViolations,
+    Seconds,
+    Spec,
+)
 
 __all__ = ["LOCAL_TYPES", "TERMS", "LeaseSpec", "Terms", "start_before_arrival"]
 
@@ -89,6 +100,9 @@ class LeaseSpec(Spec):
         " a copy on a node that is up (docs/volatile.md, \"Replicas\").")
     cpu: Millicores = Field(default=1000, gt=0, description="Cpu per VM.")
     memory: MiB = Field(default=1024, gt=0, description="Memory per VM.")
+    extended: ExtendedCounts | None = Field(
+        default=None, description="Extended resources per VM, by Kubernetes name"
+        " (nvidia.com/gpu: 1): a node must have them free (docs/resources.md).")
     duration: Seconds = Field(gt=0, description="How long the VMs are needed.")
     ready: Seconds | None = Field(default=None, description="Earliest start.")
     deadline: Seconds | None = Field(default=None, description="Latest end.")
@@ -128,7 +142,8 @@ class LeaseSpec(Spec):
             name=self.name,
             type=self.type,
             vms=self.vms * self.replicas,  # every copy is booked
-            shape=Shape(cpu=self.cpu, memory=self.memory),
+            shape=Shape(cpu=self.cpu, memory=self.memory,
+                        extended=extended_of(self.extended or {})),
             duration=self.duration,
             submitted=self.arrival,
             origin=self.origin,

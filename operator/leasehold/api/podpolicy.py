@@ -24,6 +24,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from leasehold.core.model import Extended
+
 from .durations import describe, parse_cpu, parse_memory_capacity
 
 Obj = dict[str, Any]
@@ -450,25 +452,29 @@ def shape_problems(template: Obj | None, cpu_m: int, memory_mib: int,
     return []
 
 
-def resize(template: Obj | None, spec: Obj, cpu_m: int, memory_mib: int) -> None:
+def resize(template: Obj | None, spec: Obj, cpu_m: int, memory_mib: int,
+           extended: Extended = ()) -> None:
     """Each container of ``spec`` (built from ``template``) gets its share of the VM,
     requests equal to limits, so that the pod asks exactly the VM's shape: the
     containers, which run together, split it in proportion to what the template's
     containers ask (equally when they do not all say); an init container runs
-    alone, before them, and gets all of it (a pod asks the larger of the two)."""
+    alone, before them, and gets all of it (a pod asks the larger of the two).
+    Extended resources (``nvidia.com/gpu``: devices, not shares) go whole to the
+    first container, requests equal to limits as the kubelet requires of them."""
     given = _list(_dict(_dict(template).get("spec")).get("containers"))
     containers = spec["containers"]
     n = len(containers)
     cpus = shares(cpu_m, _weights([_dict(c) for c in given], "cpu"), n)
     memories = shares(memory_mib, _weights([_dict(c) for c in given], "memory"), n)
-    for c, cpu, memory in zip(containers, cpus, memories, strict=True):
-        c["resources"] = _resources(cpu, memory)
+    for k, (c, cpu, memory) in enumerate(zip(containers, cpus, memories, strict=True)):
+        c["resources"] = _resources(cpu, memory, extended if k == 0 else ())
     for c in spec.get("initContainers") or ():
         c["resources"] = _resources(cpu_m, memory_mib)
 
 
-def _resources(cpu_m: int, memory_mib: int) -> Obj:
-    amount = {"cpu": f"{cpu_m}m", "memory": f"{memory_mib}Mi"}
+def _resources(cpu_m: int, memory_mib: int, extended: Extended = ()) -> Obj:
+    amount = {"cpu": f"{cpu_m}m", "memory": f"{memory_mib}Mi",
+              **{name: str(n) for name, n in extended}}
     return {"requests": dict(amount), "limits": dict(amount)}
 
 

@@ -13,9 +13,10 @@ import re
 from dataclasses import replace
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from leasehold.core.model import (
+    Extended,
     ImagesSpec,
     LeaseType,
     NodeGroup,
@@ -23,8 +24,10 @@ from leasehold.core.model import (
     OverheadParams,
     PoolSpec,
     PoolStatistics,
+    Shape,
     VmModel,
     Volatility,
+    extended_of,
 )
 
 from .clock import Clock, epoch
@@ -36,7 +39,7 @@ from .durations import (
     parse_memory_capacity,
     parse_memory_quantity,
 )
-from .fields import RuleViolations
+from .fields import RuleViolations, extended_name_problem, parse_extended
 from .lease import TERMS, LeaseSpec, Terms, start_before_arrival
 from .podpolicy import RESTRICTED, PodPolicy, image_problem, pod_parts, shape_problems
 from .scenario import (
@@ -63,7 +66,20 @@ class _K8s(BaseModel):
 
 
 class Resources(_K8s):
-    """What each VM gets."""
+    """What each VM gets: cpu, memory and extended resources (nvidia.com/gpu: 1)."""
+
+    # the extended resources are the other keys: kept (the CRD preserves them), and
+    # read by lease_spec (names and counts checked there)
+    model_config = ConfigDict(extra="allow", frozen=True, populate_by_name=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_nulls(cls, data: Any) -> Any:
+        # a null count is no count (as a null field is no field): written back without
+        # nulls, the spec must read as the same model
+        if isinstance(data, dict):
+            return {k: v for k, v in data.items() if v is not None or k in ("cpu", "memory")}
+        return data
 
     cpu: IntOrString = Field(default="1", description='Cores (2) or a quantity ("500m").')
     memory: IntOrString = Field(
@@ -116,6 +132,10 @@ class LeaseResourceSpec(_K8s):
                                   " VM; default: a placeholder container.")
 
 
+_EXTENDED = ("Each node's extended resources, by Kubernetes name ({nvidia.com/gpu: 8}):"
+             " the emulated nodes advertise them in status.capacity and allocatable.")
+
+
 class EmulatedGroup(_K8s):
     """Nodes of one size, in an emulated pool of mixed sizes."""
 
@@ -123,6 +143,7 @@ class EmulatedGroup(_K8s):
     cpu: IntOrString = Field(description="Each node's cpu (cores or a quantity).")
     memory: IntOrString = Field(description="Each node's memory (a quantity; a bare number"
                                             " is bytes). At least 1Mi.")
+    extended: dict[str, IntOrString] | None = Field(default=None, description=_EXTENDED)
 
 
 class Emulated(_K8s):
@@ -140,6 +161,7 @@ class Emulated(_K8s):
     memory: IntOrString = Field(default="1Gi", description="Each node's memory (a quantity;"
                                                            " a bare number is bytes). At"
                                                            " least 1Mi.")
+    extended: dict[str, IntOrString] | None = Field(default=None, description=_EXTENDED)
     labels: dict[str, str] | None = None
     seed: int | None = Field(default=None, ge=0, le=2**63 - 1,
                              description="Seeds the failures of the nodes of a volatile"
@@ -340,6 +362,11 @@ def lease_spec(obj: dict[str, Any], origin: Origin, arrival: float, clock: Clock
             times["ready"] or arrival, arrival)
         _writable(start + duration, clock, "duration", problems)
     memory = _memory_mib(spec.resources.memory, "resources.memory", problems)
+    extended: dict[str, int] = {}
+    try:
+        extended = parse_extended(dict(spec.resources.model_extra or {}))
+    except ValueError as exc:
+        problems.append(f"spec.resources: {exc}")
     template = spec.template
     if template is not None and not (isinstance(template.get("spec"), dict)
                                      and isinstance(template["spec"].get("containers"), list)
@@ -372,7 +399,7 @@ def lease_spec(obj: dict[str, Any], origin: Origin, arrival: float, clock: Clock
         "name": meta.get("name", ""), "origin": origin.value, "type": spec.type.value,
         "arrival": arrival, "vms": spec.vms, "replicas": spec.replicas,
         "cpu": spec.resources.cpu,
-        "memory": memory, "duration": spec.duration,
+        "memory": memory, "extended": extended, "duration": spec.duration,
     }
     for field, value in times.items():
         if value is not None:
@@ -471,6 +498,7 @@ def pod_policy(obj: dict[str, Any]) -> PodPolicy:
 
 #: scenario lease field -> where it is in a Lease object
 _FIELDS = {"cpu": "spec.resources.cpu", "memory": "spec.resources.memory",
+           "extended": "spec.resources",
            "arrival": "metadata.creationTimestamp", "imageSizeMB": "spec.imageSizeMB"}
 
 
@@ -483,11 +511,13 @@ def _in_lease(problem: str) -> str:
 
 
 def pool_spec(obj: dict[str, Any], nodes: int | None = None, cpu: int | None = None,
-              memory: int | None = None, groups: tuple[NodeGroup, ...] = ()) -> PoolSpec:
-    """The core's pool for a NodePool object: ``nodes`` nodes of ``cpu`` millicores
-    and ``memory`` MiB, the first of the sizes ``groups`` give (by default its
-    emulated block's); its statistics those of :func:`pool_statistics` (none from a
-    ``dispatch`` block it cannot read, which never leaves the pool out)."""
+              memory: int | None = None, groups: tuple[NodeGroup, ...] = (),
+              extended: Extended | None = None) -> PoolSpec:
+    """The core's pool for a NodePool object: ``nodes`` nodes of ``cpu`` millicores,
+    ``memory`` MiB and ``extended`` resources, the first of the sizes ``groups`` give
+    (by default its emulated block's); its statistics those of
+    :func:`pool_statistics` (none from a ``dispatch`` block it cannot read, which
+    never leaves the pool out)."""
     name = obj["metadata"]["name"]
     spec = _nodepool_spec(obj)
     emulated = spec.emulated
@@ -495,7 +525,7 @@ def pool_spec(obj: dict[str, Any], nodes: int | None = None, cpu: int | None = N
     if emulated is not None and emulated.groups is not None and nodes is None:
         groups = _emulated_groups(emulated, spec.exclusive, problems)
         if groups:
-            cpu, memory = groups[-1].cpu, groups[-1].memory
+            cpu, memory, extended = groups[-1].cpu, groups[-1].memory, groups[-1].extended
     elif emulated is not None and emulated.nodes is None and nodes is None:
         problems.append("spec.emulated.nodes: required field is missing (or give groups, for"
                         " nodes of mixed sizes)")
@@ -509,6 +539,9 @@ def pool_spec(obj: dict[str, Any], nodes: int | None = None, cpu: int | None = N
     if memory is None:
         memory = _memory_mib(emulated.memory, "emulated.memory", problems) if emulated \
             else 1024
+    if extended is None:
+        extended = _emulated_extended(emulated.extended if emulated else None,
+                                      "spec.emulated.extended", problems)
     if problems or cpu is None or memory is None:
         raise LeaseInputError([f"NodePool {name}: {p}" for p in problems])
     params = OverheadParams()
@@ -521,7 +554,17 @@ def pool_spec(obj: dict[str, Any], nodes: int | None = None, cpu: int | None = N
     return PoolSpec(name, count, cpu, memory, exclusive=spec.exclusive, overhead=params,
                     groups=groups, speed=1.0 if spec.speed is None else spec.speed,
                     statistics=pool_statistics(obj)[0], images=images, vm=vm,
-                    volatile=pool_volatility(obj))
+                    volatile=pool_volatility(obj), extended=extended)
+
+
+def _emulated_extended(given: dict[str, int | str] | None, where: str,
+                       problems: list[str]) -> Extended:
+    """An emulated block's extended resources, read; what is wrong goes to ``problems``."""
+    try:
+        return extended_of(parse_extended(given))
+    except ValueError as exc:
+        problems.append(f"{where}: {exc}")
+        return ()
 
 
 def _emulated_groups(emulated: Emulated, exclusive: bool, problems: list[str]
@@ -545,29 +588,34 @@ def _emulated_groups(emulated: Emulated, exclusive: bool, problems: list[str]
             problems.append(f"spec.emulated.groups[{i}].cpu: {exc}")
             cpu = None
         memory = _memory_mib(g.memory, f"emulated.groups[{i}].memory", problems)
+        extended = _emulated_extended(g.extended, f"spec.emulated.groups[{i}].extended",
+                                      problems)
         if cpu is not None and memory is not None:
-            out.append(NodeGroup(g.nodes, cpu, memory))
+            out.append(NodeGroup(g.nodes, cpu, memory, extended))
     return tuple(out)
 
 
-def sized_pool(obj: dict[str, Any], sizes: list[tuple[int, int]]) -> PoolSpec:
-    """The core's pool for a NodePool of nodes of these sizes ((cpu, memory) by index):
-    runs of one size are its groups; an exclusive pool's nodes count as large as
-    the smallest (a VM takes a whole node, whatever its size)."""
+def sized_pool(obj: dict[str, Any], sizes: list[Shape]) -> PoolSpec:
+    """The core's pool for a NodePool of nodes of these sizes (by index): runs of
+    one size are its groups; an exclusive pool's nodes count as large as the
+    smallest, resource by resource (a VM takes a whole node, whatever its size)."""
     if not sizes:
-        return pool_spec(obj, nodes=0)
+        return pool_spec(obj, nodes=0, extended=())
     if (obj.get("spec") or {}).get("exclusive"):
-        return pool_spec(obj, nodes=len(sizes), cpu=min(c for c, _ in sizes),
-                         memory=min(m for _, m in sizes))
+        names = {name for s in sizes for name, _ in s.extended}
+        return pool_spec(obj, nodes=len(sizes), cpu=min(s.cpu for s in sizes),
+                         memory=min(s.memory for s in sizes),
+                         extended=extended_of({name: min(s.amount(name) for s in sizes)
+                                               for name in names}))
     groups: list[NodeGroup] = []
-    for cpu, memory in sizes:
-        if groups and (groups[-1].cpu, groups[-1].memory) == (cpu, memory):
-            groups[-1] = NodeGroup(groups[-1].nodes + 1, cpu, memory)
+    for size in sizes:
+        if groups and groups[-1].size == size:
+            groups[-1] = replace(groups[-1], nodes=groups[-1].nodes + 1)
         else:
-            groups.append(NodeGroup(1, cpu, memory))
+            groups.append(NodeGroup(1, size.cpu, size.memory, size.extended))
     last = groups[-1]
     return pool_spec(obj, nodes=len(sizes), cpu=last.cpu, memory=last.memory,
-                     groups=tuple(groups))
+                     groups=tuple(groups), extended=last.extended)
 
 
 #: the label that puts a node in a NodePool when the pool has no nodeSelector
@@ -588,9 +636,11 @@ def usable(node: dict[str, Any]) -> bool:
     return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
 
 
-def node_size(node: dict[str, Any]) -> tuple[int, int]:
-    """A node's allocatable cpu (millicores) and memory (MiB, rounded down); raises
-    :class:`LeaseInputError` naming the node for a quantity it cannot read."""
+def node_size(node: dict[str, Any]) -> Shape:
+    """A node's allocatable cpu (millicores), memory (MiB, rounded down) and extended
+    resources (the names with a domain outside kubernetes.io, as ``nvidia.com/gpu``;
+    whole counts); raises :class:`LeaseInputError` naming the node for a quantity it
+    cannot read."""
     allocatable = (node.get("status") or {}).get("allocatable") or {}
     node_name = node["metadata"]["name"]
     problems: list[str] = []
@@ -603,9 +653,18 @@ def node_size(node: dict[str, Any]) -> tuple[int, int]:
         memory = parse_memory_capacity(str(allocatable.get("memory", "0")))
     except ValueError as exc:
         problems.append(f"node {node_name}: allocatable memory: {exc}")
+    extended: dict[str, int] = {}
+    for key, value in allocatable.items():
+        if extended_name_problem(key) is not None:
+            continue  # cpu, memory, pods, ephemeral-storage, hugepages-*, kubernetes.io/…
+        try:
+            extended[key] = int(str(value))
+        except ValueError:
+            problems.append(f"node {node_name}: allocatable {key}: not a whole number:"
+                            f" {value!r}")
     if problems:
         raise LeaseInputError(problems)
-    return cpu, memory
+    return Shape(cpu, memory, extended_of(extended))
 
 
 def pool_from_nodes(obj: dict[str, Any], nodes: list[dict[str, Any]]

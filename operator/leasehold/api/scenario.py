@@ -47,6 +47,7 @@ from leasehold.core.model import (
     UTILITY_SCHEME_NAMES,
     Backfilling,
     Capacity,
+    Extended,
     ImagesSpec,
     NodeGroup,
     OverheadParams,
@@ -56,11 +57,13 @@ from leasehold.core.model import (
     SchedulerConfig,
     VmModel,
     Volatility,
+    extended_of,
 )
 
 from .durations import NegativeValueError, describe, format_cpu, format_memory, parse_duration
 from .fields import (
     Count,
+    ExtendedCounts,
     Loc,
     MiB,
     Millicores,
@@ -112,6 +115,10 @@ POLICIES: tuple[str, ...] = POLICY_NAMES
 _DEFAULT_OVERHEAD = OverheadParams()
 _PERCENTILE = re.compile(r"p(\d+(?:\.\d+)?)")
 _ALPHA_FORMS = '"median", a percentile like "p25", or an overhead in seconds (e.g. 120 or "2m")'
+
+
+#: a node size as the checks compare them: (cpu m, memory MiB, extended resources)
+Size = tuple[int, int, Extended]
 
 
 def _none_as_empty(value: object) -> object:
@@ -294,9 +301,15 @@ class NodeGroupModel(Spec):
     nodes: Annotated[Count, Field(ge=1)]
     cpu: Millicores = Field(gt=0, description="Cpu per node of the group.")
     memory: MiB = Field(gt=0, description="Memory per node of the group.")
+    extended: ExtendedCounts = Field(
+        default_factory=dict, description="Extended resources per node of the group, by"
+        " Kubernetes name (nvidia.com/gpu: 8).")
 
     def to_group(self) -> NodeGroup:
-        return NodeGroup(self.nodes, self.cpu, self.memory)
+        return NodeGroup(self.nodes, self.cpu, self.memory, extended_of(self.extended))
+
+    def size(self) -> Size:
+        return self.cpu, self.memory, extended_of(self.extended)
 
 
 class VolatileCapacityModel(Spec):
@@ -359,6 +372,9 @@ class PoolSpecModel(Spec):
     nodes: Annotated[Count | None, Field(ge=1)] = None
     cpu: Millicores = Field(default=1000, gt=0, description="Cpu per node.")
     memory: MiB = Field(default=1024, gt=0, description="Memory per node.")
+    extended: ExtendedCounts = Field(
+        default_factory=dict, description="Extended resources per node, by Kubernetes name"
+        " (nvidia.com/gpu: 8); leases ask for them per VM (docs/resources.md).")
     groups: Annotated[list[NodeGroupModel] | None, Field(min_length=1)] = Field(
         default=None, description="Nodes of mixed sizes: each group's nodes, cpu and memory"
                                   " (instead of the pool's cpu and memory).")
@@ -393,7 +409,7 @@ class PoolSpecModel(Spec):
             if self.nodes is not None and self.nodes != total:
                 violations.append((("nodes",), f"is {self.nodes} but the groups have {total}"
                                                " nodes; drop nodes or make them agree"))
-            for field in ("cpu", "memory"):
+            for field in ("cpu", "memory", "extended"):
                 if field in self.model_fields_set:
                     violations.append(((field,), "each group gives its nodes' " + field
                                        + f"; drop {field} here, or drop groups"))
@@ -412,15 +428,20 @@ class PoolSpecModel(Spec):
         if self.groups is not None:
             data.pop("cpu", None)
             data.pop("memory", None)
+        if not self.extended:  # written as before extended resources
+            data.pop("extended", None)
+        for group in data.get("groups") or ():
+            if not group.get("extended"):
+                group.pop("extended", None)
         if self.speed == 1.0:  # the default: written as before pools had speeds
             data.pop("speed", None)
         return data
 
-    def node_sizes(self) -> list[tuple[int, int]]:
-        """Each size of node the pool has, (cpu, memory), in node order."""
+    def node_sizes(self) -> list[Size]:
+        """Each size of node the pool has, (cpu, memory, extended), in node order."""
         if self.groups is None:
-            return [(self.cpu, self.memory)]
-        return list(dict.fromkeys((g.cpu, g.memory) for g in self.groups))
+            return [(self.cpu, self.memory, extended_of(self.extended))]
+        return list(dict.fromkeys(g.size() for g in self.groups))
 
     def to_pool_spec(self) -> PoolSpec:
         """The core's pool. Of groups: the nodes a capacity change adds past them
@@ -428,7 +449,8 @@ class PoolSpecModel(Spec):
         if self.groups is None:
             assert self.nodes is not None  # checked by the validator
             return PoolSpec(name=self.name, nodes=self.nodes, cpu=self.cpu,
-                            memory=self.memory, exclusive=self.exclusive,
+                            memory=self.memory, extended=extended_of(self.extended),
+                            exclusive=self.exclusive,
                             overhead=self.overhead.to_params(), speed=self.speed,
                             statistics=self._statistics(), **self._vm_fields())
         last = self.groups[-1]
@@ -438,6 +460,7 @@ class PoolSpecModel(Spec):
             nodes=sum(g.nodes for g in self.groups),
             cpu=last.cpu,
             memory=last.memory,
+            extended=extended_of(last.extended),
             exclusive=self.exclusive,
             overhead=self.overhead.to_params(),
             groups=tuple(g.to_group() for g in self.groups) if mixed else (),
@@ -759,37 +782,67 @@ def _oversized(
 
 
 def _holds(lease: LeaseSpec, pool: PoolSpecModel) -> bool:
-    return any(lease.cpu <= cpu and lease.memory <= memory for cpu, memory in pool.node_sizes())
+    return any(lease.cpu <= cpu and lease.memory <= memory
+               and all(n <= dict(ext).get(name, 0) for name, n in (lease.extended or {}).items())
+               for cpu, memory, ext in pool.node_sizes())
+
+
+def _size_words(cpu: int, memory: int, extended: Extended, sep: str = ", ") -> str:
+    return sep.join([format_cpu(cpu), format_memory(memory),
+                     *(f"{n} {name}" for name, n in extended)])
 
 
 def _no_node_with_both(index: int, lease: LeaseSpec, pools: Sequence[PoolSpecModel],
                        where: str) -> tuple[Loc, str]:
-    """Each resource fits some node, but never both on the same node; ``where``: who
+    """Each resource fits some node, but never all on the same node; ``where``: who
     has no such node."""
     nodes = "; ".join(
-        f"{pool.name}: " + " or ".join(f"{format_cpu(c)}, {format_memory(m)}"
-                                       for c, m in pool.node_sizes())
+        f"{pool.name}: " + " or ".join(_size_words(*size) for size in pool.node_sizes())
         for pool in pools)
+    asked = extended_of(lease.extended or {})
     return (("leases", index, "cpu"),
-            f"one VM needs {format_cpu(lease.cpu)} and {format_memory(lease.memory)} "
-            f"but {where} ({nodes}); lower cpu or memory")
+            f"one VM needs {_size_words(lease.cpu, lease.memory, asked, ' and ')} "
+            f"but {where} ({nodes}); lower cpu or memory" + (" or extended" if asked else ""))
 
 
 def _largest(pools: Sequence[PoolSpecModel]) -> tuple[tuple[str, int], tuple[str, int]]:
     """The most cpu and the most memory a node has, each with its pool (the first
     such, in order)."""
-    cpu = max(((p.name, c) for p in pools for c, _ in p.node_sizes()), key=lambda x: x[1])
-    memory = max(((p.name, m) for p in pools for _, m in p.node_sizes()), key=lambda x: x[1])
+    cpu = max(((p.name, c) for p in pools for c, _, _ in p.node_sizes()), key=lambda x: x[1])
+    memory = max(((p.name, m) for p in pools for _, m, _ in p.node_sizes()),
+                 key=lambda x: x[1])
     return cpu, memory
+
+
+def _extended_problems(index: int, lease: LeaseSpec, pools: Sequence[PoolSpecModel],
+                       where: str) -> list[tuple[Loc, str]]:
+    """An extended resource the lease asks for that no node of ``pools`` has, or has
+    as many of as one VM needs; ``where`` names those pools in the message."""
+    violations: list[tuple[Loc, str]] = []
+    for name, n in sorted((lease.extended or {}).items()):
+        if n == 0:
+            continue
+        have = [(p.name, dict(ext).get(name, 0)) for p in pools for _, _, ext in p.node_sizes()]
+        pool, most = max(have, key=lambda x: x[1])
+        at: Loc = ("leases", index, "extended", name)
+        if most == 0:
+            violations.append((at, f"asks for {name}, which no node of {where} has; give"
+                               f" a pool's nodes extended: {{{name}: N}}, or drop it"))
+        elif n > most:
+            violations.append((at, f"one VM needs {n} {name} but the node with the most"
+                               f' (pool "{pool}") has {most}; lower it or add a pool with'
+                               " more"))
+    return violations
 
 
 def _fit_in_pool(index: int, lease: LeaseSpec, pool: PoolSpecModel) -> list[tuple[Loc, str]]:
     if _holds(lease, pool):
         return []
+    extended = _extended_problems(index, lease, [pool], f'pool "{pool.name}"')
     node = 'a node of pool "{pool}"' if pool.groups is None \
         else 'the largest node of pool "{pool}"'
-    violations = _oversized(index, lease, *_largest([pool]), node,
-                            "use a pool with bigger nodes")
+    violations = extended + _oversized(index, lease, *_largest([pool]), node,
+                                       "use a pool with bigger nodes")
     return violations or [_no_node_with_both(index, lease, [pool],
                                              f'no node of pool "{pool.name}" has both')]
 
@@ -799,8 +852,9 @@ def _fit_anywhere(
 ) -> list[tuple[Loc, str]]:
     if any(_holds(lease, pool) for pool in pools):
         return []
-    violations = _oversized(index, lease, *_largest(pools), 'the largest node (pool "{pool}")',
-                            "add a pool with bigger nodes")
+    violations = _extended_problems(index, lease, pools, "any pool") + _oversized(
+        index, lease, *_largest(pools), 'the largest node (pool "{pool}")',
+        "add a pool with bigger nodes")
     return violations or [_no_node_with_both(index, lease, pools,
                                              "no pool has a node with both")]
 

@@ -8,7 +8,7 @@ millicores and memory in MiB (ints), so capacity arithmetic is exact.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Protocol, TypeVar
@@ -62,41 +62,87 @@ class Backfilling(StrEnum):
     NONE = "none"
 
 
-#: the resources a :class:`Shape` has, in order (its fields): the amounts of a VM and
-#: the capacity of a node. A further resource (an extended one such as
-#: ``nvidia.com/gpu``, issue 24) is a field of :class:`Shape`, a name here, and a
-#: term of :func:`leasehold.core.slots.fit_count`; what loops over resources
-#: (per-node usage checks, snapshots, sizes) reads this
+#: the resources every :class:`Shape` has, in order (its first fields): the amounts
+#: of a VM and the capacity of a node. Extended resources (``nvidia.com/gpu``, issue
+#: 24) are further, named ones, in :attr:`Shape.extended`
 RESOURCES: tuple[str, ...] = ("cpu", "memory")
+
+#: a shape's extended resources: ``(name, count)`` pairs sorted by name, no count 0
+#: (so equal amounts make equal, equally hashed shapes)
+Extended = tuple[tuple[str, int], ...]
+
+
+def extended_of(counts: Mapping[str, int] | Iterable[tuple[str, int]]) -> Extended:
+    """Extended resources in :attr:`Shape.extended`'s form: sorted by name, the
+    zero counts left out."""
+    items = counts.items() if isinstance(counts, Mapping) else counts
+    return tuple(sorted((name, n) for name, n in items if n))
+
+
+def _merge(a: Extended, b: Extended, how: Callable[[int, int], int]) -> Extended:
+    out = dict(a)
+    for name, n in b:
+        out[name] = how(out.get(name, 0), n)
+    return extended_of(out)
 
 
 @dataclass(frozen=True, slots=True)
 class Shape:
-    """Resources of one VM, or a node's capacity: cpu in millicores, memory in MiB.
-    A vector of :data:`RESOURCES`."""
+    """Resources of one VM, or a node's capacity: cpu in millicores, memory in MiB,
+    and integer counts of extended resources (devices such as ``nvidia.com/gpu``).
+    A shape with no extended resources (the common case) pays for them only a test
+    of an empty tuple: the hot paths read ``cpu`` and ``memory`` directly, and look
+    at ``extended`` only when it is not empty."""
 
     cpu: int
     memory: int
+    #: extended resources (:data:`Extended`; build it with :func:`extended_of`)
+    extended: Extended = ()
 
     def amounts(self) -> tuple[int, ...]:
-        """The amount of each of :data:`RESOURCES`, in order."""
-        return (self.cpu, self.memory)
+        """The amount of each of :data:`RESOURCES`, in order, then of each extended
+        resource, by name."""
+        return (self.cpu, self.memory, *(n for _, n in self.extended))
+
+    def amount(self, name: str) -> int:
+        """The amount of resource ``name`` (0 if the shape has none of it)."""
+        if name == "cpu":
+            return self.cpu
+        if name == "memory":
+            return self.memory
+        for own, n in self.extended:
+            if own == name:
+                return n
+        return 0
 
     def fits_in(self, size: Shape) -> bool:
         """Every resource at most ``size``'s: one VM of this shape fits a node that
         large (when it is empty)."""
-        return self.cpu <= size.cpu and self.memory <= size.memory
+        if self.cpu > size.cpu or self.memory > size.memory:
+            return False
+        return not self.extended or all(n <= size.amount(name) for name, n in self.extended)
 
     def times(self, n: int) -> Shape:
         """``n`` of this shape, resource by resource."""
-        return Shape(self.cpu * n, self.memory * n)
+        ext = self.extended
+        return Shape(self.cpu * n, self.memory * n,
+                     tuple((name, k * n) for name, k in ext) if ext and n else ())
 
     def plus(self, other: Shape) -> Shape:
-        return Shape(self.cpu + other.cpu, self.memory + other.memory)
+        ext = self.extended if not other.extended else other.extended if not self.extended \
+            else _merge(self.extended, other.extended, int.__add__)
+        return Shape(self.cpu + other.cpu, self.memory + other.memory, ext)
 
     def most(self, other: Shape) -> Shape:
         """The larger amount of each resource (of two shapes, perhaps of neither)."""
-        return Shape(max(self.cpu, other.cpu), max(self.memory, other.memory))
+        ext = self.extended if not other.extended else other.extended if not self.extended \
+            else _merge(self.extended, other.extended, max)
+        return Shape(max(self.cpu, other.cpu), max(self.memory, other.memory), ext)
+
+    def describe(self) -> str:
+        """In a user's words: ``2 cpu and 1024 MiB`` (and ``1 nvidia.com/gpu``)."""
+        words = f"{self.cpu / 1000:g} cpu and {self.memory} MiB"
+        return words + "".join(f" and {n} {name}" for name, n in self.extended)
 
 
 @dataclass(frozen=True, slots=True)
@@ -284,10 +330,12 @@ class NodeGroup:
     nodes: int
     cpu: int
     memory: int
+    #: extended resources per node (:data:`Extended`)
+    extended: Extended = ()
 
     @property
     def size(self) -> Shape:
-        return Shape(self.cpu, self.memory)
+        return Shape(self.cpu, self.memory, self.extended)
 
 
 @dataclass(frozen=True, slots=True)
@@ -357,6 +405,18 @@ class PoolSpec:
     #: nodes that fail and come back (seed 002; DESIGN §2.7); ``None``: nodes fail only
     #: when the cluster says so (a capacity change)
     volatile: Volatility | None = None
+    #: extended resources of each node past ``groups`` (:data:`Extended`: e.g. 8
+    #: ``nvidia.com/gpu``), as ``cpu`` and ``memory`` are
+    extended: Extended = ()
+
+    @property
+    def size(self) -> Shape:
+        """The size of the nodes past ``groups`` (every node of a one-size pool)."""
+        return Shape(self.cpu, self.memory, self.extended)
+
+    def extended_names(self) -> tuple[str, ...]:
+        """The extended resources some node of the pool has, sorted."""
+        return tuple(sorted({name for size, _ in self.distinct() for name, _ in size.extended}))
 
     def __post_init__(self) -> None:
         if not self.speed > 0:
@@ -372,7 +432,7 @@ class PoolSpec:
     def sizes(self) -> list[Shape]:
         """Every node's capacity, by index."""
         out = [g.size for g in self.groups for _ in range(g.nodes)]
-        out += [Shape(self.cpu, self.memory)] * (self.nodes - len(out))
+        out += [self.size] * (self.nodes - len(out))
         return out
 
     def distinct(self) -> list[tuple[Shape, int]]:
@@ -383,7 +443,7 @@ class PoolSpec:
             counts[g.size] = counts.get(g.size, 0) + g.nodes
         rest = self.nodes - sum(g.nodes for g in self.groups)
         if rest > 0 or not self.groups:
-            size = Shape(self.cpu, self.memory)
+            size = self.size
             counts[size] = counts.get(size, 0) + rest
         return list(counts.items())
 
@@ -395,7 +455,7 @@ class PoolSpec:
         return out
 
     def largest(self) -> Shape:
-        """The most cpu and the most memory any node has (one node may not have both)."""
+        """The most of each resource any node has (one node may not have them all)."""
         sizes = [size for size, _ in self.distinct()]
         out = sizes[0]
         for size in sizes[1:]:

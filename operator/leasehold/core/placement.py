@@ -19,9 +19,7 @@ Fit = tuple[str, float, float]
 
 def describe(req: Request) -> Reason:
     """A request's size in a user's words, for reasons."""
-    cpu = f"{req.shape.cpu / 1000:g} cpu"
-    return Reason(f"{req.vms} VM(s) of {cpu} and {req.shape.memory} MiB for ",
-                  Lasting(req.duration))
+    return Reason(f"{req.vms} VM(s) of {req.shape.describe()} for ", Lasting(req.duration))
 
 
 class Placement:
@@ -54,10 +52,16 @@ class Placement:
         if not pools:
             return Reason(f"pool {req.pool!r} does not exist")
         most = max(self.slots.pools[p].max_vms(req.shape) for p in pools)
+        if most == 0 and req.shape.extended:
+            have = {name for p in pools for name in self.pools[p].extended_names()}
+            lacking = [name for name, _ in req.shape.extended if name not in have]
+            if lacking:
+                return Reason("can never fit: asks for ", " and ".join(lacking),
+                              ", which no node of its pools has")
         if most == 0:  # no node holds one: say how large the largest are
             largest = [size for p in pools for size in self.pools[p].largest_nodes()]
             sizes = " or ".join(dict.fromkeys(
-                f"{s.cpu / 1000:g} cpu and {s.memory} MiB" for s in largest
+                s.describe() for s in largest
                 if not any(o != s and s.fits_in(o) for o in largest)))
             return Reason("can never fit: needs ", describe(req),
                           f", but no node holds one such VM (the largest have {sizes})")

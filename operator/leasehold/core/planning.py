@@ -72,8 +72,8 @@ _NONE = sys.maxsize
 #: what the EASY scan found for a lease it blocked (its earliest start is later)
 _BLOCKED: Fit = ("", inf, inf)
 #: :meth:`Planner._ask`'s one plain pool: its name, free-node profile, speed, nodes,
-#: and the cpu and memory of a node
-_Plain = tuple[str, Profile, float, int, int, int]
+#: the cpu and memory of a node, and its whole size (extended resources too)
+_Plain = tuple[str, Profile, float, int, int, int, Shape]
 
 
 class Planner:
@@ -951,7 +951,8 @@ class Planner:
         spec = self.placement.pools[table.spec.name]  # what Placement.length reads
         if spec.vm is not None:
             return None
-        return spec.name, prof, spec.speed, table.total, table.spec.cpu, table.spec.memory
+        return (spec.name, prof, spec.speed, table.total, table.spec.cpu, table.spec.memory,
+                table.spec.size)
 
     def _ask(self, st: LeaseState, earliest: float, latest: float = inf) -> Fit | None:
         """``placement.best_fit(st, earliest, latest)`` for a best-effort lease of the
@@ -970,9 +971,10 @@ class Planner:
         if plain is None or st.resuming or req.pool is not None or st.dispatched is not None \
                 or not self.direct_asks:
             return self.placement.best_fit(st, earliest, latest)
-        name, prof, speed, total, cpu, memory = plain
+        name, prof, speed, total, cpu, memory, size = plain
         vms, shape = req.vms, req.shape
-        if vms > total or shape.cpu > cpu or shape.memory > memory:
+        if vms > total or shape.cpu > cpu or shape.memory > memory \
+                or (shape.extended and not shape.fits_in(size)):
             return None  # the pool can never hold it (CountedPool.fit)
         length = st.remaining / speed  # Placement.length: a best-effort lease's pace
         t = prof.fit(vms, length, earliest, latest)

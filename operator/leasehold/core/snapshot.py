@@ -47,6 +47,7 @@ from .images.cache import Entry, NodeCache
 from .images.depot import Depot, Held
 from .lease import LeaseState, pace
 from .model import (
+    Extended,
     ImagesSpec,
     LeaseType,
     NodeGroup,
@@ -60,6 +61,7 @@ from .model import (
     Shape,
     VmModel,
     Volatility,
+    extended_of,
 )
 from .reason import Reason
 from .scheduler import Scheduler
@@ -145,8 +147,9 @@ def pool_data(spec: PoolSpec) -> Data:
     if spec.speed != 1.0:  # as snapshots were before pools had speeds
         out["speed"] = spec.speed
     if spec.groups:
-        out["groups"] = [{"nodes": g.nodes, "cpu": g.cpu, "memory": g.memory}
-                         for g in spec.groups]
+        out["groups"] = [{"nodes": g.nodes, "cpu": g.cpu, "memory": g.memory,
+                          **_extended_data(g.extended)} for g in spec.groups]
+    out.update(_extended_data(spec.extended))
     if spec.statistics is not None:  # what dispatch was told of the pool
         out["statistics"] = asdict(spec.statistics)
     if spec.vm is not None:  # its VM model (as snapshots were before it, when none)
@@ -158,17 +161,30 @@ def pool_data(spec: PoolSpec) -> Data:
     return out
 
 
+def _extended_data(extended: Extended) -> Data:
+    """A shape's extended resources as plain data: an ``extended`` map, only when it
+    has some (as snapshots were before them)."""
+    return {"extended": dict(extended)} if extended else {}
+
+
+def _extended_from(data: Any) -> Extended:
+    """:func:`_extended_data` read back (none when the key is absent)."""
+    return extended_of({str(k): int(v) for k, v in data.get("extended", {}).items()})
+
+
 def pool_from(spec: Any, where: str) -> PoolSpec:
     """:func:`pool_data` read back (a snapshot without ``groups``, as those taken
     before pools of mixed sizes were, is of one size; without ``speed``, of speed 1.0)."""
     try:
         params = OverheadParams(**{f.name: spec["overhead"][f.name]
                                    for f in fields(OverheadParams)})
-        groups = tuple(NodeGroup(int(g["nodes"]), int(g["cpu"]), int(g["memory"]))
+        groups = tuple(NodeGroup(int(g["nodes"]), int(g["cpu"]), int(g["memory"]),
+                                 _extended_from(g))
                        for g in spec.get("groups", ()))
         pool = PoolSpec(str(spec["name"]), int(spec["nodes"]), int(spec["cpu"]),
                         int(spec["memory"]), bool(spec["exclusive"]), params, groups,
-                        _float(spec.get("speed", 1.0), f"{where}.speed"))
+                        _float(spec.get("speed", 1.0), f"{where}.speed"),
+                        extended=_extended_from(spec))
         given = spec.get("statistics")
         if given is not None:
             pool = replace(pool, statistics=PoolStatistics(
@@ -198,7 +214,7 @@ def request_from(r: Any, where: str) -> Request:
     """:func:`request_data` read back."""
     try:
         return Request(name=str(r["name"]), type=LeaseType(r["type"]), vms=int(r["vms"]),
-                       shape=Shape(int(r["cpu"]), int(r["memory"])),
+                       shape=Shape(int(r["cpu"]), int(r["memory"]), _extended_from(r)),
                        duration=_float(r["duration"], f"{where}.duration"),
                        submitted=_float(r["submitted"], f"{where}.submitted"),
                        origin=Origin(r["origin"]), ready=_opt(r["ready"], where),
@@ -217,7 +233,8 @@ def request_from(r: Any, where: str) -> Request:
 def request_data(r: Request) -> Data:
     """A request as plain data."""
     return {"name": r.name, "type": r.type.value, "vms": r.vms, "cpu": r.shape.cpu,
-            "memory": r.shape.memory, "duration": _num(r.duration),
+            "memory": r.shape.memory, **_extended_data(r.shape.extended),
+            "duration": _num(r.duration),
             "submitted": _num(r.submitted), "origin": r.origin.value, "ready": _num(r.ready),
             "deadline": _num(r.deadline), "start": _num(r.start), "runtime": _num(r.runtime),
             "pool": r.pool, "imageMB": r.image_mb,
@@ -229,7 +246,7 @@ def request_data(r: Request) -> Data:
 
 def _booking(b: Booking) -> Data:
     return {"lease": b.lease, "start": _num(b.start), "end": _num(b.end), "vms": b.vms,
-            "cpu": b.shape.cpu, "memory": b.shape.memory,
+            "cpu": b.shape.cpu, "memory": b.shape.memory, **_extended_data(b.shape.extended),
             "nodes": None if b.nodes is None else list(b.nodes),
             "segments": [[k, _num(s), _num(e)] for k, s, e in b.segments]}
 
@@ -462,7 +479,7 @@ def _restore(data: Data, config: SchedulerConfig) -> Scheduler:
                 raise SnapshotError(f"{where}.nodes: outside the pool's {specs[i].nodes} nodes")
             booking = Booking(str(b["lease"]), name, _float(b["start"], f"{where}.start"),
                               _float(b["end"], f"{where}.end"), int(b["vms"]),
-                              Shape(int(b["cpu"]), int(b["memory"])), nodes,
+                              Shape(int(b["cpu"]), int(b["memory"]), _extended_from(b)), nodes,
                               tuple((str(k), _float(a, where), _float(e, where))
                                     for k, a, e in b["segments"]))
             table.book(booking)

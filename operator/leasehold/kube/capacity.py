@@ -121,23 +121,24 @@ def _pool(item: Obj, nodes: list[Obj], before: ClusterPool | None) -> ClusterPoo
     names = before.names + joined
     # a node keeps the size it was first seen with (its index's, for good); one that
     # joins is of its own size, unless the pool is exclusive (of one size)
-    sizes = [(s.cpu, s.memory) for s in before.spec.sizes()]
+    sizes = before.spec.sizes()
     exclusive = bool((item.get("spec") or {}).get("exclusive"))
     for n in joined:
-        sizes.append((before.spec.cpu, before.spec.memory) if exclusive
-                     else node_size(live[n]))
+        sizes.append(before.spec.size if exclusive else node_size(live[n]))
     spec = sized_pool(item, sizes) if not exclusive else pool_spec(
-        item, nodes=len(names), cpu=before.spec.cpu, memory=before.spec.memory)
+        item, nodes=len(names), cpu=before.spec.cpu, memory=before.spec.memory,
+        extended=before.spec.extended)
     lost: set[int] = set()
     for i, n in enumerate(names):
         node = live.get(n)
         if node is None:
             lost.add(i)
             continue
-        cpu, memory = node_size(node)
-        if cpu < sizes[i][0] or memory < sizes[i][1]:
-            log.warning("node %s is smaller than when NodePool %s took it (%dm, %d MiB):"
-                        " unused", n, spec.name, sizes[i][0], sizes[i][1])
+        # in any resource: a node whose GPUs are gone from its allocatable (a device
+        # plugin down) holds no GPU lease
+        if not sizes[i].fits_in(node_size(node)):
+            log.warning("node %s is smaller than when NodePool %s took it (%s): unused",
+                        n, spec.name, sizes[i].describe())
             lost.add(i)
     return ClusterPool(spec, names, frozenset(lost))
 

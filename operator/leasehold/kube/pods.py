@@ -26,6 +26,7 @@ from typing import Any
 from leasehold.api.durations import parse_cpu, parse_memory_capacity
 from leasehold.api.podpolicy import RESTRICTED, PodPolicy, pod_parts, resize
 from leasehold.api.resources import GROUP, VERSION
+from leasehold.core.model import Extended
 
 Obj = dict[str, Any]
 
@@ -88,19 +89,20 @@ def image_notes(image: str | None, image_mb: float) -> dict[str, str]:
 def build(namespace: str, lease: str, uid: str, template: Obj | None, vm: int, node: str,
           cpu_m: int, memory_mib: int, annotations: dict[str, str],
           policy: PodPolicy = RESTRICTED, image: str | None = None, image_mb: float = 0.0,
-          replica: int | None = None) -> Obj:
+          replica: int | None = None, extended: Extended = ()) -> Obj:
     """The pod of VM ``vm`` (its copy ``replica``, for a Lease with replicas) on
     ``node``: what ``policy`` (its NodePool's) allows of the template
     (:mod:`leasehold.api.podpolicy`; a placeholder container without one, running the
     Lease's ``image`` if it has one: the VM boots from it), its containers sized to
-    the VM's ``cpu_m`` and ``memory_mib``. A template's containers are kept as they
+    the VM's ``cpu_m`` and ``memory_mib`` (and its ``extended`` resources, requests
+    equal to limits, in the first container). A template's containers are kept as they
     are (a tenant's image is the tenant's); the pod carries the Lease's image and its
     size (``image_mb``) in annotations either way."""
     if template is None:
         template = {"spec": {"containers": [
             PLACEHOLDER if image is None else {**PLACEHOLDER, "image": image}]}}
     meta, spec, _ = pod_parts(template, policy)  # the problems were the admission's
-    resize(template, spec, cpu_m, memory_mib)
+    resize(template, spec, cpu_m, memory_mib, extended)
     notes = {**(meta.get("annotations") or {}), **annotations, **image_notes(image, image_mb)}
     label = lease_label(lease)
     if label != lease:
@@ -182,6 +184,28 @@ def requests(pod: Obj) -> tuple[int, int]:
     return (max([cpu, *(c for c, _ in first)]), max([memory, *(m for _, m in first)]))
 
 
+def extended_requests(pod: Obj) -> dict[str, int]:
+    """What the pod asks of its node's extended resources (names with a domain, as
+    ``nvidia.com/gpu``), counted as :func:`requests` counts cpu; a count that cannot
+    be read counts as 0."""
+    spec = pod.get("spec") or {}
+
+    def total(containers: Any) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for c in containers or ():
+            asked = ((c or {}).get("resources") or {}).get("requests") or {}
+            for name, n in asked.items():
+                if "/" in str(name):
+                    with contextlib.suppress(ValueError, TypeError):
+                        out[name] = out.get(name, 0) + int(n)
+        return out
+    out = total(spec.get("containers"))
+    for c in spec.get("initContainers") or ():
+        for name, n in total([c]).items():
+            out[name] = max(out.get(name, 0), n)
+    return out
+
+
 class Pods:
     """The pods of Leases, as last seen, by owner uid then pod name. A pod the
     operator deleted stays here, marked, until its deletion is seen (it may take a
@@ -195,6 +219,9 @@ class Pods:
         self._dead: set[str] = set()
         #: node -> [cpu m, memory MiB] its pods ask, those terminating included
         self._use: dict[str, list[int]] = {}
+        #: node -> what its pods ask of each extended resource, likewise (only the
+        #: nodes whose pods ask some)
+        self._use_extended: dict[str, dict[str, int]] = {}
 
     def fill(self, pods: Iterable[Obj]) -> None:
         for pod in pods:
@@ -246,6 +273,11 @@ class Pods:
         they are gone)."""
         return {node: (u[0], u[1]) for node, u in self._use.items()}
 
+    def used_extended(self) -> dict[str, dict[str, int]]:
+        """What the pods on each node ask of its extended resources, counted as
+        :meth:`used` counts cpu (nodes whose pods ask none left out)."""
+        return {node: dict(u) for node, u in self._use_extended.items()}
+
     def _put(self, uid: str, key: str, pod: Obj | None) -> None:
         owned = self._by_owner.setdefault(uid, {})
         before = owned.get(key)
@@ -269,6 +301,15 @@ class Pods:
         u[1] += sign * memory
         if u == [0, 0]:
             del self._use[node]
+        asked = extended_requests(pod)
+        if asked:
+            e = self._use_extended.setdefault(node, {})
+            for name, n in asked.items():
+                e[name] = e.get(name, 0) + sign * n
+                if not e[name]:
+                    del e[name]
+            if not e:
+                del self._use_extended[node]
 
 
 def gone(pod: Obj) -> bool:

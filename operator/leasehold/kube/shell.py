@@ -58,6 +58,7 @@ from leasehold.core.model import (
     Reserve,
     Resume,
     SchedulerConfig,
+    Shape,
     Start,
     Suspend,
 )
@@ -976,23 +977,30 @@ class Shell:
         self._deferred = set()
         if not creates:
             return []
-        capacity: dict[str, tuple[int, int]] = {}
+        capacity: dict[str, Shape] = {}
         for spec in self.core.pools.values():
             for node, size in zip(spec.node_names(), spec.sizes(), strict=True):
-                capacity[self._node(node)] = (size.cpu, size.memory)
+                capacity[self._node(node)] = size
         used = {node: list(u) for node, u in self.pods.used().items()}
+        used_extended = self.pods.used_extended()
         out = []
         for c in creates:
             _, _, st, _, on = c
             shape = st.request.shape
             room = capacity.get(on)
             u = used.setdefault(on, [0, 0])
-            if room is not None and (u[0] + shape.cpu > room[0] or u[1] + shape.memory > room[1]):
+            e = used_extended.setdefault(on, {})
+            if room is not None and (
+                    u[0] + shape.cpu > room.cpu or u[1] + shape.memory > room.memory
+                    or any(e.get(name, 0) + n > room.amount(name)
+                           for name, n in shape.extended)):
                 self._waiting_room = True
                 self._deferred.add(c[0])
                 continue
             u[0] += shape.cpu
             u[1] += shape.memory
+            for name, n in shape.extended:
+                e[name] = e.get(name, 0) + n
             out.append(c)
         return out
 
@@ -1011,7 +1019,7 @@ class Shell:
         v, replica = _copy(st, i)
         pod = vm.build(t.namespace, t.name, t.uid, t.template, v, node, shape.cpu,
                        shape.memory, annotations, self._policy(st.request.pool),
-                       st.request.image, st.request.image_mb, replica)
+                       st.request.image, st.request.image_mb, replica, shape.extended)
         path = f"/api/v1/namespaces/{t.namespace}/pods"
         try:
             created = await self.client.create(path, pod)

@@ -3,13 +3,13 @@
 Table-driven cases on a pool of two 8-core nodes and one 32-core node, the core's
 handling of such pools (down nodes held whole, a node whose size changes, the
 reason a VM too large for every node gets), and hypothesis properties: on random
-mixed pools, no node is ever over-committed in any resource at any instant, by the
-table's own check and by a brute-force recount of the bookings against each node's
-size."""
+mixed pools (GPUs on some nodes), no node is ever over-committed in any resource
+at any instant, by the table's own check and by a brute-force recount of the
+bookings against each node's size."""
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import replace
 from math import inf
 
@@ -22,7 +22,7 @@ from leasehold.core.model import Capacity, NodeGroup, PoolSpec, Shape
 from leasehold.core.replay import Input, replay, submissions
 from leasehold.core.scheduler import Scheduler
 from leasehold.core.slots import DOWN, Booking, PackedPool, SlotTable
-from strategies import workloads
+from strategies import GPU, GPUS_1, GPUS_2, workloads
 
 GiB = 1024
 SMALL, BIG = NodeGroup(2, 8000, 32 * GiB), NodeGroup(1, 32000, 128 * GiB)
@@ -50,15 +50,15 @@ def recount(spec: PoolSpec, bookings: list[Booking], at: float | None = None) ->
     sizes = spec.sizes()
     out = []
     for t in sorted({b.start for b in bookings}) if at is None else [at]:
-        used: dict[int, list[int]] = defaultdict(lambda: [0, 0])
+        used: dict[int, Counter[str]] = defaultdict(Counter)
         for b in bookings:
             if b.start <= t < b.end:
                 for node in b.nodes or ():
-                    used[node][0] += b.shape.cpu
-                    used[node][1] += b.shape.memory
-        for node, (cpu, memory) in used.items():
-            if cpu > sizes[node].cpu or memory > sizes[node].memory:
-                out.append(f"{spec.name}-{node} over its {sizes[node]} at {t}: {cpu}m {memory}Mi")
+                    used[node].update({"cpu": b.shape.cpu, "memory": b.shape.memory,
+                                       **dict(b.shape.extended)})
+        for node, amounts in used.items():
+            if any(n > sizes[node].amount(r) for r, n in amounts.items()):
+                out.append(f"{spec.name}-{node} over its {sizes[node]} at {t}: {amounts}")
     return out
 
 
@@ -196,9 +196,10 @@ def test_a_node_whose_size_changes_loses_what_ran_there(after, lost) -> None:
 #: mixed pools named as :func:`strategies.workloads`' shared ones, so that its
 #: workloads run on them unchanged
 MIXED = {
-    "shared": [mixed(NodeGroup(1, 2000, 1024), NodeGroup(1, 8000, 8192), extra=1,
+    # one node with GPUs: the GPU leases drawn (on the GPU pools) all go there
+    "shared": [mixed(NodeGroup(1, 2000, 1024), NodeGroup(1, 8000, 8192, GPUS_2), extra=1,
                      cpu=4000, memory=4096)],
-    "two-pools": [mixed(NodeGroup(1, 1000, 2048), NodeGroup(1, 4000, 1024), name="a"),
+    "two-pools": [mixed(NodeGroup(1, 1000, 2048), NodeGroup(1, 4000, 1024, GPUS_1), name="a"),
                   PoolSpec("b", 3, 1000, 1024, exclusive=True)],
 }
 
@@ -258,13 +259,14 @@ def test_no_node_of_a_mixed_pool_is_ever_over_committed(workload):
 def table_ops(draw):
     """A mixed pool, and bookings made where :meth:`fit` says, some given back."""
     groups = tuple(NodeGroup(draw(hs.integers(1, 2)), draw(hs.sampled_from([1000, 2000, 4000])),
-                             draw(hs.sampled_from([1024, 2048, 4096])))
+                             draw(hs.sampled_from([1024, 2048, 4096])),
+                             draw(hs.sampled_from([(), GPUS_1, GPUS_2])))
                    for _ in range(draw(hs.integers(1, 3))))
     spec = mixed(*groups, extra=draw(hs.integers(0, 1)))
     ops = draw(hs.lists(hs.tuples(
         hs.integers(1, 4), hs.sampled_from([500, 1000, 2000, 3000]),
         hs.sampled_from([256, 1024, 3072]), hs.integers(0, 50), hs.integers(1, 40),
-        hs.booleans()), min_size=1, max_size=25))
+        hs.booleans(), hs.sampled_from([0, 0, 1, 2])), min_size=1, max_size=25))
     return spec, ops
 
 
@@ -277,8 +279,8 @@ def test_a_mixed_tables_bookings_never_over_commit_a_node(case):
     spec, ops = case
     pool = PackedPool(spec)
     held: list[Booking] = []
-    for i, (vms, cpu, memory, earliest, length, drop) in enumerate(ops):
-        shape = Shape(cpu, memory)
+    for i, (vms, cpu, memory, earliest, length, drop, gpus) in enumerate(ops):
+        shape = Shape(cpu, memory, ((GPU, gpus),) if gpus else ())
         t = pool.fit(vms, shape, length, earliest)
         fits_some_node = any(shape.fits_in(s) for s in spec.sizes())
         if t is None:

@@ -9,7 +9,8 @@ lies inside ``W``). The pool is split into *bins*:
   bookings all of the preemptor's shape: :mod:`..slots.shared`), is one bin whose
   only dimension is the count of free slots (the slot table's free-slot profile);
 * a shared pool that is packed has one bin per node that some candidate occupies,
-  with two dimensions, free cpu and free memory; nodes no candidate touches contribute a
+  with two dimensions, free cpu and free memory, and one more per extended resource
+  the preemptor needs (``nvidia.com/gpu``); nodes no candidate touches contribute a
   constant number of VMs (``base``).
 
 Each bin has its own breakpoints (the instants in ``W`` where its free capacity or a
@@ -296,7 +297,9 @@ def _shared_instance(
 ) -> Instance:
     rooms: list[int] | None = None
     narrowed = False
-    if narrow and len(victims) > NARROW_ABOVE:
+    # the node ranking estimates from cpu and memory alone: a preemptor that needs
+    # extended resources (rare, and on few nodes) is given every candidate
+    if narrow and len(victims) > NARROW_ABOVE and not shape.extended:
         lows = [(c.min_over(start, end), m.min_over(start, end))
                 for c, m in zip(pool.node_cpu, pool.node_mem, strict=True)]
         rooms = [fit_count(c, m, shape) for c, m in lows]
@@ -314,20 +317,26 @@ def _shared_instance(
     index = {node: k for k, node in enumerate(touched)}
     bins: list[Bin] = []
     parts: list[list[Part]] = [[] for _ in victims]
+    # a dimension per extended resource the preemptor needs: a candidate that holds
+    # none of it gives none back there, so it frees no room on a node short of it
+    # (a set must free every resource the preemptor lacks)
+    names = [name for name, _ in shape.extended]
+    demand = (shape.cpu, shape.memory, *(n for _, n in shape.extended))
     for node in touched:
         cpu, mem = pool.node_cpu[node], pool.node_mem[node]
+        profs = [cpu, mem, *(_extended_profile(pool, name, node) for name in names)]
         mine = [bookings[i] for i in on_node[node]]
-        points = _breakpoints(sorted({*cpu.times, *mem.times}), start, end,
-                              (x for b in mine for x in (b.start, b.end)))
-        bins.append(Bin(
-            (tuple(cpu.at(x) for x in points), tuple(mem.at(x) for x in points)),
-            (shape.cpu, shape.memory),
-        ))
+        points = _breakpoints(sorted({*cpu.times, *mem.times, *(
+            t for p in profs[2:] for t in p.times)}), start, end,
+            (x for b in mine for x in (b.start, b.end)))
+        bins.append(Bin(tuple(tuple(p.at(x) for x in points) for p in profs), demand))
         for i in on_node[node]:
             b = bookings[i]
             count = (b.nodes or ()).count(node)
             lo, hi = _span(points, b.start, b.end)
-            amount = (count * b.shape.cpu, count * b.shape.memory)
+            amount: tuple[int, ...] = (count * b.shape.cpu, count * b.shape.memory)
+            if names:
+                amount += tuple(count * b.shape.amount(name) for name in names)
             parts[i].append(Part(index[node], lo, hi, amount))
     if rooms is not None:
         base = sum(rooms) - sum(rooms[node] for node in touched)
@@ -338,6 +347,12 @@ def _shared_instance(
         Candidate(v, to_micro(v.overhead), tuple(p)) for v, p in zip(victims, parts, strict=True)
     )
     return Instance(pool.spec.name, need, base, tuple(bins), cands, narrowed=narrowed)
+
+
+def _extended_profile(pool: PackedPool, name: str, node: int) -> Profile:
+    """The node's free profile of extended resource ``name`` (none: nothing free)."""
+    own = pool.node_extended.get(name)
+    return Profile(0) if own is None else own[node]
 
 
 def _on_node(bookings: Sequence[Booking]) -> dict[int, list[int]]:

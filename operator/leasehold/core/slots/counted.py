@@ -53,6 +53,12 @@ class CountedPool(PoolTable):
         self._spare_memory = sum(z.memory - k * shape.memory
                                  for z, k in zip(sizes, slots, strict=True)) \
             if shape is not None else 0
+        #: the same for each extended resource some node has
+        self._spare_extended = {
+            name: sum(z.amount(name) - k * shape.amount(name)
+                      for z, k in zip(sizes, slots, strict=True))
+            for name in spec.extended_names()} if shape is not None else {}
+        self._size = spec.size
         self._unit = all(k == 1 for k in slots)
         #: (free slots, node) of nodes with a free slot: a heap whose entries are
         #: stale once the node's free count changed (skipped when popped)
@@ -62,8 +68,9 @@ class CountedPool(PoolTable):
     def holds(self, shape: Shape) -> bool:
         """Whether VMs of ``shape`` are counted here."""
         if self.shape is None:
-            spec = self.spec
-            return shape.cpu <= spec.cpu and shape.memory <= spec.memory
+            spec = self.spec  # asked at every fit: cpu and memory read inline
+            return shape.cpu <= spec.cpu and shape.memory <= spec.memory \
+                and (not shape.extended or shape.fits_in(self._size))
         return shape == self.shape
 
     def max_vms(self, shape: Shape) -> int:
@@ -92,7 +99,12 @@ class CountedPool(PoolTable):
         low = self.slots_free.min_over(start, start + duration)
         cpu = low * counted.cpu + self._spare_cpu
         memory = low * counted.memory + self._spare_memory
-        return vms * shape.cpu <= cpu and vms * shape.memory <= memory
+        if vms * shape.cpu > cpu or vms * shape.memory > memory:
+            return False
+        spare = self._spare_extended
+        return not shape.extended or all(
+            vms * n <= low * counted.amount(name) + spare.get(name, 0)
+            for name, n in shape.extended)
 
     def move_earlier(self, booking: Booking, earliest: float, length: float) -> float | None:
         # the profile answers without removing the booking first (see earlier_start)

@@ -25,7 +25,7 @@ from ..model import PoolSpec, Shape
 from ..profile import BlockProfile, Profile
 from .booking import Booking
 from .maxtree import MaxTree
-from .pool import PoolTable, fit_count, fit_in
+from .pool import PoolTable, fit_count, fit_extended, fit_in
 from .rooms import Rooms, levels
 from .statement import Statement
 
@@ -59,6 +59,12 @@ class PackedPool(PoolTable):
         self._kind = [[size for size, _ in self._distinct].index(size) for size in self.sizes]
         self.node_cpu = [Profile(size.cpu) for size in self.sizes]
         self.node_mem = [Profile(size.memory) for size in self.sizes]
+        #: per extended resource some node has, each node's free-count profile (a
+        #: node without it: capacity 0). Read only for shapes that ask for one: the
+        #: cpu-and-memory paths below stay as they were, and their answers that a
+        #: node may have room (never that it has) are checked by :meth:`room`
+        self.node_extended = {name: [Profile(size.amount(name)) for size in self.sizes]
+                              for name in spec.extended_names()}
         self._ends: list[float] = []  # sorted booking ends: candidate start times
         # pool-wide free cpu and memory: a necessary condition checked before the
         # exact per-node packing, which costs a pass over the nodes. In blocks: they
@@ -160,7 +166,16 @@ class PackedPool(PoolTable):
         # most nodes of a busy pool are full at ``start``: one bisect says so
         if cpu.at(start) < shape.cpu or mem.at(start) < shape.memory:
             return 0
-        return fit_count(cpu.min_over(start, end), mem.min_over(start, end), shape)
+        most = fit_count(cpu.min_over(start, end), mem.min_over(start, end), shape)
+        if shape.extended and most > 0:
+            ext = self.node_extended
+
+            def free(name: str) -> int:
+                own = ext.get(name)
+                return 0 if own is None else own[node].min_over(start, end)
+
+            return fit_extended(most, free, shape)
+        return most
 
     def fit(
         self, vms: int, shape: Shape, duration: float, earliest: float,
@@ -273,8 +288,12 @@ class PackedPool(PoolTable):
 
     def _room_until(self, node: int, shape: Shape, start: float) -> float:
         """When ``node``, with room for a VM of ``shape`` at ``start``, first has none."""
-        return min(self.node_cpu[node].drops_below(shape.cpu, start),
-                   self.node_mem[node].drops_below(shape.memory, start))
+        until = min(self.node_cpu[node].drops_below(shape.cpu, start),
+                    self.node_mem[node].drops_below(shape.memory, start))
+        for name, n in shape.extended:
+            own = self.node_extended.get(name)
+            until = min(until, start if own is None else own[node].drops_below(n, start))
+        return until
 
     def _ended_by(self, start: float, limit: int) -> set[int] | None:
         """The nodes on which some booking ends at or before ``start``; ``None`` when
@@ -405,7 +424,10 @@ class PackedPool(PoolTable):
     def _rooms_of(self, shape: Shape) -> Rooms:
         rooms = self._rooms.get(shape)
         if rooms is None:
-            # the most VMs any node holds: the levels above are empty everywhere
+            # the most VMs any node holds: the levels above are empty everywhere.
+            # The levels read cpu and memory alone: for a shape with extended
+            # resources they may say a node holds VMs where it does not (a bound
+            # from above, which is all their readers take them for)
             top = max(fit_in(size, shape) for size, _ in self._distinct)
             rooms = self._rooms[shape] = Rooms(
                 self.spec.nodes, lambda node: levels(
@@ -681,16 +703,22 @@ class PackedPool(PoolTable):
         if b.end != inf:
             self._index(self._step_times, self._steps_on, b.end, nodes, sign)
             self._index(self._end_times, self._ends_on, b.end, nodes, sign)
-        idle = self._idle
+        idle, ext, extended = self._idle, self.node_extended, b.shape.extended
         for node, count in nodes.items():
             if sign > 0:
                 self._version[node] += 1
             node_cpu, node_mem = self.node_cpu[node], self.node_mem[node]
             node_cpu.add(b.start, b.end, sign * count * cpu)
             node_mem.add(b.start, b.end, sign * count * mem)
+            for name, n in extended:
+                # a pool whose nodes lost the resource (a capacity change) keeps the
+                # bookings started on them: they show as over-committed, not a crash
+                own = ext.get(name) or ext.setdefault(name, [Profile(0) for _ in self.sizes])
+                own[node].add(b.start, b.end, sign * count * n)
             if sign < 0:
                 idle.discard(node)
-            elif len(node_cpu.times) == 1 and len(node_mem.times) == 1:
+            elif len(node_cpu.times) == 1 and len(node_mem.times) == 1 and (
+                    not ext or all(len(p[node].times) == 1 for p in ext.values())):
                 idle.add(node)
         for rooms in self._rooms.values():
             rooms.forget_all(nodes)
@@ -811,4 +839,9 @@ class PackedPool(PoolTable):
                            for b in bookings]
                 out += [f"{spec.name}-{node} {resource}: {m}"
                         for m in prof.mismatches(cap, counted)]
+            for name, profs in self.node_extended.items():
+                counted = [(b.start, b.end, (b.nodes or ()).count(node) * b.shape.amount(name))
+                           for b in bookings]
+                out += [f"{spec.name}-{node} {name}: {m}"
+                        for m in profs[node].mismatches(size.amount(name), counted)]
         return out

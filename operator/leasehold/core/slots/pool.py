@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from math import inf
 
 from ..model import PoolSpec, Shape
@@ -13,10 +14,10 @@ from .statement import Statement
 def fit_count(cpu: int, memory: int, shape: Shape) -> int:
     """How many VMs of ``shape`` fit in ``cpu`` millicores and ``memory`` MiB: the
     least, over the resources (:data:`~leasehold.core.model.RESOURCES`), of the free
-    amount over one VM's. The one place this arithmetic is written: a further
-    resource is a further argument and term here. Plain ints, not a :class:`Shape`,
-    as the hot paths read them off per-resource profiles (building a Shape per
-    node and step would cost them)."""
+    amount over one VM's. The one place this arithmetic is written (extended
+    resources: :func:`fit_extended`). Plain ints, not a :class:`Shape`, as the hot
+    paths read them off per-resource profiles (building a Shape per node and step
+    would cost them)."""
     if cpu < 0 or memory < 0:
         return 0
     by_cpu = cpu // shape.cpu if shape.cpu > 0 else 1 << 30
@@ -24,9 +25,22 @@ def fit_count(cpu: int, memory: int, shape: Shape) -> int:
     return min(by_cpu, by_mem)
 
 
+def fit_extended(most: int, free: Callable[[str], int], shape: Shape) -> int:
+    """``most`` (what cpu and memory allow, :func:`fit_count`) capped by each of the
+    shape's extended resources: ``free(name)`` over one VM's count. Called only for a
+    shape that has some, so the cpu-and-memory path pays nothing for them."""
+    for name, n in shape.extended:
+        have = free(name)
+        k = have // n if have > 0 else 0
+        if k < most:
+            most = k
+    return most
+
+
 def fit_in(size: Shape, shape: Shape) -> int:
     """How many VMs of ``shape`` an empty node of ``size`` holds."""
-    return fit_count(size.cpu, size.memory, shape)
+    most = fit_count(size.cpu, size.memory, shape)
+    return fit_extended(most, size.amount, shape) if shape.extended else most
 
 
 class PoolTable(ABC):

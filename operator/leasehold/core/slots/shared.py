@@ -3,7 +3,7 @@
 A shared pool plans in one of two modes, by the shapes of its bookings:
 
 * **counted** while its bookings (but :data:`.booking.DOWN`'s) are all of one VM
-  shape ``S``: node ``i`` is ``fit_count(size_i, S)`` identical slots, and the pool
+  shape ``S``: node ``i`` is ``fit_in(size_i, S)`` identical slots, and the pool
   is planned as :mod:`.counted` says — a free-slot profile, concrete nodes given
   only when a lease starts. Exact, and as fast as an exclusive pool;
 * **packed** otherwise: :class:`.packed.PackedPool`, every booking pinned to nodes
@@ -34,7 +34,7 @@ from ..model import PoolSpec, Shape
 from .booking import DOWN, Booking, Segments
 from .counted import CountedPool
 from .packed import PackedPool
-from .pool import PoolTable, fit_count
+from .pool import PoolTable, fit_in
 
 
 class SharedPool(PoolTable):
@@ -63,7 +63,7 @@ class SharedPool(PoolTable):
 
     def _counted(self, shape: Shape | None) -> CountedPool:
         """An empty counted table for ``shape`` (``None``: none yet, no slots)."""
-        slots = [0 if shape is None else fit_count(s.cpu, s.memory, shape) for s in self.sizes]
+        slots = [0 if shape is None else fit_in(s, shape) for s in self.sizes]
         return CountedPool(self.spec, shape, slots)
 
     def _rebook(self, table: CountedPool | PackedPool) -> None:
