@@ -16,6 +16,8 @@ import pytest
 import yaml
 
 from emulated import KUBECTL, Emulated
+from leasehold.core.model import NodeGroup, PoolSpec, extended_of
+from leasehold_emulator.export import pool_model
 from leasehold.api.clock import rfc3339
 from operated import TESTBED
 
@@ -119,3 +121,20 @@ def test_a_lease_that_cannot_be_read_is_left_out_with_its_name(cluster, tmp_path
     scenario = yaml.safe_load(listed.stdout)
     assert [x["name"] for x in scenario["leases"]] == ["lab/fine"]
     assert scenario["cluster"]["pools"][0]["nodes"] == 3
+
+
+@pytest.mark.parametrize("pool", [
+    pytest.param(PoolSpec("gpu", 2, 8000, 32768, extended=extended_of({"nvidia.com/gpu": 4})),
+                 id="one-size"),
+    pytest.param(PoolSpec("mixed", 3, 8000, 32768, groups=(
+        NodeGroup(1, 8000, 32768, extended_of({"nvidia.com/gpu": 8})),
+        NodeGroup(2, 4000, 16384))), id="groups"),
+])
+def test_a_pools_extended_resources_are_exported(pool):
+    """A replay of a GPU cluster's history has its GPUs: the exported pool is the
+    operator's, device counts included."""
+    got = pool_model(pool, {"spec": {}}, ()).to_pool_spec()
+    assert (got.nodes, got.groups, got.extended_names()) == (
+        pool.nodes, pool.groups, ("nvidia.com/gpu",))
+    assert [size.extended for size, _ in got.distinct()] == [
+        size.extended for size, _ in pool.distinct()]

@@ -85,10 +85,12 @@ def pool_model(pool: PoolSpec, obj: dict[str, Any], problems: tuple[str, ...]) -
                             "speed": pool.speed,
                             "overhead": {_camel(k): v for k, v in asdict(pool.overhead).items()}}
     if pool.groups:
-        data["groups"] = [{"nodes": g.nodes, "cpu": f"{g.cpu}m", "memory": g.memory}
-                          for g in pool.groups]
+        data["groups"] = [{"nodes": g.nodes, "cpu": f"{g.cpu}m", "memory": g.memory,
+                           "extended": dict(g.extended)} for g in pool.groups]
     else:
-        data.update(nodes=pool.nodes, cpu=f"{pool.cpu}m", memory=pool.memory)
+        # GPUs and the like, as the nodes advertise them
+        data.update(nodes=pool.nodes, cpu=f"{pool.cpu}m", memory=pool.memory,
+                    extended=dict(pool.extended))
     for block in _BLOCKS:
         unread = any(p.startswith(f"NodePool {pool.name}: spec.{block}") for p in problems)
         if spec.get(block) is not None and not unread:
