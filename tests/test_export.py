@@ -16,9 +16,9 @@ import pytest
 import yaml
 
 from emulated import KUBECTL, Emulated
+from leasehold.api.clock import rfc3339
 from leasehold.core.model import NodeGroup, PoolSpec, extended_of
 from leasehold_emulator.export import pool_model
-from leasehold.api.clock import rfc3339
 from operated import TESTBED
 
 
