@@ -535,7 +535,10 @@ class ApiServer:
                     change = queue.get_nowait() if not queue.empty() else \
                         await asyncio.wait_for(queue.get(), min(left, self.bookmark_seconds))
                 except TimeoutError:
-                    if bookmarks:
+                    # a bookmark says every change up to its version was sent: not
+                    # while one waits in the queue (made as the wait gave up), or a
+                    # stream that ends now would have its watcher resume past it
+                    if bookmarks and queue.empty():
                         await response.write(json.dumps({"type": "BOOKMARK", "object": {
                             "kind": r.kind, "apiVersion": r.api_version,
                             "metadata": {"resourceVersion": str(self.store.rv)}}}).encode()
