@@ -8,8 +8,11 @@ pool (the least θ_j, step 1) and 0 for the others. Algorithm 2 divides by
 ``P_j^i = P_j · proportion(i)``; the proportion of type i is one factor for every
 pool, so it changes no argmin and is left out (nobody has to know the mix).
 
-Ties: the pool listed first (Algorithm 2 keeps the first strict minimum). The
-sequence is deterministic; over a long run pool j gets the share P_j of each type.
+Ties: the pool listed first (Algorithm 2 keeps the first strict minimum); values
+within :data:`TIE` of each other (relative) are a tie: PAP's shares of equal pools
+are equal but for their last bits, which way depending on the arrival times the
+rates were estimated from, and rounding is no preference. The sequence is
+deterministic; over a long run pool j gets the share P_j of each type.
 RTDP runs it as a :class:`Clock`, which is the same sequence while the shares stand
 and does not make up for the past when estimated shares change.
 """
@@ -18,6 +21,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+
+#: two values this close (relative) are equal: the first pool listed wins
+TIE = 1e-9
+
+
+def _less(v: float, least: float) -> bool:
+    """``v`` below ``least`` by more than rounding."""
+    return v < least - TIE * abs(least)
 
 
 def fastest(thetas: Sequence[float]) -> int:
@@ -35,7 +46,7 @@ def next_pool(shares: Sequence[float], offsets: Sequence[int], sent: Sequence[in
         if p <= 0 or (allowed is not None and not allowed[j]):
             continue
         d = (offsets[j] + sent[j]) / p
-        if best is None or d < least:
+        if best is None or _less(d, least):
             best, least = j, d
     return best
 
@@ -114,7 +125,7 @@ class Clock:
             if p <= 0 or (allowed is not None and not allowed[j]):
                 continue
             v = self.value(keys[j], p, offsets[j])
-            if best is None or v < least:
+            if best is None or _less(v, least):
                 best, least = j, v
         if best is None:
             return None
