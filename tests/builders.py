@@ -8,6 +8,7 @@ from math import inf
 from leasehold.core.model import (
     Action,
     Backfilling,
+    Capacity,
     Deploy,
     LeaseType,
     Origin,
@@ -18,7 +19,8 @@ from leasehold.core.model import (
     Start,
     extended_of,
 )
-from leasehold.core.replay import Input, replay
+from leasehold.core.replay import Input, replay, submissions
+from leasehold.core.replay import run as run_inputs
 from leasehold.core.scheduler import Scheduler
 from leasehold.core.slots import Booking, PackedPool
 from leasehold.core.view import LeaseView
@@ -82,6 +84,21 @@ def lease(sched: Scheduler, name: str) -> LeaseView:
 
 def phase(sched: Scheduler, name: str) -> str:
     return lease(sched, name).phase.value
+
+
+def down(pool: PoolSpec, *nodes: int) -> Capacity:
+    """``pool`` with ``nodes`` (indexes) down: a capacity change's new state."""
+    return Capacity(pool, frozenset(nodes))
+
+
+def drive_changes(pools: list[PoolSpec], requests: Sequence[Request],
+                  changes: Sequence[tuple[float, Capacity]]
+                  ) -> tuple[Scheduler, list[Action]]:
+    """The requests submitted and the capacity ``changes`` (time, new state) given,
+    run to the end: the scheduler and every action."""
+    sched = Scheduler(pools, config())
+    inputs = [*submissions(requests), *(Input.capacity_change(c, t) for t, c in changes)]
+    return sched, run_inputs(sched, inputs)
 
 
 def drive(pools: list[PoolSpec], requests: Sequence[Request], cfg: SchedulerConfig | None = None,

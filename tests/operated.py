@@ -210,6 +210,12 @@ def preemptions(c: Operated) -> dict[str, int]:
     return {name: n for name, n in counts.items() if n}
 
 
+def lease_events(c: Operated, name: str, namespace: str = "lab") -> dict[str, str]:
+    """A Lease's events: reason -> message (the last of each)."""
+    return {e["reason"]: e["message"] for e in c.get("events", "-n", namespace)["items"]
+            if e["involvedObject"]["name"] == name}
+
+
 def free_port() -> int:
     """A TCP port on loopback nobody listens on now (for an operator's metrics)."""
     with socket.socket() as s:

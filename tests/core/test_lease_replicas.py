@@ -12,9 +12,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as hs
 
-from builders import BEC, BES, DNP, config, exclusive, lease, req, shared
+from builders import BEC, BES, DNP, config, down, drive_changes, exclusive, lease, req, shared
 from leasehold.core.model import (
-    Capacity,
     LeaseType,
     Lost,
     Origin,
@@ -24,7 +23,7 @@ from leasehold.core.model import (
     Volatility,
     copy_of,
 )
-from leasehold.core.replay import Input, replay, run, submissions
+from leasehold.core.replay import Input, replay, submissions
 from leasehold.core.scheduler import Scheduler
 from leasehold.core.snapshot import restore, snapshot
 
@@ -38,16 +37,6 @@ def copies(name: str, vms: int, k: int, duration: float = 100, **kw) -> Request:
     return replace(req(name, vms * k, duration, **kw), replicas=k)
 
 
-def down(pool: PoolSpec, *nodes: int) -> Capacity:
-    return Capacity(pool, frozenset(nodes))
-
-
-def drive(pools, requests, changes):
-    sched = Scheduler(pools, config())
-    inputs = [*submissions(requests), *(Input.capacity_change(c, t) for t, c in changes)]
-    return sched, run(sched, inputs)
-
-
 def of(actions, kind, name: str) -> list:
     return [a for a in actions if isinstance(a, kind) and a.lease == name]
 
@@ -59,13 +48,13 @@ def test_copies_are_booked_and_numbered_vm_by_vm():
     r = copies("A", 3, 2)
     assert r.vms == 6 and r.originals == 3
     assert [copy_of(r, j) for j in range(6)] == [(0, 0), (1, 0), (2, 0), (0, 1), (1, 1), (2, 1)]
-    sched, _ = drive([POOL], [r, req("B", 1, 50)], [])
+    sched, _ = drive_changes([POOL], [r, req("B", 1, 50)], [])
     # 6 VMs do not fit 4 nodes: A waits for nothing it cannot have; B runs at once
     assert lease(sched, "B").first_start == 0
 
 
 def test_a_lease_with_two_copies_loses_one_node_and_runs_on():
-    sched, actions = drive([POOL], [copies("A", 1, 2), req("B", 1, 100, at=50)],
+    sched, actions = drive_changes([POOL], [copies("A", 1, 2), req("B", 1, 100, at=50)],
                            [(37, down(POOL, 0))])
     a = lease(sched, "A")
     assert a.phase.value == "Completed" and a.end == 100  # not a second lost
@@ -91,7 +80,7 @@ def test_a_lease_that_loses_every_copy_of_a_vm_is_handled_by_type(kind, phase, o
     kw = {"deadline": 1000} if kind == DNP else {}
     changes = [(37, down(POOL, 0, 1))] if together else \
         [(33, down(POOL, 0)), (37, down(POOL, 0, 1))]
-    sched, actions = drive([POOL], [copies("A", 1, 2, type=kind, **kw)], changes)
+    sched, actions = drive_changes([POOL], [copies("A", 1, 2, type=kind, **kw)], changes)
     a = lease(sched, "A")
     assert a.phase.value == phase
     [gone] = of(actions, Lost, "A")
@@ -103,7 +92,7 @@ def test_a_lease_that_loses_every_copy_of_a_vm_is_handled_by_type(kind, phase, o
 def test_a_lease_runs_on_while_every_vm_keeps_some_copy():
     """2 VMs × 2 copies on 4 nodes: VM 0 on p-0 and p-2, VM 1 on p-1 and p-3. p-0
     and p-3 go (one copy of each): it runs on; then p-2 (VM 0's last): it is lost."""
-    sched, actions = drive([POOL], [copies("A", 2, 2)],
+    sched, actions = drive_changes([POOL], [copies("A", 2, 2)],
                            [(20, down(POOL, 0, 3)), (30, down(POOL, 0, 2, 3)),
                             (60, down(POOL))])
     a = lease(sched, "A")
@@ -118,7 +107,7 @@ def test_a_lease_runs_on_while_every_vm_keeps_some_copy():
 def test_a_resumed_lease_books_every_copy_again():
     """A lost one copy, then was lost (all of VM 0's copies): it resumes from its
     checkpoint with both copies booked again, on the nodes that came back."""
-    sched, actions = drive([POOL], [copies("A", 1, 2)],
+    sched, actions = drive_changes([POOL], [copies("A", 1, 2)],
                            [(20, down(POOL, 0)), (25, down(POOL, 0, 1, 2, 3)),
                             (40, down(POOL))])
     a = lease(sched, "A")
@@ -130,7 +119,7 @@ def test_a_resumed_lease_books_every_copy_again():
 def test_a_pool_that_is_not_volatile_keeps_copies_too():
     """Replicas are booked on any pool: a capacity change loses nodes anywhere."""
     pool = exclusive(2)
-    sched, actions = drive([pool], [copies("A", 1, 2)], [(37, down(pool, 1))])
+    sched, actions = drive_changes([pool], [copies("A", 1, 2)], [(37, down(pool, 1))])
     assert lease(sched, "A").end == 100 and of(actions, ReplicaLost, "A")
 
 

@@ -14,9 +14,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as hs
 
-from builders import AR, BEC, BES, DM, DNP, config, exclusive, lease, req
-from leasehold.core.model import Capacity, Lost, Origin, PoolSpec, Resume, VmModel, Volatility
-from leasehold.core.replay import Input, replay, run, submissions
+from builders import AR, BEC, BES, DM, DNP, config, down, drive_changes, exclusive, lease, req
+from leasehold.core.model import Lost, Origin, PoolSpec, Resume, VmModel, Volatility
+from leasehold.core.replay import Input, replay
 from leasehold.core.scheduler import Scheduler
 from leasehold.core.snapshot import restore, snapshot
 
@@ -25,16 +25,6 @@ EPOCH = 10.0
 
 def volatile(pool: PoolSpec, epoch: float = EPOCH) -> PoolSpec:
     return replace(pool, volatile=Volatility(failure_rate=0.3, recovery=120, epoch=epoch))
-
-
-def down(pool: PoolSpec, *nodes: int) -> Capacity:
-    return Capacity(pool, frozenset(nodes))
-
-
-def drive(pools, requests, changes):
-    sched = Scheduler(pools, config())
-    inputs = [*submissions(requests), *(Input.capacity_change(c, t) for t, c in changes)]
-    return sched, run(sched, inputs)
 
 
 def losts(actions, name: str) -> list[Lost]:
@@ -58,7 +48,8 @@ def test_a_lease_losing_its_node_mid_epoch_keeps_the_work_to_the_last_boundary_b
         kind, phase, lost, resumed):
     pool = volatile(exclusive(2))
     kw = {"deadline": 500} if kind in (DM, DNP) else {"start": 0} if kind == AR else {}
-    sched, actions = drive([pool], [req("A", 1, 100, type=kind, **kw)], [(37, down(pool, 0))])
+    sched, actions = drive_changes([pool], [req("A", 1, 100, type=kind, **kw)],
+                                   [(37, down(pool, 0))])
     a = lease(sched, "A")
     assert a.phase.value == phase
     [gone] = losts(actions, "A")
@@ -76,7 +67,7 @@ def test_a_lease_losing_its_node_mid_epoch_keeps_the_work_to_the_last_boundary_b
 
 def test_a_pool_that_is_not_volatile_keeps_no_epoch_checkpoint():
     pool = exclusive(2)
-    sched, actions = drive([pool], [req("A", 1, 100)], [(37, down(pool, 0))])
+    sched, actions = drive_changes([pool], [req("A", 1, 100)], [(37, down(pool, 0))])
     a = lease(sched, "A")
     assert not resumes(actions, "A") and a.end == 137  # all over again
     assert losts(actions, "A")[0].lost == 37 and a.lost_to_failures == 37
@@ -89,7 +80,7 @@ def test_a_pool_that_is_not_volatile_keeps_no_epoch_checkpoint():
 ], ids=["at-a-boundary", "first-epoch", "last-epoch"])
 def test_the_checkpoint_is_the_last_boundary_of_the_run(at, owed, lost):
     pool = volatile(exclusive(2))
-    sched, actions = drive([pool], [req("A", 1, 100)], [(at, down(pool, 0))])
+    sched, actions = drive_changes([pool], [req("A", 1, 100)], [(at, down(pool, 0))])
     a = lease(sched, "A")
     assert losts(actions, "A")[0].lost == pytest.approx(lost)
     back = resumes(actions, "A")
@@ -103,7 +94,7 @@ def test_epochs_are_wall_seconds_of_the_run_at_the_pools_pace():
     """On a pool of speed 2 an epoch of 10 s does 20 of work; in VMs (boot 5 s) the
     run, and its epochs, begin once they have booted."""
     pool = replace(volatile(exclusive(2)), speed=2.0, vm=VmModel(boot=5))
-    sched, actions = drive([pool], [req("A", 1, 200)], [(42, down(pool, 0))])
+    sched, actions = drive_changes([pool], [req("A", 1, 200)], [(42, down(pool, 0))])
     # run from 5: lost at 42, 37 s in, 3 epochs (60 of work) saved, 14 of work lost
     assert losts(actions, "A")[0].lost == pytest.approx(14)
     back = resumes(actions, "A")[0]
@@ -203,7 +194,7 @@ def test_a_lease_lost_while_being_written_out_keeps_its_last_boundary():
     pool = volatile(exclusive(2))
     requests = [req("A", 1, 100, memory=64),
                 req("L", 2, 40, at=25, type=DNP, origin=Origin.LOCAL, deadline=80, memory=64)]
-    sched, actions = drive([pool], requests, [(26, down(pool, 0)), (27, down(pool))])
+    sched, actions = drive_changes([pool], requests, [(26, down(pool, 0)), (27, down(pool))])
     assert [a.kind for a in actions if a.lease == "A"][:3] == ["Admit", "Start", "Suspend"]
     [gone] = losts(actions, "A")
     assert gone.time == 26 and gone.lost == pytest.approx(5)

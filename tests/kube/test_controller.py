@@ -18,7 +18,7 @@ from typing import Any
 
 import yaml
 
-from operated import Operated, free_port, one_node_pool, operated
+from operated import Operated, free_port, lease_events, one_node_pool, operated
 
 GATED = (str(Path(__file__).with_name("gated_operator.py")),)
 
@@ -41,10 +41,6 @@ def pods(c: Operated) -> dict[str, dict[str, Any]]:
             if not p["metadata"].get("deletionTimestamp")}
 
 
-def events(c: Operated, name: str) -> dict[str, str]:
-    """A Lease's events: reason -> message (the last of each)."""
-    return {e["reason"]: e["message"] for e in c.get("events", "-n", "lab")["items"]
-            if e["involvedObject"]["name"] == name}
 
 
 def test_a_lease_whose_pods_are_refused_fails_alone_and_frees_its_capacity(small):
@@ -64,8 +60,8 @@ def test_a_lease_whose_pods_are_refused_fails_alone_and_frees_its_capacity(small
     failed = status(small, "bad")
     assert "metadata.labels" in failed["message"] and "63" in failed["message"], failed
     assert {c["type"]: c["reason"] for c in failed["conditions"]}["Finished"] == "Failed"
-    assert "metadata.labels" in events(small, "bad")["Failed"]
-    assert "Started" not in events(small, "bad")  # never said to run
+    assert "metadata.labels" in lease_events(small, "bad")["Failed"]
+    assert "Started" not in lease_events(small, "bad")  # never said to run
     assert "bad-vm-0" not in pods(small)
     small.apply(lease("next"))
     small.until(lambda: status(small, "next").get("phase") == "Running"
@@ -84,7 +80,7 @@ def test_a_deleted_vm_pod_is_back_within_a_step(small):
         return pod if pod and pod["metadata"]["uid"] != before["metadata"]["uid"] else None
     again = small.until(back, 15)
     assert again["spec"]["nodeName"] == before["spec"]["nodeName"]
-    assert "keep-vm-0" in small.until(lambda: events(small, "keep").get("PodsRecreated"))
+    assert "keep-vm-0" in small.until(lambda: lease_events(small, "keep").get("PodsRecreated"))
     assert status(small, "keep")["phase"] == "Running"
 
 
@@ -216,11 +212,11 @@ def test_a_node_deleted_mid_run_loses_its_leases_by_type_and_gets_no_pod(tmp_pat
         c.kubectl("delete", "node", node_c)
         c.until(lambda: status(c, "c").get("phase") == "Cancelled")
         assert status(c, "c")["message"] == f"cancelled: its node {node_c} was lost"
-        assert "NodeLost" in events(c, "c")
+        assert "NodeLost" in lease_events(c, "c")
         assert status(c, "s")["phase"] == "Running"
         c.kubectl("delete", "node", node_s)
         c.until(lambda: status(c, "s").get("phase") == "Queued")
-        assert "start over" in events(c, "s")["NodeLost"]
+        assert "start over" in lease_events(c, "s")["NodeLost"]
         gone = {node_c, node_s}
         for _ in range(10):  # and in ten listings after that: nothing bound to them
             bound = [p["metadata"]["name"] for p in c.get("pods", "-A")["items"]

@@ -15,7 +15,7 @@ import yaml
 
 from leasehold.kube.pods import REPLICA_LABEL, build, pod_name
 from leasehold_emulator.nodes import DOWN
-from operated import Operated, Sampler, free_port, operated, scrape
+from operated import Operated, Sampler, free_port, lease_events, operated, scrape
 
 SPOT = {"apiVersion": "leasehold.io/v1alpha1", "kind": "NodePool", "metadata": {"name": "spot"},
         "spec": {"emulated": {"nodes": 3, "cpu": 2, "memory": "2Gi", "seed": 1},
@@ -49,8 +49,7 @@ def live_pods(c: Operated) -> dict[str, dict[str, Any]]:
 
 
 def events(c: Operated) -> dict[str, str]:
-    return {e["reason"]: e["message"] for e in c.get("events", "-n", "lab")["items"]
-            if e["involvedObject"]["name"] == "r"}
+    return lease_events(c, "r")
 
 
 def test_a_lease_with_two_copies_loses_a_node_and_runs_on(tmp_path):

@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from leasehold_emulator.nodes import DOWN
-from operated import Operated, Sampler, final_phases, free_port, operated, scrape
+from operated import Operated, Sampler, final_phases, free_port, lease_events, operated, scrape
 
 SPOT = {"apiVersion": "leasehold.io/v1alpha1", "kind": "NodePool", "metadata": {"name": "spot"},
         "spec": {"emulated": {"nodes": 3, "cpu": 2, "memory": "2Gi", "seed": 1},
@@ -41,9 +41,6 @@ def live_pods(c: Operated) -> dict[str, dict[str, Any]]:
             if not p["metadata"].get("deletionTimestamp")}
 
 
-def events(c: Operated, name: str) -> dict[str, str]:
-    return {e["reason"]: e["message"] for e in c.get("events", "-n", "lab")["items"]
-            if e["involvedObject"]["name"] == name}
 
 
 def test_a_volatile_pool_loses_a_node_mid_run_and_its_leases_go_by_type(tmp_path):
@@ -69,13 +66,13 @@ def test_a_volatile_pool_loses_a_node_mid_run_and_its_leases_go_by_type(tmp_path
         # the cancellable lease is Cancelled, saying why
         c.until(lambda: status(c, "c").get("phase") == "Cancelled")
         assert status(c, "c")["message"] == f"cancelled: its node {failed} was lost"
-        assert events(c, "c")["NodeLost"] == f"cancelled: its node {failed} was lost"
+        assert lease_events(c, "c")["NodeLost"] == f"cancelled: its node {failed} was lost"
         # the suspendable one is placed again on the node left, with a new pod
         c.until(lambda: status(c, "s").get("phase") == "Running"
                 and live_pods(c).get("s-vm-0", {}).get("spec", {}).get("nodeName")
                 not in (None, failed), 30)
-        assert events(c, "s")["NodeLost"].startswith(f"its node {failed} was lost: queued"
-                                                     " again"), events(c, "s")
+        assert lease_events(c, "s")["NodeLost"].startswith(f"its node {failed} was lost: queued"
+                                                     " again"), lease_events(c, "s")
         assert status(c, "o")["phase"] == "Running"
         # over-commitment looked for across the loss and the new placement
         c.until(lambda: sampler.samples >= sampled + 3)
@@ -144,7 +141,7 @@ def test_leases_on_a_volatile_pool_whose_nodes_fail_by_its_law_all_end(tmp_path,
         for name, phase in phases.items():
             if phase == "Cancelled":
                 assert status(c, name)["message"].endswith("was lost"), status(c, name)
-                assert "NodeLost" in events(c, name)
+                assert "NodeLost" in lease_events(c, name)
         if not kill:
             # counted by the step that ended the last lease, before its status was
             # written
@@ -201,7 +198,7 @@ def test_a_lost_real_node_is_named_as_the_cluster_names_it(tmp_path):
         node_status(c, node, "False")
         c.until(lambda: status(c, "c").get("phase") == "Cancelled")
         assert status(c, "c")["message"] == f"cancelled: its node {node} was lost"
-        assert events(c, "c")["NodeLost"] == f"cancelled: its node {node} was lost"
+        assert lease_events(c, "c")["NodeLost"] == f"cancelled: its node {node} was lost"
         # the pool is its two nodes, one of them down (the first read after the start
         # takes no index names for nodes)
         want = {'leasehold_pool_nodes_down{pool="fleet"}': 1,
