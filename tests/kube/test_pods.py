@@ -3,6 +3,7 @@ they change, against a recount of every pod (the brute-force oracle)."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from hypothesis import given, settings
@@ -47,6 +48,9 @@ _op = hs.tuples(
 @given(hs.lists(_op, max_size=40))
 def test_what_the_nodes_pods_ask_is_a_recount_of_them(ops: list[tuple[Any, ...]]) -> None:
     pods = Pods()
+    # a Lease's pods at each version it was given: a version seen again is the same
+    # pods (the shell does not look again at a lease whose pods kept their version)
+    at_version: dict[tuple[str, int], str] = {}
     for kind, lease, vm, node, cpu, incarnation, status in ops:
         pod = _pod(lease, vm, node, cpu, f"{lease}-{vm}-{incarnation}", status)
         if kind == "created":
@@ -62,3 +66,7 @@ def test_what_the_nodes_pods_ask_is_a_recount_of_them(ops: list[tuple[Any, ...]]
         else:
             pods.seen(kind, pod)
         assert pods.used() == _recount(pods)
+        for uid in (f"uid-{name}" for name in LEASES):
+            version, now = pods.version(uid), json.dumps(pods.of(uid), sort_keys=True)
+            assert (version == 0) == (pods.of(uid) == {})
+            assert at_version.setdefault((uid, version), now) == now

@@ -222,6 +222,11 @@ class Pods:
         #: node -> what its pods ask of each extended resource, likewise (only the
         #: nodes whose pods ask some)
         self._use_extended: dict[str, dict[str, int]] = {}
+        #: owner uid -> the count of changes to the store when its pods last changed
+        #: (one counter for all owners: a version is never given twice, even to an
+        #: owner whose pods all went and came again)
+        self._versions: dict[str, int] = {}
+        self._changes = 0
 
     def fill(self, pods: Iterable[Obj]) -> None:
         for pod in pods:
@@ -263,6 +268,11 @@ class Pods:
     def owners(self) -> Iterator[str]:
         return iter(list(self._by_owner))
 
+    def version(self, uid: str) -> int:
+        """Changes with every change to the Lease's pods (0: it has none): equal
+        versions, the same pods as they were seen."""
+        return self._versions.get(uid, 0)
+
     def forget(self, uid: str) -> None:
         for key in list(self._by_owner.get(uid, {})):
             self._put(uid, key, None)
@@ -283,10 +293,13 @@ class Pods:
         before = owned.get(key)
         if before is not None:
             self._count(before, -1)
+        self._changes += 1
+        self._versions[uid] = self._changes
         if pod is None:
             owned.pop(key, None)
             if not owned:
                 del self._by_owner[uid]
+                del self._versions[uid]
             return
         owned[key] = pod
         self._count(pod, 1)

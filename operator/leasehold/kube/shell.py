@@ -144,6 +144,8 @@ class Shell:
         #: the core's node names -> the cluster's, where they differ (pools of real
         #: nodes; an emulated pool's nodes are named as the core names them)
         self.nodes: dict[str, str] = {}
+        #: changes with every core node given a real node's name
+        self._naming = 0
         for pool in self.cluster.values():
             self._name_nodes(pool)
         #: a NodePool or a node changed: the pools are read again at the next step
@@ -169,6 +171,9 @@ class Shell:
         #: the status each lease last showed (its phase and reservation, and whether
         #: its VMs were booting)
         self._shown: dict[str, tuple[Any, ...]] = {}
+        #: placed leases whose pods matched the core's placement at the last mend:
+        #: what it was then (:meth:`_mend`)
+        self._matched: dict[str, tuple[Any, ...]] = {}
         #: by lease, while its VMs boot (a pool with a VM model), when they have booted
         #: and its run begins (the core's time): its status is written again then,
         #: where the core has no timer
@@ -302,8 +307,9 @@ class Shell:
 
     def _name_nodes(self, pool: ClusterPool) -> None:
         for core, real in zip(pool.spec.node_names(), pool.names, strict=True):
-            if core != real:
+            if core != real and self.nodes.get(core) != real:
                 self.nodes[core] = real
+                self._naming += 1
 
     async def _capacity_inputs(self, now: float) -> tuple[list[Input], list[dict[str, Any]]]:
         """The pools as the cluster has them now, where the core's differ: capacity
@@ -443,8 +449,10 @@ class Shell:
         # timers move phases on without an action (a suspension's VMs written out, a
         # resume's overhead over): those leases are written too
         for st in self.core.leases():
-            if self._shown.get(st.name) != _shown(st, self._booted_at(st)
-                                                  > self.core.now):
+            shown = self._shown.get(st.name)
+            if shown is not None and shown[0] in _ENDED and shown[0] is st.phase:
+                continue  # an end shown stays as it was: no timer moves it
+            if shown != _shown(st, self._booted_at(st) > self.core.now):
                 touched[st.name] = None
         for name in touched:
             self._write_status(name)
@@ -911,16 +919,28 @@ class Shell:
         creates: list[tuple[str, Tracked, LeaseView, int, str]] = []
         deletes: list[Obj] = []
         wanted_uids: set[str] = set()
+        matched: dict[str, tuple[Any, ...]] = {}
         for st in self.core.placed():
             placed = st.placed
             t = self.tracked.get(st.name)
             if t is None:
                 continue
             wanted_uids.add(t.uid)
+            # a lease whose placement and pods are as they were when its pods last
+            # matched it still matches: not gone over again (the step's cost stays
+            # in what changed, not in every running VM)
+            seen = (placed, st.replicas_lost, self.pods.version(t.uid), self._naming)
+            if self._matched.get(st.name) == seen:
+                matched[st.name] = seen
+                continue
+            wants = len(creates) + len(deletes)
             # pull pods are no VMs: they go when they are done (:meth:`_pull`)
             have = {k: p for k, p in self.pods.of(t.uid).items() if not vm.is_pull(p)}
+            copies = st.copies
+            replicas = st.request.replicas > 1
             for i, node in enumerate(placed):
-                key = f"{t.namespace}/{_pod_name(t.name, st, i)}"
+                v, c = copies[i]
+                key = f"{t.namespace}/{vm.pod_name(t.name, v, c if replicas else None)}"
                 pod = have.pop(key, None)
                 on = self._node(node)
                 if pod is not None and not gone(pod) and pod["spec"].get("nodeName") == on:
@@ -929,6 +949,9 @@ class Shell:
                     deletes.append(pod)  # on a node the lease no longer has
                 creates.append((st.name, t, st, i, on))
             deletes.extend(p for p in have.values() if not gone(p))
+            if len(creates) + len(deletes) == wants:
+                matched[st.name] = seen
+        self._matched = matched
         for uid in self.pods.owners():
             name = self._uids.get(uid)
             if uid not in wanted_uids and name:
@@ -1458,6 +1481,9 @@ class Shell:
 
 #: a Lease rejected for its spec: the core's name, the problems, its type if any
 Rejected = tuple[str, list[str], str | None]
+
+#: the phases no timer moves a lease out of
+_ENDED = frozenset(p for p in Phase if p.terminal)
 
 #: the phases a namespace's caps count: admitted, and holding no nodes
 WAITING = frozenset({Phase.PENDING, Phase.QUEUED, Phase.SCHEDULED, Phase.SUSPENDED})
