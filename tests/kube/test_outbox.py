@@ -37,6 +37,26 @@ def test_each_leases_reports_in_order_the_latest_status_only() -> None:
         assert mine == [f"{key}:Scheduled", f"{key}:Started", f"{key}:status2"]
 
 
+@pytest.mark.parametrize(("given", "written"), [
+    pytest.param([("Scheduled", "s1"), ("Scheduled", "s2")], ["s2"], id="folded"),
+    pytest.param([("Scheduled", "s1"), (None, "Started"), ("Scheduled", "s2")],
+                 ["s1", "Started", "s2"], id="another-between-kept-in-order"),
+    pytest.param([(None, "Preempted"), (None, "Preempted")], ["Preempted", "Preempted"],
+                 id="no-kind-never-folded"),
+    pytest.param([("Scheduled", "s1"), ("Other", "o1")], ["s1", "o1"],
+                 id="another-kind-kept"),
+])
+def test_an_event_of_a_kind_replaces_the_leases_last_unwritten_one_of_that_kind(
+        given: list[tuple[str | None, str]], written: list[str]) -> None:
+    async def scenario() -> list[str]:
+        out, log = Outbox(), []
+        for kind, what in given:
+            out.event("a", "lab/a", _recorder(log, what), kind)
+        await out.flush()
+        return log
+    assert asyncio.run(scenario()) == written
+
+
 def test_a_status_given_while_the_previous_is_queued_supersedes_it() -> None:
     """Given while a batch is being written: the batch's older status is skipped,
     the newer one written after it (never the older one last)."""

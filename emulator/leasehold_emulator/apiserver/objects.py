@@ -92,9 +92,11 @@ class Cluster:
     # ---- create -------------------------------------------------------------------
     def create(self, r: Resource, ns: str | None, body: Any, dry_run: bool = False,
                strict: bool = False, manager: str | None = None,
-               applied: Obj | None = None) -> Obj:
-        """``applied``: the configuration of a server-side apply that creates it."""
-        obj = self._body(r, ns, body)
+               applied: Obj | None = None, owned: bool = False) -> Obj:
+        """``applied``: the configuration of a server-side apply that creates it.
+        ``owned``: the caller gives ``body`` up (a request's, decoded for this call),
+        and it is stored as it is made, not copied first."""
+        obj = self._body(r, ns, body, owned)
         meta = obj["metadata"]
         if not meta.get("name"):
             prefix = meta.get("generateName")
@@ -132,10 +134,10 @@ class Cluster:
             self._serve(obj)
         return obj
 
-    def _body(self, r: Resource, ns: str | None, body: Any) -> Obj:
+    def _body(self, r: Resource, ns: str | None, body: Any, owned: bool = False) -> Obj:
         if not isinstance(body, dict):
             raise ApiError(400, "the body must be a JSON or YAML object")
-        obj = copy.deepcopy(body)
+        obj = body if owned else copy.deepcopy(body)
         for field, want in (("apiVersion", r.api_version), ("kind", r.kind)):
             got = obj.setdefault(field, want)
             if got != want and not (field == "apiVersion" and self._served_as(r, got)):
@@ -296,11 +298,13 @@ class Cluster:
 
     # ---- update, patch ------------------------------------------------------------
     def update(self, r: Resource, ns: str | None, name: str, body: Any, sub: str | None = None,
-               dry_run: bool = False, strict: bool = False, manager: str | None = None) -> Obj:
+               dry_run: bool = False, strict: bool = False, manager: str | None = None,
+               owned: bool = False) -> Obj:
+        """``owned``: as :meth:`create`'s."""
         current = self.store.get(r.key, ns or "", name)
         if current is None:
             raise not_found(r.plural, name, r.group)
-        obj = self._body(r, ns, body)
+        obj = self._body(r, ns, body, owned)
         if obj["metadata"].get("name", name) != name:
             raise ApiError(400, f"the name of the object ({obj['metadata']['name']}) does not"
                                 f" match the name on the URL ({name})")
@@ -359,7 +363,9 @@ class Cluster:
                 "metadata.name", "Required value: name is required" if given is None else
                 f"Invalid value: {given!r}: field is immutable",
                 "FieldValueRequired" if given is None else "FieldValueInvalid")], r.group)
-        patched = self._body(r, ns, patched)
+        # a JSON patch's result is a copy of its own; a merge's shares what it left
+        # alone with the object stored
+        patched = self._body(r, ns, patched, owned=kind == "json")
         meta_in_body = body.get("metadata") if isinstance(body, dict) else None
         meta_in_body = meta_in_body if isinstance(meta_in_body, dict) else {}
         wanted = meta_in_body.get("resourceVersion")

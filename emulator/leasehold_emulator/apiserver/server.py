@@ -335,11 +335,11 @@ class ApiServer:
             return self._reply(request, r, obj)
         if method == "POST" and name is None:
             obj = self.cluster.create(r, ns, await self._body(request), dry_run, strict,
-                                      manager or _agent(request))
+                                      manager or _agent(request), owned=True)
             return self._reply(request, r, obj, 201)
         if method == "PUT" and name is not None:
             obj = self.cluster.update(r, ns, name, await self._body(request), sub, dry_run,
-                                      strict, manager or _agent(request))
+                                      strict, manager or _agent(request), owned=True)
             return self._reply(request, r, obj)
         if method == "PATCH" and name is not None:
             ctype = request.content_type

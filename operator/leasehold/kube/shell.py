@@ -1309,7 +1309,7 @@ class Shell:
         elif isinstance(action, Reserve):
             self._event(t, "Scheduled", f"reserved on pool {action.pool} from"
                                         f" {self.clock.stamp(action.start)} to"
-                                        f" {self.clock.stamp(action.end)}")
+                                        f" {self.clock.stamp(action.end)}", folded=True)
         elif isinstance(action, Dispatch):
             self.dispatched(action)
         elif isinstance(action, Deploy):
@@ -1384,8 +1384,10 @@ class Shell:
     def _count(self, kind: str) -> None:
         self.writes[kind] = self.writes.get(kind, 0) + 1
 
-    def _event(self, t: Tracked, reason: str, message: str, warning: bool = False) -> None:
-        """An event about the Lease, into the outbox."""
+    def _event(self, t: Tracked, reason: str, message: str, warning: bool = False,
+               folded: bool = False) -> None:
+        """An event about the Lease, into the outbox (``folded``: replacing its
+        last unwritten event if that one has the same reason, :class:`Outbox`)."""
         stamp = self._stamp()
         event = {"apiVersion": "v1", "kind": "Event",
                  "metadata": {"generateName": f"{t.name[:200]}.", "namespace": t.namespace},
@@ -1396,7 +1398,8 @@ class Shell:
                  "firstTimestamp": stamp, "lastTimestamp": stamp, "count": 1,
                  "source": {"component": "leasehold"},
                  "reportingComponent": "leasehold"}
-        self.outbox.event(t.uid, f"{t.namespace}/{t.name}", lambda: self._post(t, event))
+        self.outbox.event(t.uid, f"{t.namespace}/{t.name}", lambda: self._post(t, event),
+                          reason if folded else None)
 
     async def _post(self, t: Tracked, event: dict[str, Any]) -> None:
         reason = event["reason"]
