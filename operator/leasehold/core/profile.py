@@ -209,10 +209,10 @@ class BlockProfile:
     nodes). Here a change or a window reads at most two blocks step by step, at most
     two groups block by block and the groups in between by their summaries:
     ``O(block + group + steps / (block * group))``, constant in practice. (With
-    blocks alone, ``O(block + steps / block)``: the 5,000-node state's 25,000 steps
-    were 150 blocks of ~170, and each change rewrote three summaries of the hundred
-    blocks a lease that starts now spans; the blocks' own passes, the larger part,
-    favoured small blocks, the passes over blocks large ones.)
+    blocks alone, ``O(block + steps / block)``: the 5,000-node state's 24,000 steps
+    were 143 blocks of ~170, and each change rewrote three summaries of the ~60
+    blocks a lease that starts now spans, on average; the blocks' own passes, the
+    larger part, favoured small blocks, the passes over blocks large ones.)
 
     Holds ``times[k]`` (sorted across blocks; ``-inf`` first) and ``free[k]``
     (stored; the free amount is ``free[k][i] + added[k] + gadded[k // group]``),
