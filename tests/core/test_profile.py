@@ -141,11 +141,11 @@ ops_st = st.lists(
 
 
 @settings(max_examples=300, deadline=None)
-@given(ops=ops_st, block=st.integers(1, 4))
-def test_block_profile_is_the_plain_profile_step_for_step(ops, block):
-    """After any history of changes and prunes, a BlockProfile of any block size holds
-    exactly the plain Profile's steps and gives the same answers."""
-    plain, blocked = Profile(12), BlockProfile(12, block=block)
+@given(ops=ops_st, block=st.integers(1, 4), group=st.integers(1, 4))
+def test_block_profile_is_the_plain_profile_step_for_step(ops, block, group):
+    """After any history of changes and prunes, a BlockProfile of any block and group
+    size holds exactly the plain Profile's steps and gives the same answers."""
+    plain, blocked = Profile(12), BlockProfile(12, block=block, group=group)
     held: list[tuple[float, float, int]] = []
     now = 0
     for op, a, b, c in ops:
