@@ -291,13 +291,13 @@ class Metrics:
         once it has ended if its object is gone (:meth:`deleted`)."""
         for st in leases:
             name = st.name
+            if name in self._ended:
+                continue  # already dropped, or a later incarnation holds the labels
             namespace, lease = _split(name)
             labels = (namespace, lease, st.request.origin.value, st.request.type.value)
             shown = (labels, st.phase, st.preemptions)
             if self._shown.get(name) == shown:
                 continue
-            if name in self._ended:
-                continue  # already dropped, or a later incarnation holds the labels
             self._shown[name] = shown
             previous = self._holder.get((namespace, lease))
             if previous is not None and previous != name and previous in self._shown:
