@@ -167,8 +167,8 @@ class Lifecycle:
         at once. The same state, timers and actions as :meth:`book` and
         :meth:`start`, without their branches for a reservation, a VM model, an image
         or a resume, and without their calls through the slot table: the EASY/FCFS
-        queue starts most of its leases so (83 thousand on Lublin99 100k, issue 20),
-        and those steps were a fifth of what a start cost it."""
+        queue starts most of its leases so (83 thousand on Lublin99 100k, issue 20:
+        4-5% of EASY's run there; docs/benchmarks.md, "easy4")."""
         end = now + length
         req = st.req
         # pace(): without a VM model, the pool's speed (1.0 for an advance reservation)

@@ -124,9 +124,12 @@ class Planner:
         #: buckets (the usual way) or filters the whole queue (the plain way: the same
         #: leases in the same order, slower; tests compare the two)
         self.index_scan = True
-        #: whether the EASY/FCFS queue's asks on one plain pool go to its free-node
+        #: whether, on one plain pool, the EASY/FCFS queue's asks go to its free-node
         #: profile directly (the usual way, :meth:`_ask`) or through
-        #: ``Placement.best_fit`` (the plain way: the same answers; tests compare)
+        #: ``Placement.best_fit``, the leases it starts now are booked and started in
+        #: one step (``Lifecycle.start_plain``) or through ``Lifecycle.book``, and
+        #: admission (every mode) checks the pool's size itself or asks
+        #: ``Placement.never_fits`` (the plain ways: the same answers; tests compare)
         self.direct_asks = True
         self.config = config
         self.slots = slots
