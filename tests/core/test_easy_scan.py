@@ -371,3 +371,76 @@ def test_a_lease_no_node_holds_after_a_change_is_not_asked_into_the_pool(
     got = actions(workload, changes=change)
     assert got == actions(workload, direct_asks=False, changes=change)
     assert {a.lease for a in got if isinstance(a, Start)} == starts
+
+
+# ---- leases started at once, and admitted, on one plain pool ---------------------------
+# The queue books and starts the leases it starts now in one step
+# (Lifecycle.start_plain), and admission on a plain pool answers never_fits itself
+# (issue 20, "easy4"); the plain way (direct_asks off) goes through Lifecycle.book and
+# Placement.never_fits. What either leaves behind must be the same: the actions, every
+# lease's state and the timers.
+
+
+def outcome(workload: Any, direct_asks: bool) -> tuple[list[Action], list[str], list[Any]]:
+    pools, requests, cfg, reports = workload
+    sched = Scheduler(pools, cfg)
+    sched.planner.direct_asks = direct_asks
+    inputs = [*submissions(requests),
+              *(Input.cancel(n, t) if k == "cancel" else Input.finished(n, t)
+                for t, k, n in reports)]
+    got = run_inputs(sched, inputs)
+    assert sched.usage_violations() == []
+    states = [repr(s) for s in sched.lifecycle.leases.values()]
+    return got, states, sorted(sched.lifecycle.timers.heap)
+
+
+@st.composite
+def admission_workloads(draw: Any) -> Any:
+    """One exclusive pool of a drawn speed, in every mode: leases some of which no
+    node or not the whole pool can hold (too many VMs, too much cpu or memory), some
+    naming the pool or one that does not exist, some ending early or cancelled."""
+    nodes = draw(st.integers(2, 6))
+    pool = replace(exclusive(nodes), speed=draw(SPEEDS))
+    out = []
+    for i in range(draw(st.integers(1, 25))):
+        duration = draw(st.integers(1, 40)) * 5.0
+        early = draw(st.integers(0, 3)) == 0
+        out.append(req(f"l{i:02}", draw(st.integers(1, nodes + 1)), duration,
+                       draw(st.integers(0, 60)) * 5.0,
+                       cpu=draw(st.sampled_from([500, 1000, 1000, 1000, 2000])),
+                       memory=draw(st.sampled_from([512, 512, 1024, 4096])),
+                       pool=draw(st.sampled_from([None, None, None, "p", "q"])),
+                       runtime=duration / 2 if early else None))
+    inputs = draw(st.lists(
+        st.tuples(st.integers(0, 400).map(float), st.sampled_from(["cancel", "finished"]),
+                  st.sampled_from([r.name for r in out])),
+        max_size=2,
+    ))
+    mode = draw(st.sampled_from(["easy", "none", "conservative"]))
+    return [pool], out, config(mode), inputs
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(admission_workloads(), queue_workloads()))
+def test_leases_started_at_once_and_admitted_on_a_plain_pool_as_the_plain_way(
+        workload: Any) -> None:
+    """Every action (rejections and their reasons too), every lease's final state
+    (its booking, nodes, pace, version...) and every timer left, the same both ways."""
+    assert outcome(workload, direct_asks=True) == outcome(workload, direct_asks=False)
+
+
+@pytest.mark.parametrize("mode", ["easy", "none", "conservative"])
+@pytest.mark.parametrize(("lease", "why"), [
+    pytest.param(req("big", 5), "the largest pool holds 4 such VMs", id="too-many-vms"),
+    pytest.param(req("fat", 1, cpu=2000), "no node holds one such VM", id="too-much-cpu"),
+    pytest.param(req("gpu", 1, extended={"nvidia.com/gpu": 1}), "which no node of its pools",
+                 id="extended"),
+    pytest.param(req("lost", 1, pool="q"), "pool 'q' does not exist", id="no-such-pool"),
+])
+def test_a_lease_the_plain_pool_never_holds_is_rejected_with_its_reason(
+        mode: str, lease: Request, why: str) -> None:
+    sched = run([exclusive(4)], [lease, req("ok", 4, at=1)], config(mode))
+    got = spans(sched)
+    assert (got[lease.name][2], got["ok"][2]) == ("Rejected", "Completed")
+    reason = sched.lifecycle.leases[lease.name].reason
+    assert reason is not None and why in reason

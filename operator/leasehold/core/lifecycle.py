@@ -13,6 +13,7 @@ planner's and the preemptor's business; the scheduler wires the timers to it.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from heapq import heappush
 from math import floor
 
 from . import overhead
@@ -42,6 +43,13 @@ from .model import (
 )
 from .slots import Booking, Segments, SlotTable, clip
 from .timers import Timer, Timers
+
+# read once: on Python 3.11 an enum member read off its class costs a call
+# (``EnumType.__getattr__``; docs/benchmarks.md, "easy2"), and :meth:`Lifecycle.start_plain`
+# is on the EASY queue's path for every lease it starts
+_RUNNING = Phase.RUNNING
+_AR = LeaseType.ADVANCE_RESERVATION
+_DONE = Timer.DONE
 
 
 class Changes:
@@ -152,6 +160,37 @@ class Lifecycle:
         self.timers.push(start, Timer.START, st)
         self.actions.append(Reserve(now, st.name, start, end, pool))
         return False
+
+    def start_plain(self, st: LeaseState, pool: str, length: float, now: float) -> None:
+        """``book(st, pool, now, length, now)`` for a lease that is not resuming, on a
+        pool without a VM model where no image is deployed: it is booked and started
+        at once. The same state, timers and actions as :meth:`book` and
+        :meth:`start`, without their branches for a reservation, a VM model, an image
+        or a resume, and without their calls through the slot table: the EASY/FCFS
+        queue starts most of its leases so (83 thousand on Lublin99 100k, issue 20:
+        4-5% of EASY's run there; docs/benchmarks.md, "easy4")."""
+        end = now + length
+        req = st.req
+        # pace(): without a VM model, the pool's speed (1.0 for an advance reservation)
+        st.pace = speed = 1.0 if req.type is _AR else self.pools[pool].speed
+        booking = Booking(st.name, pool, now, end, req.vms, req.shape, None, (("run", now, end),))
+        table = self.slots.pools[pool]
+        table.book(booking)
+        st.booking = booking
+        st.pool = pool
+        names = self._node_names[pool]
+        st.nodes = nodes = tuple([names[i] for i in table.occupy(booking, now)])
+        st.copies = None
+        self.reserved.pop(st.name, None)
+        self.timers.bump(st)
+        st.phase = _RUNNING
+        self.actions.append(Start(now, st.name, nodes, None))
+        if st.first_start is None:
+            st.first_start = now
+        st.running_since = now
+        done = now + st.actual_left / speed
+        heappush(self.timers.heap, (done if done < end else end, _DONE, st.seq, st.version,
+                                    st.name))
 
     def start(self, st: LeaseState, now: float) -> None:
         """The lease's booking begins: bind it to nodes and run (or resume) it."""

@@ -124,9 +124,12 @@ class Planner:
         #: buckets (the usual way) or filters the whole queue (the plain way: the same
         #: leases in the same order, slower; tests compare the two)
         self.index_scan = True
-        #: whether the EASY/FCFS queue's asks on one plain pool go to its free-node
+        #: whether, on one plain pool, the EASY/FCFS queue's asks go to its free-node
         #: profile directly (the usual way, :meth:`_ask`) or through
-        #: ``Placement.best_fit`` (the plain way: the same answers; tests compare)
+        #: ``Placement.best_fit``, the leases it starts now are booked and started in
+        #: one step (``Lifecycle.start_plain``) or through ``Lifecycle.book``, and
+        #: admission (every mode) checks the pool's size itself or asks
+        #: ``Placement.never_fits`` (the plain ways: the same answers; tests compare)
         self.direct_asks = True
         self.config = config
         self.slots = slots
@@ -470,10 +473,21 @@ class Planner:
             return True
         if st.phase == _QUEUED:  # re-planned after a preemption: admitted before
             return True
-        reason = self.placement.never_fits(st)
-        if reason is not None:
-            self.lifecycle.reject(st, now, reason)
-            return False
+        plain = self._plain
+        req = st.req
+        shape = req.shape
+        # on one plain pool, what ``never_fits`` finds for a lease that names no pool
+        # is whether the pool holds it (as :meth:`_ask` checks): asked here at every
+        # arrival, in every mode, and ``never_fits`` reached that through the
+        # candidate pools and each one's ``max_vms`` (6% of EASY's Lublin99 run)
+        if plain is None or not self.direct_asks or req.pool is not None \
+                or st.dispatched is not None or st.pool is not None \
+                or req.vms > plain[3] or shape.cpu > plain[4] or shape.memory > plain[5] \
+                or (shape.extended and not shape.fits_in(plain[6])):
+            reason = self.placement.never_fits(st)
+            if reason is not None:
+                self.lifecycle.reject(st, now, reason)
+                return False
         self.lifecycle.enqueue(st, now)
         if not self._conservative:
             self._arrivals.append(st)  # the queue pass asks it, then queues it if it waits
@@ -717,8 +731,11 @@ class Planner:
         the head (it starts if it fits now, or holds a reservation at its earliest
         start), without entering the queue if it starts."""
         fit = self._ask(st, max(now, st.earliest))
-        if fit is not None and fit[1] <= now:
-            self.lifecycle.book(st, fit[0], fit[1], fit[2], now)  # it starts
+        if fit is not None and fit[1] <= now:  # it starts
+            if self._plain is not None and self.direct_asks and not st.resuming:
+                self.lifecycle.start_plain(st, fit[0], fit[2], now)
+            else:
+                self.lifecycle.book(st, fit[0], fit[1], fit[2], now)
             return
         self._enqueue(st)
         if fit is not None:  # else too large while nodes are down: it waits for them
@@ -739,6 +756,8 @@ class Planner:
         else:
             avail = self._free_now(self.queue[0].req.shape, now) if self._one_bound else inf
         block = self._remember and self._early_ends < 0.5
+        # the leases it starts are booked and started at once (Lifecycle.start_plain)
+        plain = self._plain is not None and self.direct_asks
         queue, seqs, buckets = self.queue, self._seqs, self._buckets
         for st in arrivals:
             vms, seq = st.vms, st.seq
@@ -770,7 +789,9 @@ class Planner:
                     self._enqueue(st)
                     continue
             # booked from found[1], which is now (as _start_now books it)
-            if not self.lifecycle.book(st, found[0], found[1], found[2], now):
+            if plain and not st.resuming:
+                self.lifecycle.start_plain(st, found[0], found[2], now)
+            elif not self.lifecycle.book(st, found[0], found[1], found[2], now):
                 self._enqueue(st)  # booked from later: it waits queued, as after _start_now
             avail = avail - vms if self._one_exclusive else self._less(avail, st, now)
 
@@ -829,6 +850,8 @@ class Planner:
         # given back early (leases that end when their requests say, as Lublin99's
         # do). Where most leases end early (SDSC), each end unblocks everything.
         block = self._remember and self._early_ends < 0.5
+        # the leases it starts are booked and started at once (Lifecycle.start_plain)
+        plain = self._plain is not None and self.direct_asks
         #: per size, how many of its bucket's first leases this scan passed over
         #: (they stay queued): its entry in ``_firsts`` is the next one's meanwhile
         passed: dict[int, int] = {}
@@ -858,7 +881,12 @@ class Planner:
                 found = self._ask(st, now, now)
             if found is not None and found is not _BLOCKED:
                 # booked from found[1], which is now (as _start_now books it)
-                if self.lifecycle.book(st, found[0], found[1], found[2], now):
+                if plain and not st.resuming:
+                    self.lifecycle.start_plain(st, found[0], found[2], now)
+                    started = True
+                else:
+                    started = self.lifecycle.book(st, found[0], found[1], found[2], now)
+                if started:
                     q = bisect_left(self._seqs, seq)  # it started: out of the queue
                     del self.queue[q], self._seqs[q], bucket[k]
                     if not bucket:
