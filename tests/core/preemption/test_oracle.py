@@ -353,3 +353,50 @@ def test_the_sweep_on_queues_of_reservations_matches_the_oracle(inst, mode):
     else:
         policy = preemption_policy(mode)
         assert decide(policy, [inst], config(policy=mode)).members == oracle_choice(inst, mode)
+
+
+# ---- narrowing a counted pool's one-bin instance ----------------------------------------
+@st.composite
+def counted_pools(draw) -> Instance:
+    """A counted pool as a local wave meets it: one bin, more candidates than a
+    narrowed instance keeps, running ones over the whole window and queued ones
+    over part of it."""
+    width = draw(st.integers(1, 6))
+    free = tuple(draw(st.lists(st.integers(0, 2), min_size=width, max_size=width)))
+    cands = []
+    for i in range(draw(st.integers(41, 90))):
+        lo = 0 if draw(st.booleans()) else draw(st.integers(0, width - 1))
+        hi = draw(st.integers(lo + 1, width))
+        vms = draw(st.integers(1, 4))
+        cost = draw(st.sampled_from([0, 3, 3, 7, 10, 40]))
+        victim = Victim(name=f"l{i:03d}", action="suspend", vms=vms, overhead=cost / 1e6,
+                        vacate=0.0, since=0, submitted=0, seq=i)
+        cands.append(Candidate(victim, cost, (Part(0, lo, hi, (vms,)),)))
+    need = draw(st.integers(1, 60))
+    return Instance("p", need, 0, (Bin((free,), (1,)),), tuple(cands), now=0.0)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(counted_pools(), st.randoms(use_true_random=False))
+def test_a_counted_pools_instance_is_narrowed_to_its_cheapest_candidates(inst, rng):
+    view, back = narrow(inst)
+    everyone = frozenset(range(len(inst.candidates)))
+    missing = room(inst, frozenset()) < inst.need
+    if not missing:
+        assert len(back) == len(inst.candidates)
+        return
+    assert list(back) == sorted(back)
+    assert [c.name for c in view.candidates] == [inst.candidates[i].name for i in back]
+    # rooms of the sets it keeps are theirs in the whole instance
+    for _ in range(20):
+        s = [i for i in range(len(back)) if rng.random() < 0.3]
+        assert view.room(s) == room(inst, frozenset(back[i] for i in s))
+    # it can make room when the whole instance can; and keeps fewer once it can
+    if room(inst, everyone) >= inst.need:
+        assert view.room(range(len(back))) >= inst.need
+        assert len(back) < len(inst.candidates) or len(inst.candidates) <= 40 + 1
+    # what it leaves out costs no less a VM than anything it keeps
+    per_vm = [c.cost / c.victim.vms for c in inst.candidates]
+    left = [per_vm[i] for i in everyone - set(back)]
+    if left:
+        assert min(left) >= max(per_vm[i] for i in back)

@@ -168,6 +168,39 @@ class Evaluator:
         self._apply(i, -1)
 
 
+def _narrow_one_bin(inst: Instance) -> tuple[Instance, tuple[int, ...]]:
+    """A counted pool's instance is one bin: narrowing by bins would keep every
+    candidate (a whole pool's leases). Its candidates instead, as many as make room
+    and at least ``NARROW_TO``: by overhead per VM, then those free through the whole
+    window first (the only ones that make room alone), then by name. On the scale
+    benchmark's local wave (500 nodes of 4 slots, 1,100-1,800 candidates), against
+    sampling the whole instance: 22-23 of the 40 locals started at once under each
+    policy (8-21 before), overhead 37-44 s (39-19,603 s), 0.8 CPU s (2.6); whole
+    window first instead: worse under all three."""
+    cands = inst.candidates
+    span = len(inst.bins[0].free[0])
+
+    def rank(i: int) -> tuple[float, bool, str]:
+        c = cands[i]
+        whole = any(p.lo == 0 and p.hi == span for p in c.parts)
+        return c.cost / max(c.victim.vms, 1), not whole, c.name
+    ev = Evaluator(inst)
+    keep: list[int] = []
+    for i in sorted(range(len(cands)), key=rank):
+        if ev.total >= inst.need and len(keep) >= NARROW_TO:
+            break
+        ev.add(i)
+        keep.append(i)
+    keep.sort()  # the name order is kept
+    view = Instance(inst.pool, inst.need, inst.base, inst.bins,
+                    tuple(cands[i] for i in keep), inst.now, inst.narrowed)
+    return view, tuple(keep)
+
+
+#: candidates a one-bin instance is narrowed to, past those that make room
+NARROW_TO = 40
+
+
 def bin_room(arrays: Sequence[Sequence[int]], demand: tuple[int, ...]) -> int:
     room = 1 << 62
     for arr, per_vm in zip(arrays, demand, strict=True):
@@ -186,6 +219,8 @@ def narrow(inst: Instance) -> tuple[Instance, tuple[int, ...]]:
     missing = inst.need - inst.base - sum(base_rooms)
     if missing <= 0:
         return inst, tuple(range(len(cands)))
+    if len(bins) == 1:
+        return _narrow_one_bin(inst)
     on_bin: list[list[int]] = [[] for _ in bins]
     for i, c in enumerate(cands):
         for p in c.parts:
