@@ -936,12 +936,9 @@ class Shell:
             wants = len(creates) + len(deletes)
             # pull pods are no VMs: they go when they are done (:meth:`_pull`)
             have = {k: p for k, p in self.pods.of(t.uid).items() if not vm.is_pull(p)}
-            copies = st.copies
-            replicas = st.request.replicas > 1
+            names = _pod_names(t.name, st)
             for i, node in enumerate(placed):
-                v, c = copies[i]
-                key = f"{t.namespace}/{vm.pod_name(t.name, v, c if replicas else None)}"
-                pod = have.pop(key, None)
+                pod = have.pop(f"{t.namespace}/{names[i]}", None)
                 on = self._node(node)
                 if pod is not None and not gone(pod) and pod["spec"].get("nodeName") == on:
                     continue
@@ -1501,6 +1498,13 @@ def _copy(st: LeaseView, i: int) -> tuple[int, int | None]:
 
 def _pod_name(lease: str, st: LeaseView, i: int) -> str:
     return vm.pod_name(lease, *_copy(st, i))
+
+
+def _pod_names(lease: str, st: LeaseView) -> list[str]:
+    """:func:`_pod_name` of each placed pod, the lease's copies read once (a step
+    reads every changed lease's: once per VM, it was quadratic in a lease's VMs)."""
+    replicas = st.request.replicas > 1
+    return [vm.pod_name(lease, v, c if replicas else None) for v, c in st.copies]
 
 
 def _vms(obj: Obj) -> int:
