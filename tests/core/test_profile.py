@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from leasehold.core.profile import BlockProfile, Profile
+from leasehold.core.profile import BlockProfile, Profile, lows_over
 
 H = 60  # integer instants 0..H-1 are enough: all changes happen at integers
 
@@ -183,3 +183,18 @@ def test_block_profile_is_the_plain_profile_step_for_step(ops, block, group):
                         plain.fit(amount, duration, earliest, last)
     bookings = [(s, e, -d) for s, e, d in held]
     assert blocked.mismatches(12, bookings) == plain.mismatches(12, bookings)
+
+
+@settings(max_examples=200, deadline=None)
+@given(profiles=st.lists(changes_st, max_size=5), start=st.integers(-2, H),
+       length=st.integers(-3, 30))
+def test_lows_over_is_each_profiles_min_over(profiles, start, length):
+    # empty and backward windows too: min_over reads the step at ``start`` then
+    profs = []
+    for changes in profiles:
+        prof = Profile(6)
+        for s, e, d in changes:
+            prof.add(s, e, d)
+        profs.append(prof)
+    end = start + length
+    assert lows_over(profs, start, end) == [p.min_over(start, end) for p in profs]

@@ -10,7 +10,23 @@ short as the bookings it reflects.
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
+from collections.abc import Iterable
 from math import inf
+
+
+def lows_over(profiles: Iterable[Profile], start: float, end: float) -> list[int]:
+    """Each profile's least free capacity anywhere in ``[start, end)``, as
+    :meth:`Profile.min_over` says, in one pass: a preemption on a 5,000-node pool
+    reads every node's cpu and memory profile, and a method call per profile was a
+    third of what the reading cost."""
+    out: list[int] = []
+    append = out.append
+    for p in profiles:
+        times, free = p.times, p.free
+        i = bisect_right(times, start) - 1
+        j = bisect_left(times, end)
+        append(min(free[i:j]) if j > i + 1 else free[i])
+    return out
 
 
 class Profile:

@@ -99,11 +99,6 @@ def costs_on(st: LeaseState, pool_name: str, params: OverheadParams, suspension:
     return got
 
 
-def _held(v: Victim) -> Booking:
-    assert v.booking is not None
-    return v.booking
-
-
 class _Later(Sequence[Victim]):
     """Every victim, made (by :meth:`Victims.gather`) only when first looked at;
     its length is known before."""
@@ -306,8 +301,12 @@ class Victims:
         # gathering meets them; then the window's tail
         leases, reserved, bookings = self._leases, self._reserved, pool.bookings
         params = self.pools[pool_name].overhead
-        main: list[Booking] = []
-        later: list[Booking] = []
+        # each with its re-planning overhead: its victim is made only if its node is
+        # kept (thousands are queued in the window of a 5,000-node pool; making each
+        # one's was a third of the gathering). The costs' memo is read here as the
+        # victims' maker reads it
+        main: list[tuple[Booking, float]] = []
+        later: list[tuple[Booking, float]] = []
         for name in reserved:
             st = leases.get(name)
             if st is None or name in excluded:
@@ -315,23 +314,25 @@ class Victims:
             b = st.booking
             if b is None or b.pool != pool_name or b not in bookings:
                 continue
-            if not self.costs_on(st, pool_name, params):
+            got = st.preempt_costs.get(pool_name)
+            if got is None:
+                got = self.costs_on(st, pool_name, params)
+            if not got:
                 continue
             if b.start >= t + d:
-                later.append(b)
+                later.append((b, got[3]))
             elif b.end > t:
-                main.append(b)
+                main.append((b, got[3]))
         if main and now > latest:
             latest = now
         end = t + d
         if latest > t:
             end = latest + d
-            main += [b for b in later if b.start < end]
+            main += [(b, seconds) for b, seconds in later if b.start < end]
         size = len(index.members) - len(gone) + len(main)
         if size <= focus.NARROW_ABOVE:
             return None
         victim = self._victim_maker(pool_name, now, t, excluded)
-        queued = [v for v in map(victim, main) if v is not None]
         cpu, mem, cost, count = (list(index.cpu), list(index.mem), list(index.cost),
                                  list(index.count))
         grow = nodes - len(cpu)
@@ -344,25 +345,27 @@ class Victims:
                 mem[node] -= k * mm
                 cost[node] -= m.micro
                 count[node] -= 1
-        queued_on: dict[int, list[Victim]] = {}
-        for v in queued:
-            b = _held(v)
-            c, mm, h = b.shape.cpu, b.shape.memory, to_micro(v.overhead)
-            for node in b.nodes or ():
-                mine = queued_on.setdefault(node, [])
-                if not mine or mine[-1] is not v:
-                    mine.append(v)
-                    cost[node] += h
-                    count[node] += 1
+        for b, seconds in main:
+            c, mm, h = b.shape.cpu, b.shape.memory, to_micro(seconds)
+            held = b.nodes or ()
+            for node in held:  # one entry per VM
                 cpu[node] += c
                 mem[node] += mm
+            for node in set(held):
+                cost[node] += h
+                count[node] += 1
         on_node = index.on_node
 
         def on(chosen: set[int]) -> list[Victim]:
+            # the queued ones on the kept nodes, found by one pass over them (the
+            # ranking keeps a handful of nodes, once a decision)
             out: dict[str, Victim] = {}
+            for b, _ in main:
+                if not chosen.isdisjoint(b.nodes or ()):
+                    made = victim(b)
+                    assert made is not None  # every one passed the same checks
+                    out[b.lease] = made
             for node in chosen:
-                for v in queued_on.get(node, ()):
-                    out[v.name] = v
                 if node < len(on_node):
                     for name in on_node[node]:
                         if name not in out and name not in gone:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from math import inf
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -19,6 +20,7 @@ from leasehold.core.slots import (
     SharedPool,
     Statement,
     fit_count,
+    fit_counts,
     make_pool,
 )
 
@@ -360,3 +362,15 @@ def test_shared_compressions_on_proven_bookings_agree_with_a_fresh_table(raw, ro
                                            b.shape, None, (("run", got, got + length),)))
                 held[k] = moved
         assert pool.usage_violations() == []
+
+
+@settings(max_examples=200, deadline=None)
+@given(pairs=st.lists(st.tuples(st.integers(-5000, 40_000), st.integers(-5000, 70_000)),
+                      max_size=12),
+       cpu=st.integers(0, 3000), memory=st.integers(0, 5000))
+def test_fit_counts_is_fit_count_of_each_pair(pairs, cpu, memory):
+    # negative free amounts (an estimate gone below zero) and shapes without a resource
+    shape = Shape(cpu, memory)
+    cpus = np.array([c for c, _ in pairs], dtype=np.int64)
+    mems = np.array([m for _, m in pairs], dtype=np.int64)
+    assert fit_counts(cpus, mems, shape).tolist() == [fit_count(c, m, shape) for c, m in pairs]

@@ -35,7 +35,7 @@ NARROW_ABOVE = 40
 SLACK = 2
 
 
-def pick(gain: Sequence[int], cost: Sequence[int], count: Sequence[int],
+def pick(gain: Sequence[int] | np.ndarray, cost: Sequence[int], count: Sequence[int],
          missing: int) -> set[int]:
     """The nodes to keep, given per node (by index) the room all its candidates
     would free (``gain``), their summed overhead and their number. Ties go to the

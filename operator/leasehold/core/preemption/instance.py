@@ -33,9 +33,11 @@ from dataclasses import dataclass, replace
 from math import inf
 from typing import NamedTuple
 
+import numpy as np
+
 from ..model import Shape
-from ..profile import Profile
-from ..slots import Booking, CountedPool, PackedPool, PoolTable, SharedPool, fit_count
+from ..profile import Profile, lows_over
+from ..slots import Booking, CountedPool, PackedPool, PoolTable, SharedPool, fit_counts
 from .focus import NARROW_ABOVE, kept, pick
 
 
@@ -330,15 +332,17 @@ def _shared_instance(
     pool: PackedPool, shape: Shape, need: int, start: float, end: float,
     victims: Sequence[Victim], narrow: bool, sums: NodeSums | None = None,
 ) -> Instance:
-    rooms: list[int] | None = None
+    rooms: np.ndarray | None = None
     narrowed = False
     # the node ranking estimates from cpu and memory alone: a preemptor that needs
     # extended resources (rare, and on few nodes) is given every candidate
     if narrow and len(victims) > NARROW_ABOVE and not shape.extended:
-        lows = [(c.min_over(start, end), m.min_over(start, end))
-                for c, m in zip(pool.node_cpu, pool.node_mem, strict=True)]
-        rooms = [fit_count(c, m, shape) for c, m in lows]
-        missing = need - sum(rooms)
+        # each node's least free cpu and memory over the window, and the room that
+        # leaves: arrays, as every node of the pool is read
+        lows = (np.asarray(lows_over(pool.node_cpu, start, end), dtype=np.int64),
+                np.asarray(lows_over(pool.node_mem, start, end), dtype=np.int64))
+        rooms = fit_counts(*lows, shape)
+        missing = need - int(rooms.sum())
         narrowed = missing > 0
         if narrowed:
             # only the kept ones are sorted: on a large pool they are a handful
@@ -374,7 +378,7 @@ def _shared_instance(
                 amount += tuple(count * b.shape.amount(name) for name in names)
             parts[i].append(Part(index[node], lo, hi, amount))
     if rooms is not None:
-        base = sum(rooms) - sum(rooms[node] for node in touched)
+        base = int(rooms.sum()) - int(rooms[touched].sum())
     else:
         base = sum(pool.room(node, shape, start, end)
                    for node in range(pool.spec.nodes) if node not in index)
@@ -439,14 +443,15 @@ def node_sums(nodes: int, victims: Sequence[Victim]) -> NodeSums:
 
 
 def _promising(
-    shape: Shape, lows: list[tuple[int, int]], rooms: list[int], sums: NodeSums, missing: int,
+    shape: Shape, lows: tuple[np.ndarray, np.ndarray], rooms: np.ndarray, sums: NodeSums,
+    missing: int,
 ) -> list[Victim]:
     """The victims on the nodes :func:`.focus.pick` keeps, ranked on the slot
     table. The room a node would gain is estimated from its least free cpu and
-    memory over the window (``lows``) plus all its candidates give back (``sums``):
-    as if they all ran at its busiest instant."""
+    memory over the window (``lows``, per node) plus all its candidates give back
+    (``sums``): as if they all ran at its busiest instant."""
     count = sums.count
-    gain = [fit_count(c + lc, m + lm, shape) - room if k else 0
-            for c, m, (lc, lm), room, k
-            in zip(sums.cpu, sums.mem, lows, rooms, count, strict=True)]
+    freed = fit_counts(np.asarray(sums.cpu, dtype=np.int64) + lows[0],
+                       np.asarray(sums.mem, dtype=np.int64) + lows[1], shape)
+    gain = np.where(np.asarray(count, dtype=np.int64) > 0, freed - rooms, 0)
     return sums.on(pick(gain, sums.cost, count, missing))

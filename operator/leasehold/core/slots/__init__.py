@@ -19,7 +19,7 @@ from .booking import DOWN, Booking, Segments, clip
 from .counted import CountedPool
 from .exclusive import ExclusivePool
 from .packed import PackedPool
-from .pool import PoolTable, fit_count, fit_extended, fit_in
+from .pool import PoolTable, fit_count, fit_counts, fit_extended, fit_in
 from .shared import SharedPool
 from .statement import Statement
 from .table import SlotTable, make_pool
@@ -37,6 +37,7 @@ __all__ = [
     "Statement",
     "clip",
     "fit_count",
+    "fit_counts",
     "fit_extended",
     "fit_in",
     "make_pool",

@@ -6,6 +6,8 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from math import inf
 
+import numpy as np
+
 from ..model import PoolSpec, Shape
 from .booking import Booking, Segments
 from .statement import Statement
@@ -15,14 +17,25 @@ def fit_count(cpu: int, memory: int, shape: Shape) -> int:
     """How many VMs of ``shape`` fit in ``cpu`` millicores and ``memory`` MiB: the
     least, over the resources (:data:`~leasehold.core.model.RESOURCES`), of the free
     amount over one VM's. The one place this arithmetic is written (extended
-    resources: :func:`fit_extended`). Plain ints, not a :class:`Shape`, as the hot
-    paths read them off per-resource profiles (building a Shape per node and step
-    would cost them)."""
+    resources: :func:`fit_extended`; over arrays, in numpy: :func:`fit_counts`,
+    checked against this one by a property test). Plain ints, not a
+    :class:`Shape`, as the hot paths read them off per-resource profiles (building a
+    Shape per node and step would cost them)."""
     if cpu < 0 or memory < 0:
         return 0
     by_cpu = cpu // shape.cpu if shape.cpu > 0 else 1 << 30
     by_mem = memory // shape.memory if shape.memory > 0 else 1 << 30
     return min(by_cpu, by_mem)
+
+
+def fit_counts(cpu: np.ndarray, memory: np.ndarray, shape: Shape) -> np.ndarray:
+    """:func:`fit_count` of each pair of ``cpu`` and ``memory`` (integer arrays of one
+    length) at once: a preemption on a 5,000-node pool asks it of every node, twice
+    (the room each has, and what it would have with its candidates gone)."""
+    big = np.int64(1 << 30)
+    by_cpu = cpu // shape.cpu if shape.cpu > 0 else np.full_like(cpu, big)
+    by_mem = memory // shape.memory if shape.memory > 0 else np.full_like(memory, big)
+    return np.where((cpu < 0) | (memory < 0), 0, np.minimum(by_cpu, by_mem))
 
 
 def fit_extended(most: int, free: Callable[[str], int], shape: Shape) -> int:
