@@ -57,6 +57,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import gc
+import hashlib
 import os
 import platform
 import statistics
@@ -430,6 +431,19 @@ def time_policies(probes: Sequence[Probe], repeat: int) -> list[Row]:
     return rows
 
 
+def decisions_digest(probes: Sequence[Probe], rows: Sequence[Row]) -> str:
+    """A digest of what was decided: every probe's instances, as leasehold's policies
+    and as the baselines see them, and every policy's choice on each. Two trees that
+    print the same digest made the same decisions: a change meant only to make them
+    cheaper is checked so."""
+    h = hashlib.sha256()
+    for p in probes:
+        h.update(repr((p.instances, p.full)).encode())
+    for r in rows:
+        h.update(repr((r.policy, r.choices)).encode())
+    return h.hexdigest()[:16]
+
+
 def ms(seconds: float) -> str:
     return f"{seconds * 1000:.3f}" if seconds < 1 else f"{seconds * 1000:.0f}"
 
@@ -541,7 +555,9 @@ def main() -> None:
             print("no probe needed preemption")
             continue
         rows = time_policies(probes, args.repeat)
-        for line in [*notes, *describe_instances(probes)]:
+        for line in [*notes, *describe_instances(probes),
+                     f"decisions digest (every probe's instances, every policy's choices):"
+                     f" {decisions_digest(probes, rows)}"]:
             print(f"- {line}")
         print()
         print("\n".join([*making_table(probes), "", *policy_table(rows)]))
