@@ -159,10 +159,6 @@ class PackedPool(PoolTable):
         self._gains_base = 0
         #: the nodes no booking holds (each holds its full size over any window)
         self._idle = set(range(spec.nodes))
-        #: the idle nodes of each size (as ``_distinct``)
-        self._idle_count = [0] * len(self._distinct)
-        for kind in self._kind:
-            self._idle_count[kind] += 1
 
     def room(self, node: int, shape: Shape, start: float, end: float) -> int:
         """VMs of ``shape`` that fit on ``node`` throughout ``[start, end)``."""
@@ -239,16 +235,12 @@ class PackedPool(PoolTable):
         # benchmark's reservations each read every node an earlier one blocks)
         # (the start's tree is made even so: the booking made from this search
         # places its VMs off it)
-        # (counted per node size: iterating the set of idle nodes passed over every
-        # slot the nodes booked since had left, and those are the lowest indices,
-        # where iteration begins: at 5,000 nodes a third of the growth per booking
-        # of building the preemption state)
         tree = self._tree(shape, start)
-        total = sum(count * fit_in(size, shape)
-                    for (size, _), count in zip(self._distinct, self._idle_count, strict=True)
-                    if count)
-        if total >= vms:
-            return total
+        sizes, total = self.sizes, 0
+        for node in self._idle:
+            total += fit_in(sizes[node], shape)
+            if total >= vms:
+                return total
         # then every node the tree does not know short of the window
         look = self._looker(shape, start, end, tree)
         total, at = 0, 0
@@ -724,13 +716,10 @@ class PackedPool(PoolTable):
                 own = ext.get(name) or ext.setdefault(name, [Profile(0) for _ in self.sizes])
                 own[node].add(b.start, b.end, sign * count * n)
             if sign < 0:
-                if node in idle:
-                    idle.discard(node)
-                    self._idle_count[self._kind[node]] -= 1
-            elif node not in idle and len(node_cpu.times) == 1 and len(node_mem.times) == 1 \
-                    and (not ext or all(len(p[node].times) == 1 for p in ext.values())):
+                idle.discard(node)
+            elif len(node_cpu.times) == 1 and len(node_mem.times) == 1 and (
+                    not ext or all(len(p[node].times) == 1 for p in ext.values())):
                 idle.add(node)
-                self._idle_count[self._kind[node]] += 1
         for rooms in self._rooms.values():
             rooms.forget_all(nodes)
         if sign > 0 and self._trees:
