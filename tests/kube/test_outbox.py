@@ -135,3 +135,43 @@ def test_background_statuses_wait_behind_every_other_report_and_are_superseded()
         await out.flush()
         return written
     assert asyncio.run(scenario()) == ["q:scheduled", "h2:scheduled", "h1:held", "h3:held"]
+
+
+
+def test_settle_writes_the_named_leases_reports_now_and_only_theirs() -> None:
+    async def scenario() -> tuple[list[str], int]:
+        out, written = Outbox(), []
+        for key in ("a", "b"):
+            out.event(key, f"lab/{key}", _recorder(written, f"{key}:Preempted"))
+            out.status(key, f"lab/{key}", _recorder(written, f"{key}:Cancelled"))
+        await out.settle(["a", "nobody"])  # no writer runs: settle writes them itself
+        return written, len(out)
+    written, left = asyncio.run(scenario())
+    assert written == ["a:Preempted", "a:Cancelled"]
+    assert left == 1  # b's, untouched
+
+
+def test_settle_waits_for_the_writer_that_holds_the_lease() -> None:
+    """a's event is being written by the running outbox when a is settled: settle
+    returns only once it is written, and a's status given meanwhile too."""
+    async def scenario() -> list[str]:
+        out, written = Outbox(in_flight=1), []
+        gate = asyncio.Event()
+
+        async def slow() -> None:
+            await gate.wait()
+            written.append("a:Preempted")
+        out.event("a", "lab/a", slow)
+        runner = asyncio.create_task(out.run())
+        while len(out):  # the writer took a's event
+            await asyncio.sleep(0)
+        out.status("a", "lab/a", _recorder(written, "a:Cancelled"))
+        settling = asyncio.create_task(out.settle(["a"]))
+        for _ in range(10):
+            await asyncio.sleep(0)
+        assert not settling.done() and written == []
+        gate.set()
+        await settling
+        runner.cancel()
+        return written
+    assert asyncio.run(scenario()) == ["a:Preempted", "a:Cancelled"]

@@ -9,7 +9,10 @@ import contextlib
 import time
 from typing import Any
 
+import pytest
+
 from leasehold.api.clock import Clock
+from leasehold.api.resources import POOL_LABEL, usable
 from leasehold.core.model import Origin, PoolSpec, SchedulerConfig
 from leasehold.kube.capacity import ClusterPool
 from leasehold.kube.client import KubeClient, KubeError
@@ -265,4 +268,61 @@ def test_a_deleted_lease_leaves_nothing_behind_once_forgotten(api_server):
             loaded = await journal.load()
             assert loaded.snapshot is not None
             assert State.read(loaded.snapshot).ended == set()
+    asyncio.run(scenario())
+
+
+async def _preempted_unreported(client: KubeClient, snapshot_every: int) -> None:
+    """x (external, cancellable) runs on the only node; a local Lease arrives and
+    the step cancels x for it. The operator is then killed: nothing the step handed
+    to the outbox is written (no flush). A new operator recovers from the journal
+    (a snapshot after every step, or none since the start)."""
+    # the pool as the cluster has it: the new operator reads it again
+    await client.create(f"/apis/{API_VERSION}/nodepools", {
+        "apiVersion": API_VERSION, "kind": "NodePool", "metadata": {"name": "p"},
+        "spec": {"emulated": {"nodes": 1, "cpu": 4, "memory": "16Gi"}}})
+    while not [n for n in (await client.get("/api/v1/nodes", labelSelector=(
+            f"{POOL_LABEL}=p")))["items"] if usable(n)]:
+        await asyncio.sleep(0.05)  # the emulated cluster makes the pool's node
+    journal = Journal(client, "leasehold-system")
+    journal.snapshot_every = snapshot_every
+    pool = ClusterPool(PoolSpec("p", 1, 4000, 16384), ("p-0",), frozenset())
+    clock = Clock(SCALE, time.time())
+    shell = Shell(client, [pool], SchedulerConfig(policy="moml"), clock, journal=journal)
+    await journal.load()
+    await shell.checkpoint()
+    shell.submit(await _lease(client, "lab", "x", type="BestEffortCancellable",
+                              duration="10h"), Origin.EXTERNAL)
+    await _step(shell)
+    assert shell.core.lease("lab/x").phase.value == "Running"
+    shell.submit(await _lease(client, "owners", "l", type="DeadlineNonPreemptable",
+                              duration="10m", deadline="30m"), Origin.LOCAL)
+    await shell.step()  # killed before the outbox is flushed
+    again = Shell(client, [pool], SchedulerConfig(policy="moml"), clock,
+                  journal=Journal(client, "leasehold-system"))
+    await again.recover((await client.get(f"/apis/{API_VERSION}/leases"))["items"],
+                        {"owners": Origin.LOCAL}, (await client.get("/api/v1/pods"))["items"])
+    await again.outbox.flush()
+
+
+def _phase(lease: dict[str, Any]) -> str | None:
+    return (lease.get("status") or {}).get("phase")
+
+
+@pytest.mark.parametrize("snapshot_every", [
+    # the end was journaled (the local Lease's arrival), not reported: the restart
+    # replays it, writes x's status and posts the event of its end, once
+    pytest.param(10_000, id="replayed"),
+    # a snapshot after the step forgets x: the restart does not know x any more, so
+    # its end is written before the snapshot is (else x says Running for good, its
+    # pods gone)
+    pytest.param(1, id="forgotten-at-a-snapshot"),
+])
+def test_a_lease_ended_in_the_step_before_a_kill_says_so_after_the_restart(
+        api_server, snapshot_every):
+    async def scenario() -> None:
+        async with KubeClient.from_kubeconfig(api_server.kubeconfig) as client:
+            await _preempted_unreported(client, snapshot_every)
+            x = await client.get(f"/apis/{API_VERSION}/namespaces/lab/leases/x")
+            assert _phase(x) == "Cancelled", x.get("status")
+            assert await _reasons(client, "lab", "x") == ["Started", "Preempted"]
     asyncio.run(scenario())

@@ -27,16 +27,18 @@ and goes on, and they are written meanwhile, a bounded number at a time.
   of thousands of leases decided with them), and a status given meanwhile still
   supersedes the one before it.
 
-What is pending when the shell stops (its replica loses the lead, a step fails) is
-lost with it; the next shell writes every Lease's status again from its state, so
-only events can be lost, as they can be on any API server."""
+What is pending when the shell stops (its replica loses the lead, a step fails, it
+is killed) is lost with it. The next shell writes the status of every Lease it
+knows again from its state, and posts the event of each end its journal replays
+that the Lease's status does not show yet (:meth:`Shell.recover`). A Lease it will
+not know, one a snapshot forgets, has its reports written first (:meth:`settle`)."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 log = logging.getLogger("leasehold.operator")
@@ -68,6 +70,8 @@ class Outbox:
         #: the Leases whose reports are being written (one writer per Lease)
         self._busy: set[str] = set()
         self._more = asyncio.Event()
+        #: set when a writer lets go of a Lease (:meth:`settle` waits for it)
+        self._freed = asyncio.Event()
         self._holds = 0
         self._open = asyncio.Event()
         self._open.set()
@@ -125,6 +129,23 @@ class Outbox:
         """Write everything pending, and what is given meanwhile, until none is."""
         await asyncio.gather(*(self._writer(forever=False) for _ in range(self.in_flight)))
 
+    async def settle(self, keys: Iterable[str]) -> None:
+        """Write now what is pending for these Leases, in order, a Lease's writer
+        having finished first; ``in_flight`` Leases at a time."""
+        todo = [k for k in keys if k in self._pending or k in self._later or k in self._busy]
+        lanes = asyncio.Semaphore(self.in_flight)
+
+        async def one(key: str) -> None:
+            async with lanes:
+                while key in self._busy:
+                    self._freed.clear()
+                    await self._freed.wait()
+                for lane in (self._pending, self._later):  # the events, then the status
+                    pending = lane.pop(key, None)
+                    if pending is not None:
+                        await self._write(key, pending)
+        await asyncio.gather(*(one(k) for k in todo))
+
     async def _writer(self, forever: bool) -> None:
         while True:
             await self._open.wait()
@@ -140,16 +161,19 @@ class Outbox:
                 self._more.clear()  # nothing is given between the look and here
                 await self._more.wait()
                 continue
-            pending = lane.pop(key)
-            self._busy.add(key)
-            try:
-                for _, write in pending.events:
-                    await self._one(write, "an event", pending.about)
-                later = self._pending.get(key)
-                if pending.status is not None and (later is None or later.status is None):
-                    await self._one(pending.status, "the status", pending.about)
-            finally:
-                self._busy.discard(key)
+            await self._write(key, lane.pop(key))
+
+    async def _write(self, key: str, pending: _Pending) -> None:
+        self._busy.add(key)
+        try:
+            for _, write in pending.events:
+                await self._one(write, "an event", pending.about)
+            later = self._pending.get(key)
+            if pending.status is not None and (later is None or later.status is None):
+                await self._one(pending.status, "the status", pending.about)
+        finally:
+            self._busy.discard(key)
+            self._freed.set()
 
     async def _one(self, write: Write, what: str, about: str) -> None:
         try:

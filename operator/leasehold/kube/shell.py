@@ -483,6 +483,9 @@ class Shell:
         # (those whose objects are gone already cannot be submitted: not kept)
         ended = self.ended | {t.uid for n, t in self.tracked.items()
                               if n not in kept and not t.deleted}
+        # a restart from this snapshot will not know them: what they have to say (their
+        # ends) is written first, or it would never be
+        await self.outbox.settle(t.uid for n, t in self.tracked.items() if n not in kept)
         await self.journal.checkpoint(State(
             data, {n: k for n, k in known.items() if n in kept}, ended,
             {k: v for k, v in self._current.items() if v in kept},
@@ -836,6 +839,10 @@ class Shell:
         away_since = max(self.core.now, logged.last)
         now = max(self.clock.now(), away_since)
         replayed = run(self.core, logged.inputs, until=away_since)
+        # the leases the stopped operator ended since its snapshot, by what ended them:
+        # their events may have been lost with it
+        ends = {a.lease: a for a in replayed if isinstance(a, _ENDS)
+                and (st := self.core.lease(a.lease)) is not None and st.phase.terminal}
         # where the leases submitted since the snapshot were sent: the replayed core
         # sends them again (the snapshot's leases have theirs in what is known)
         sent = {a.lease: a for a in replayed if isinstance(a, Dispatch)}
@@ -884,6 +891,15 @@ class Shell:
             if st.placed and self._succeeded(st.name, st):
                 t = self.tracked[st.name]
                 self.finished(t.namespace, t.name)  # its work ended while nobody watched
+        # an end the Lease's status does not show was never reported: its event is
+        # posted now (and may be posted twice, if the kill came between the two)
+        for name, action in ends.items():
+            ending = self.tracked.get(name)
+            if ending is None:
+                continue
+            shown = ((objects.get(ending.uid) or {}).get("status") or {}).get("phase")
+            if shown != self._view(name).phase.value:
+                self._report(action, ending, self._view(name))
         for name in list(self.tracked):
             self._write_status(name)
         unseen = [obj for uid, obj in objects.items()
@@ -1262,29 +1278,32 @@ class Shell:
             return
         st = self.core.lease(action.lease)
         assert st is not None  # an action is about a lease the core knows
-        reason = in_user_terms(getattr(action, "reason", None), self.clock) or ""
-        if isinstance(action, Start | Resume):
-            pass  # told once its pods are there (:meth:`_told_started`)
-        elif isinstance(action, Migrate):
+        if isinstance(action, Migrate | Cancel | Fail | Lost):
             await self._delete_pods(t, grace=0)
-        elif isinstance(action, Suspend):
+        elif isinstance(action, Suspend | Requeue):
+            # a requeued lease's VMs stop as a cancelled lease's do, by ``vacated``;
+            # the core placed it again (Queued), and its next start makes new pods
             await self._delete_pods(t, grace=action.vacated - now)
+        elif isinstance(action, Complete):
+            # in VMs, they shut down first: the pods terminate until then
+            await self._delete_pods(t, grace=0 if action.vacated is None
+                                    else action.vacated - now)
+        self._report(action, t, st)
+
+    def _report(self, action: Action, t: Tracked, st: LeaseView) -> None:
+        """The events of an action (a start's wait for its pods,
+        :meth:`_told_started`)."""
+        reason = in_user_terms(getattr(action, "reason", None), self.clock) or ""
+        if isinstance(action, Suspend):
             self._preempted(t, st, "suspended", reason)
         elif isinstance(action, Requeue):
-            # its VMs stop as a cancelled lease's do, by ``vacated``; the core placed
-            # it again (Queued), and its next start makes new pods
-            await self._delete_pods(t, grace=action.vacated - now)
             self._requeued(t, st, action, reason)
         elif isinstance(action, Cancel):
-            await self._delete_pods(t, grace=0)
             if st.preempted_by:
                 self._preempted(t, st, "cancelled", reason)
             else:
                 self._event(t, "Cancelled", reason)
         elif isinstance(action, Complete):
-            # in VMs, they shut down first: the pods terminate until then
-            await self._delete_pods(t, grace=0 if action.vacated is None
-                                    else action.vacated - now)
             # a re-queued lease ran more than its duration: what it lost is said
             lost = "" if not st.requeues else (
                 f"; {format_duration(st.lost_work)} of work lost to {st.requeues}"
@@ -1292,10 +1311,8 @@ class Shell:
             self._event(t, "Completed", f"ran {format_duration(st.ran)} of"
                                         f" {format_duration(st.request.duration)}{lost}")
         elif isinstance(action, Fail):
-            await self._delete_pods(t, grace=0)
             self._event(t, "Failed", reason, warning=True)
         elif isinstance(action, Lost):
-            await self._delete_pods(t, grace=0)
             self._event(t, "NodeLost", renamed(reason, self.nodes), warning=True)
         elif isinstance(action, ReplicaLost):
             # it runs on: the lost copies' pods are no longer placed, and the next
@@ -1487,6 +1504,10 @@ _ENDED = frozenset(p for p in Phase if p.terminal)
 
 #: the phases a namespace's caps count: admitted, and holding no nodes
 WAITING = frozenset({Phase.PENDING, Phase.QUEUED, Phase.SCHEDULED, Phase.SUSPENDED})
+
+
+#: the actions that end a lease
+_ENDS = (Cancel, Complete, Fail, Lost, Reject)
 
 
 def _copy(st: LeaseView, i: int) -> tuple[int, int | None]:
