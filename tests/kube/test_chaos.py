@@ -310,11 +310,13 @@ def test_the_operator_survives_its_faults_without_lying(tmp_path: Path):
         phases = until(all_final, 600, 1.0,
                        lambda: c.kubectl("get", "lhl", "-A").stdout[-3000:]
                        + (c.data / "operator.log").read_text()[-3000:])
+        # the nodes were looked at all along: a loaded machine takes fewer samples in
+        # the run's wall time (49 once, the suite run beside other work): waited for
+        until(lambda: watcher.samples > 50, 120)
         watcher.done.set()
         watcher.join(timeout=10)
         print(f"{watcher.samples} samples; phases: "
               f"{ {p: list(phases.values()).count(p) for p in FINAL} }")
-        assert watcher.samples > 50
         assert watcher.problems == [], watcher.problems[:5]
         journaled, contradictions = replayed(c)
         assert journaled == phases
