@@ -895,9 +895,9 @@ class Shell:
         # posted now (and may be posted twice, if the kill came between the two)
         for name, action in ends.items():
             ending = self.tracked.get(name)
-            if ending is None:
+            if ending is None or ending.uid not in objects:  # deleted: nobody to tell
                 continue
-            shown = ((objects.get(ending.uid) or {}).get("status") or {}).get("phase")
+            shown = (objects[ending.uid].get("status") or {}).get("phase")
             if shown != self._view(name).phase.value:
                 self._report(action, ending, self._view(name))
         for name in list(self.tracked):
@@ -1291,8 +1291,8 @@ class Shell:
         self._report(action, t, st)
 
     def _report(self, action: Action, t: Tracked, st: LeaseView) -> None:
-        """The events of an action (a start's wait for its pods,
-        :meth:`_told_started`)."""
+        """The events of an action (those of a start, a resume or a migration once
+        its pods are made: :meth:`_told_started`)."""
         reason = in_user_terms(getattr(action, "reason", None), self.clock) or ""
         if isinstance(action, Suspend):
             self._preempted(t, st, "suspended", reason)
