@@ -114,6 +114,19 @@ def test_two_replicas_run_with_peering():
     assert args[args.index("--peering") + 1] == "leasehold"
 
 
+@pytest.mark.parametrize("values", [[], ["--set", "batchWindow=0"], ["--set", "batchWindow=2.5"],
+                                    ["--set", "batchWindow=60"]],
+                         ids=["default", "none", "2.5s", "most"])
+def test_the_batch_window_reaches_the_operator(values):
+    """``batchWindow`` is the operator's ``--batch-window``, as the operator reads it."""
+    from leasehold.cli import build_parser
+    args = next(d for d in rendered(*values) if d["kind"] == "Deployment")["spec"][
+        "template"]["spec"]["containers"][0]["args"]
+    given = args[args.index("--batch-window") + 1]
+    parsed = build_parser().parse_args(["operator", "--batch-window", given])
+    assert parsed.batch_window == (float(values[1].split("=")[1]) if values else 0.1)
+
+
 def test_the_config_map_is_the_scheduler_values():
     docs = rendered("-f", str(ALL_ON))
     config = next(d for d in docs if d["kind"] == "ConfigMap"
@@ -246,6 +259,10 @@ def test_the_values_table_documents_every_value_with_its_default():
     ("scheduler.alpha=often", "scheduler.alpha"),
     ("scheduler.dispatch=bogus", "scheduler.dispatch must be one of the following"),
     ("metrics.port=70000", "metrics.port"),
+    ("batchWindow=61", "batchWindow"),
+    ("batchWindow=60.5", "batchWindow"),
+    ("batchWindow=-1", "batchWindow"),
+    ("batchWindow=1s", "batchWindow"),
     ("replicas=2", "Additional property replicas is not allowed"),
     # the operator's pod stays within Pod Security "restricted" whatever the values
     ("podSecurityContext.runAsNonRoot=false", "podSecurityContext.runAsNonRoot"),
