@@ -20,6 +20,7 @@ from leasehold.kube.journal import Journal, State, read_log
 from leasehold.kube.metrics import RETAIN_SECONDS, Metrics
 from leasehold.kube.pods import API_VERSION
 from leasehold.kube.shell import Shell
+from leasehold_emulator.nodes import DOWN
 
 #: emulated seconds per wall second
 SCALE = 2000.0
@@ -271,11 +272,12 @@ def test_a_deleted_lease_leaves_nothing_behind_once_forgotten(api_server):
     asyncio.run(scenario())
 
 
-async def _preempted_unreported(client: KubeClient, snapshot_every: int) -> None:
-    """x (external, cancellable) runs on the only node; a local Lease arrives and
-    the step cancels x for it. The operator is then killed: nothing the step handed
-    to the outbox is written (no flush). A new operator recovers from the journal
-    (a snapshot after every step, or none since the start)."""
+async def _ended_unreported(client: KubeClient, snapshot_every: int, end: str) -> None:
+    """x (external, cancellable) runs on the only node, and the next step ends it:
+    ``end`` is "preempted" (a local Lease arrives) or "node-lost" (its node goes
+    down). The operator is then killed: nothing the step handed to the outbox is
+    written (no flush). A new operator recovers from the journal (a snapshot after
+    every step, or none since the start)."""
     # the pool as the cluster has it: the new operator reads it again
     await client.create(f"/apis/{API_VERSION}/nodepools", {
         "apiVersion": API_VERSION, "kind": "NodePool", "metadata": {"name": "p"},
@@ -294,9 +296,18 @@ async def _preempted_unreported(client: KubeClient, snapshot_every: int) -> None
                               duration="10h"), Origin.EXTERNAL)
     await _step(shell)
     assert shell.core.lease("lab/x").phase.value == "Running"
-    shell.submit(await _lease(client, "owners", "l", type="DeadlineNonPreemptable",
-                              duration="10m", deadline="30m"), Origin.LOCAL)
+    if end == "preempted":
+        shell.submit(await _lease(client, "owners", "l", type="DeadlineNonPreemptable",
+                                  duration="10m", deadline="30m"), Origin.LOCAL)
+    else:
+        await client.merge_patch("/api/v1/nodes/p-0",
+                                 {"metadata": {"annotations": {DOWN: "true"}}})
+        while usable(await client.get("/api/v1/nodes/p-0")):
+            await asyncio.sleep(0.05)  # the emulated cluster takes the node down
+        shell.cluster_changed()
     await shell.step()  # killed before the outbox is flushed
+    x = shell.core.lease("lab/x")
+    assert x is None or x.phase.value == "Cancelled", x  # None: forgotten at a snapshot
     again = Shell(client, [pool], SchedulerConfig(policy="moml"), clock,
                   journal=Journal(client, "leasehold-system"))
     await again.recover((await client.get(f"/apis/{API_VERSION}/leases"))["items"],
@@ -308,21 +319,23 @@ def _phase(lease: dict[str, Any]) -> str | None:
     return (lease.get("status") or {}).get("phase")
 
 
-@pytest.mark.parametrize("snapshot_every", [
+@pytest.mark.parametrize(("snapshot_every", "end", "events"), [
     # the end was journaled (the local Lease's arrival), not reported: the restart
     # replays it, writes x's status and posts the event of its end, once
-    pytest.param(10_000, id="replayed"),
+    pytest.param(10_000, "preempted", ["Preempted"], id="replayed"),
+    # a cancellable lease whose node is lost: two actions end it, each with its event
+    pytest.param(10_000, "node-lost", ["NodeLost", "Cancelled"], id="replayed-node-lost"),
     # a snapshot after the step forgets x: the restart does not know x any more, so
     # its end is written before the snapshot is (else x says Running for good, its
     # pods gone)
-    pytest.param(1, id="forgotten-at-a-snapshot"),
+    pytest.param(1, "preempted", ["Preempted"], id="forgotten-at-a-snapshot"),
 ])
 def test_a_lease_ended_in_the_step_before_a_kill_says_so_after_the_restart(
-        api_server, snapshot_every):
+        api_server, snapshot_every, end, events):
     async def scenario() -> None:
         async with KubeClient.from_kubeconfig(api_server.kubeconfig) as client:
-            await _preempted_unreported(client, snapshot_every)
+            await _ended_unreported(client, snapshot_every, end)
             x = await client.get(f"/apis/{API_VERSION}/namespaces/lab/leases/x")
             assert _phase(x) == "Cancelled", x.get("status")
-            assert await _reasons(client, "lab", "x") == ["Started", "Preempted"]
+            assert await _reasons(client, "lab", "x") == ["Started", *events]
     asyncio.run(scenario())

@@ -839,10 +839,14 @@ class Shell:
         away_since = max(self.core.now, logged.last)
         now = max(self.clock.now(), away_since)
         replayed = run(self.core, logged.inputs, until=away_since)
-        # the leases the stopped operator ended since its snapshot, by what ended them:
-        # their events may have been lost with it
-        ends = {a.lease: a for a in replayed if isinstance(a, _ENDS)
-                and (st := self.core.lease(a.lease)) is not None and st.phase.terminal}
+        # the leases the stopped operator ended since its snapshot, by what ended them
+        # (a cancellable lease whose node was lost: Lost, then Cancel): their events
+        # may have been lost with it
+        ends: dict[str, list[Action]] = {}
+        for a in replayed:
+            if isinstance(a, _ENDS) and (st := self.core.lease(a.lease)) is not None \
+                    and st.phase.terminal and a.time == st.end:
+                ends.setdefault(a.lease, []).append(a)
         # where the leases submitted since the snapshot were sent: the replayed core
         # sends them again (the snapshot's leases have theirs in what is known)
         sent = {a.lease: a for a in replayed if isinstance(a, Dispatch)}
@@ -893,13 +897,14 @@ class Shell:
                 self.finished(t.namespace, t.name)  # its work ended while nobody watched
         # an end the Lease's status does not show was never reported: its event is
         # posted now (and may be posted twice, if the kill came between the two)
-        for name, action in ends.items():
+        for name, actions in ends.items():
             ending = self.tracked.get(name)
             if ending is None or ending.uid not in objects:  # deleted: nobody to tell
                 continue
             shown = (objects[ending.uid].get("status") or {}).get("phase")
             if shown != self._view(name).phase.value:
-                self._report(action, ending, self._view(name))
+                for action in actions:
+                    self._report(action, ending, self._view(name))
         for name in list(self.tracked):
             self._write_status(name)
         unseen = [obj for uid, obj in objects.items()
