@@ -22,7 +22,15 @@ from hypothesis import strategies as st
 from builders import config
 from leasehold.core.model import POLICY_NAMES, PREEMPTION_POLICIES, preemption_policy
 from leasehold.core.preemption import decide, sweep
-from leasehold.core.preemption.instance import Bin, Candidate, Instance, Part, Victim, narrow
+from leasehold.core.preemption.instance import (
+    NARROW_TO,
+    Bin,
+    Candidate,
+    Instance,
+    Part,
+    Victim,
+    narrow,
+)
 from leasehold.core.preemption.sets import minimal_sets, sample_sets
 
 ACTIONS = ("cancel", "suspend", "migrate", "replan")
@@ -391,10 +399,19 @@ def test_a_counted_pools_instance_is_narrowed_to_its_cheapest_candidates(inst, r
     for _ in range(20):
         s = [i for i in range(len(back)) if rng.random() < 0.3]
         assert view.room(s) == room(inst, frozenset(back[i] for i in s))
-    # it can make room when the whole instance can; and keeps fewer once it can
+    # it can make room when the whole instance can; and stops once it can: past the
+    # 40 it keeps at least, the candidates it keeps but its last by rank do not make
+    # room (all of them may be needed: 47 candidates, every one, once)
     if room(inst, everyone) >= inst.need:
         assert view.room(range(len(back))) >= inst.need
-        assert len(back) < len(inst.candidates) or len(inst.candidates) <= 40 + 1
+        if len(back) > NARROW_TO:
+            span = len(inst.bins[0].free[0])
+
+            def rank(i: int) -> tuple[float, bool, str]:
+                c = inst.candidates[i]
+                whole = any(p.lo == 0 and p.hi == span for p in c.parts)
+                return c.cost / max(c.victim.vms, 1), not whole, c.name
+            assert room(inst, frozenset(back) - {max(back, key=rank)}) < inst.need
     # what it leaves out costs no less a VM than anything it keeps
     per_vm = [c.cost / c.victim.vms for c in inst.candidates]
     left = [per_vm[i] for i in everyone - set(back)]
