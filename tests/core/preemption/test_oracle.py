@@ -30,6 +30,7 @@ from leasehold.core.preemption.instance import (
     Part,
     Victim,
     narrow,
+    one_bin_rank,
 )
 from leasehold.core.preemption.sets import minimal_sets, sample_sets
 
@@ -405,13 +406,8 @@ def test_a_counted_pools_instance_is_narrowed_to_its_cheapest_candidates(inst, r
     if room(inst, everyone) >= inst.need:
         assert view.room(range(len(back))) >= inst.need
         if len(back) > NARROW_TO:
-            span = len(inst.bins[0].free[0])
-
-            def rank(i: int) -> tuple[float, bool, str]:
-                c = inst.candidates[i]
-                whole = any(p.lo == 0 and p.hi == span for p in c.parts)
-                return c.cost / max(c.victim.vms, 1), not whole, c.name
-            assert room(inst, frozenset(back) - {max(back, key=rank)}) < inst.need
+            last = max(back, key=one_bin_rank(inst))
+            assert room(inst, frozenset(back) - {last}) < inst.need
     # what it leaves out costs no less a VM than anything it keeps
     per_vm = [c.cost / c.victim.vms for c in inst.candidates]
     left = [per_vm[i] for i in everyone - set(back)]

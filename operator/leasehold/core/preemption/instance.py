@@ -180,15 +180,9 @@ def _narrow_one_bin(inst: Instance) -> tuple[Instance, tuple[int, ...]]:
     policy (8-21 before), overhead 37-44 s (39-19,603 s), 0.8 CPU s (2.6); whole
     window first instead: worse under all three."""
     cands = inst.candidates
-    span = len(inst.bins[0].free[0])
-
-    def rank(i: int) -> tuple[float, bool, str]:
-        c = cands[i]
-        whole = any(p.lo == 0 and p.hi == span for p in c.parts)
-        return c.cost / max(c.victim.vms, 1), not whole, c.name
     ev = Evaluator(inst)
     keep: list[int] = []
-    for i in sorted(range(len(cands)), key=rank):
+    for i in sorted(range(len(cands)), key=one_bin_rank(inst)):
         if ev.total >= inst.need and len(keep) >= NARROW_TO:
             break
         ev.add(i)
@@ -197,6 +191,19 @@ def _narrow_one_bin(inst: Instance) -> tuple[Instance, tuple[int, ...]]:
     view = Instance(inst.pool, inst.need, inst.base, inst.bins,
                     tuple(cands[i] for i in keep), inst.now, inst.narrowed)
     return view, tuple(keep)
+
+
+def one_bin_rank(inst: Instance) -> Callable[[int], tuple[float, bool, str]]:
+    """The order in which a one-bin instance's narrowing keeps candidates, as a sort
+    key over their indices: overhead per VM, then those free through the whole
+    window first, then name."""
+    cands, span = inst.candidates, len(inst.bins[0].free[0])
+
+    def rank(i: int) -> tuple[float, bool, str]:
+        c = cands[i]
+        whole = any(p.lo == 0 and p.hi == span for p in c.parts)
+        return c.cost / max(c.victim.vms, 1), not whole, c.name
+    return rank
 
 
 #: candidates a one-bin instance is narrowed to, past those that make room
