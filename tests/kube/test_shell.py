@@ -282,9 +282,10 @@ async def _ended_unreported(client: KubeClient, snapshot_every: int, end: str) -
     await client.create(f"/apis/{API_VERSION}/nodepools", {
         "apiVersion": API_VERSION, "kind": "NodePool", "metadata": {"name": "p"},
         "spec": {"emulated": {"nodes": 1, "cpu": 4, "memory": "16Gi"}}})
-    while not [n for n in (await client.get("/api/v1/nodes", labelSelector=(
-            f"{POOL_LABEL}=p")))["items"] if usable(n)]:
-        await asyncio.sleep(0.05)  # the emulated cluster makes the pool's node
+    async with asyncio.timeout(30):  # the emulated cluster makes the pool's node
+        while not [n for n in (await client.get("/api/v1/nodes", labelSelector=(
+                f"{POOL_LABEL}=p")))["items"] if usable(n)]:
+            await asyncio.sleep(0.05)
     journal = Journal(client, "leasehold-system")
     journal.snapshot_every = snapshot_every
     pool = ClusterPool(PoolSpec("p", 1, 4000, 16384), ("p-0",), frozenset())
@@ -302,8 +303,9 @@ async def _ended_unreported(client: KubeClient, snapshot_every: int, end: str) -
     else:
         await client.merge_patch("/api/v1/nodes/p-0",
                                  {"metadata": {"annotations": {DOWN: "true"}}})
-        while usable(await client.get("/api/v1/nodes/p-0")):
-            await asyncio.sleep(0.05)  # the emulated cluster takes the node down
+        async with asyncio.timeout(30):  # the emulated cluster takes the node down
+            while usable(await client.get("/api/v1/nodes/p-0")):
+                await asyncio.sleep(0.05)
         shell.cluster_changed()
     await shell.step()  # killed before the outbox is flushed
     x = shell.core.lease("lab/x")
