@@ -191,6 +191,27 @@ def test_a_copied_trees_changed_nodes_known_short_from_their_record_are_not_read
     assert log.isdisjoint(range(10))
 
 
+def test_a_copied_trees_changed_nodes_with_bounds_past_both_starts_are_not_asked_again():
+    # as above, 50's tree knows nodes 0-9 short at 100, and the one-second VMs at
+    # [55, 56) change them between 50 and 60. 100 is after both starts, so it still
+    # bounds their room from 60: 60's tree, a copy of 50's, keeps it without asking
+    # them anything (not even whether they have room at 60), and neither does the
+    # booking at [60, 160)
+    pool, log = logged_pool(100)
+    for node in range(10):
+        pool.book(booking(f"full{node}", 100, 200, 4, nodes=(node,) * 4))
+    x = booking("x", 50, 150)
+    pool.book(x)
+    assert x.nodes == (10,)
+    for node in range(10):
+        pool.book(booking(f"blip{node}", 55, 56, 1, nodes=(node,)))
+    log.clear()
+    y = booking("y", 60, 160)
+    pool.book(y)
+    assert y.nodes == (10,)
+    assert log.isdisjoint(range(10))
+
+
 op_st = st.tuples(st.sampled_from(["book", "unbook", "fit"]), st.integers(0, 40),
                   st.integers(1, 25), st.integers(1, 4), st.sampled_from(SHAPES))
 
