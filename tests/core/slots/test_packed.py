@@ -166,17 +166,10 @@ class RankLog(ScanLog):
         return super().free_since(amount, t)
 
 
-def test_a_copied_trees_changed_nodes_known_short_from_their_record_are_not_read():
-    # nodes 0-9 are full over [100, 200); the booking at [50, 150) reads each (room at
-    # 50, none at 100: recorded for the shape) and goes to node 10. A one-second VM
-    # at [55, 56) on each changes them between 50 and 60: 60's tree, a copy of 50's,
-    # asks them whether they have room at 60 (yes) and takes from the record that
-    # they have none at 100. The booking at [60, 160) neither ranks them (given
-    # capacity back at 56) nor reads them
-    pool = PackedPool(shared(100, cpu=4000, memory=8192))
-    log: set[int] = set()
-    pool.node_cpu = [RankLog(4000, n, log) for n in range(100)]
-    pool.node_mem = [RankLog(8192, n, log) for n in range(100)]
+def known_short_then_changed(pool: PackedPool) -> None:
+    """Nodes 0-9 full over [100, 200); a booking at [50, 150) reads each (room at 50,
+    none at 100: recorded for the shape, and in 50's tree) and goes to node 10; then a
+    one-second VM at [55, 56) on each changes them between 50 and 60."""
     for node in range(10):
         pool.book(booking(f"full{node}", 100, 200, 4, nodes=(node,) * 4))
     x = booking("x", 50, 150)
@@ -184,6 +177,24 @@ def test_a_copied_trees_changed_nodes_known_short_from_their_record_are_not_read
     assert x.nodes == (10,)
     for node in range(10):
         pool.book(booking(f"blip{node}", 55, 56, 1, nodes=(node,)))
+
+
+def test_a_copied_trees_changed_nodes_known_short_from_their_record_are_not_read():
+    # nodes 0-9 are known short at 100 and changed between 50 and 60; then full over
+    # [45, 56), which the booking at [50, 90) notes in 50's tree. 60's tree, a copy
+    # of 50's, asks them whether they have room at 60 (yes) and takes from the
+    # record that they have none at 100. The booking at [60, 160) neither ranks them
+    # (given capacity back at 56) nor reads them in full
+    pool = PackedPool(shared(100, cpu=4000, memory=8192))
+    log: set[int] = set()
+    pool.node_cpu = [RankLog(4000, n, log) for n in range(100)]
+    pool.node_mem = [RankLog(8192, n, log) for n in range(100)]
+    known_short_then_changed(pool)
+    for node in range(10):
+        pool.book(booking(f"busy{node}", 45, 56, 4, nodes=(node,) * 4))
+    z = booking("z", 50, 90)
+    pool.book(z)
+    assert z.nodes == (10,)
     log.clear()
     y = booking("y", 60, 160)
     pool.book(y)
@@ -192,19 +203,12 @@ def test_a_copied_trees_changed_nodes_known_short_from_their_record_are_not_read
 
 
 def test_a_copied_trees_changed_nodes_with_bounds_past_both_starts_are_not_asked_again():
-    # as above, 50's tree knows nodes 0-9 short at 100, and the one-second VMs at
-    # [55, 56) change them between 50 and 60. 100 is after both starts, so it still
-    # bounds their room from 60: 60's tree, a copy of 50's, keeps it without asking
-    # them anything (not even whether they have room at 60), and neither does the
-    # booking at [60, 160)
+    # 100, when 50's tree knows nodes 0-9 short (the builder's), is after both
+    # starts, so it still bounds their room from 60. 60's tree, a copy of 50's, keeps
+    # it without asking them anything (not even whether they have room at 60), and
+    # neither does the booking at [60, 160)
     pool, log = logged_pool(100)
-    for node in range(10):
-        pool.book(booking(f"full{node}", 100, 200, 4, nodes=(node,) * 4))
-    x = booking("x", 50, 150)
-    pool.book(x)
-    assert x.nodes == (10,)
-    for node in range(10):
-        pool.book(booking(f"blip{node}", 55, 56, 1, nodes=(node,)))
+    known_short_then_changed(pool)
     log.clear()
     y = booking("y", 60, 160)
     pool.book(y)
