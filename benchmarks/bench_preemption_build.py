@@ -51,11 +51,17 @@ def build(nodes: int, seed: int) -> dict[str, float | int | str]:
             "digest": hashlib.sha256(repr(rows).encode()).hexdigest()[:16]}
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def sizes_and_seed(doc: str) -> argparse.Namespace:
+    """The command line of a script that builds the scale state at several sizes:
+    ``nodes`` (one or more) and ``--seed``."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
     ap.add_argument("nodes", type=int, nargs="+")
     ap.add_argument("--seed", type=int, default=1)
-    args = ap.parse_args()
+    return ap.parse_args()
+
+
+def main() -> None:
+    args = sizes_and_seed(__doc__)
     for nodes in args.nodes:
         r = build(nodes, args.seed)
         print(f"nodes {r['nodes']}: {r['cpu']:.3f} CPU s (reservations {r['reservations']:.3f}"
