@@ -17,7 +17,9 @@ This replays ``bench_preemption.scale_state(Random(seed), N)``'s ``book`` and
 it asks the index for the nodes and compares; after each change it brings the runs
 of the changed nodes up to date for every shape asked so far. It prints the CPU
 seconds of the upkeep and of the questions, beside the build itself, and how many
-node choices agreed.
+node choices agreed. The index here is a plain sorted list, whose inserts and reads
+past runs that end too early are linear: only the time to find the runs and the
+number of runs moved stand for what a tuned index would cost.
 
     python benchmarks/bench_run_index.py 1000 2000 5000
 """
@@ -100,6 +102,7 @@ class ShapeRuns:
 
 
 def runs_of(cpu: Profile, mem: Profile, shape: Shape) -> list[tuple[float, float]]:
+    """A node's runs of room for one VM of ``shape``, in order."""
     return sorted((x, y) for x, y, _ in levels(cpu, mem, shape, 1, -inf))
 
 
