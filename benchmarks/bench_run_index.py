@@ -49,17 +49,18 @@ Event = tuple[Booking, tuple[int, ...] | None, int]
 def record(nodes: int, seed: int) -> tuple[list[Event], list[tuple[int, int]], float]:
     """The build's ``book``/``unbook`` calls in order, the nodes' sizes (cpu,
     memory) and the build's CPU seconds."""
-    events: list[tuple[int, Event]] = []  # each with its table's id
+    # each with its table, held (an id alone could be a freed table's, reused)
+    events: list[tuple[PackedPool, Event]] = []
     book, unbook = PackedPool.book, PackedPool.unbook
 
     def booked(self: PackedPool, b: Booking) -> None:
         before = b.nodes
         book(self, b)
-        events.append((id(self), (b, before, -1)))
+        events.append((self, (b, before, -1)))
 
     def unbooked(self: PackedPool, b: Booking) -> None:
         unbook(self, b)
-        events.append((id(self), (b, b.nodes, +1)))
+        events.append((self, (b, b.nodes, +1)))
 
     PackedPool.book, PackedPool.unbook = booked, unbooked  # type: ignore[method-assign]
     try:
@@ -72,7 +73,7 @@ def record(nodes: int, seed: int) -> tuple[list[Event], list[tuple[int, int]], f
     assert isinstance(table, PackedPool)
     # the tables the pool had before its last (a counted one, or packed ones it
     # switched away from) are not replayed: the last one was booked from empty
-    own = [e for t, e in events if t == id(table)]
+    own = [e for t, e in events if t is table]
     return own, [(s.cpu, s.memory) for s in table.sizes], built
 
 
